@@ -1,0 +1,23 @@
+/** Unit tests are pure logic; e2e tests share one database prepared once by the global setup. */
+const tsJest = ['ts-jest', { isolatedModules: true, diagnostics: false }];
+module.exports = {
+  testTimeout: 60000,
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/unit'],
+      testRegex: '\\.spec\\.ts$',
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      roots: ['<rootDir>/test/e2e'],
+      testRegex: '\\.e2e-spec\\.ts$',
+      transform: { '^.+\\.ts$': tsJest },
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
+};

@@ -1,0 +1,18 @@
+import { AppConfig, loadConfig } from '../common/config/app-config';
+
+/** What every command receives: validated configuration and the streams to write to. */
+export interface CliContext {
+  config: AppConfig;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+}
+
+export type Command = (args: string[], context: CliContext) => Promise<number>;
+
+/** A mistake in how a command was called: printed without a stack, exit code 2. */
+export class UsageError extends Error {}
+
+export function createCliContext(): CliContext {
+  return { config: loadConfig(), stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+}

@@ -1,0 +1,110 @@
+import { parseArgs } from 'node:util';
+import { Role, ROLES } from '../../common/auth/auth-scope';
+import { ApiTokenService } from '../../common/auth/api-token.service';
+import { ApiToken } from '../../common/auth/entities/api-token.entity';
+import { Initiative } from '../../organizations/entities/initiative.entity';
+import { Organization } from '../../organizations/entities/organization.entity';
+import type { DataSource } from 'typeorm';
+import { CliContext, Command, UsageError } from '../cli-context';
+import { parseDuration } from '../duration';
+import { withDatabase } from '../with-database';
+
+const USAGE = `Usage:
+  gpucap tokens create --org ORG --role ORG_ADMIN|TEAM_LEAD|MEMBER [--initiative ID]... [--name NAME] [--expires-in 90d]
+  gpucap tokens list --org ORG
+  gpucap tokens revoke TOKEN_ID`;
+
+export const tokensCommand: Command = async (args, context) => {
+  const [action, ...rest] = args;
+  switch (action) {
+    case 'create':
+      return createToken(rest, context);
+    case 'list':
+      return listTokens(rest, context);
+    case 'revoke':
+      return revokeToken(rest, context);
+    default:
+      throw new UsageError(USAGE);
+  }
+};
+
+async function createToken(args: string[], context: CliContext): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      org: { type: 'string' },
+      role: { type: 'string' },
+      initiative: { type: 'string', multiple: true },
+      name: { type: 'string' },
+      'expires-in': { type: 'string' },
+    },
+  });
+  if (!values.org) throw new UsageError(`--org is required\n${USAGE}`);
+  if (!ROLES.includes(values.role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+  const role = values.role as Role;
+  const initiativeIds = [...new Set(values.initiative ?? [])];
+  if (role !== 'ORG_ADMIN' && initiativeIds.length === 0) {
+    throw new UsageError(`--initiative is required at least once for ${role}`);
+  }
+  const expiresAt = values['expires-in'] ? new Date(Date.now() + parseDuration(values['expires-in'], '--expires-in')) : null;
+
+  return withDatabase(context, async (dataSource) => {
+    await assertOrganizationAndInitiatives(dataSource, values.org as string, initiativeIds);
+    const { token, record } = await tokenService(dataSource).create({
+      organizationId: values.org as string,
+      role,
+      initiativeIds: role === 'ORG_ADMIN' ? [] : initiativeIds,
+      name: values.name ?? `${role.toLowerCase()} token`,
+      expiresAt,
+    });
+    context.stderr.write(`Created token ${record.tokenId} (${role}); it is shown once, store it now:\n`);
+    context.stdout.write(`${token}\n`);
+    return 0;
+  });
+}
+
+async function listTokens(args: string[], context: CliContext): Promise<number> {
+  const { values } = parseArgs({ args, options: { org: { type: 'string' } } });
+  if (!values.org) throw new UsageError(`--org is required\n${USAGE}`);
+  return withDatabase(context, async (dataSource) => {
+    const tokens = await tokenService(dataSource).list(values.org as string);
+    const rows = tokens.map((token) => ({
+      token_id: token.tokenId,
+      name: token.name,
+      role: token.role,
+      initiative_ids: token.initiativeIds,
+      created_at: token.createdAt.toISOString(),
+      expires_at: token.expiresAt?.toISOString() ?? null,
+      revoked_at: token.revokedAt?.toISOString() ?? null,
+      last_used_at: token.lastUsedAt?.toISOString() ?? null,
+    }));
+    context.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return 0;
+  });
+}
+
+async function revokeToken(args: string[], context: CliContext): Promise<number> {
+  const [tokenId] = args;
+  if (!tokenId || args.length !== 1) throw new UsageError(USAGE);
+  return withDatabase(context, async (dataSource) => {
+    if (!(await tokenService(dataSource).revoke(tokenId))) {
+      context.stderr.write(`No token with id '${tokenId}'\n`);
+      return 1;
+    }
+    context.stdout.write(`Revoked ${tokenId}\n`);
+    return 0;
+  });
+}
+
+export function tokenService(dataSource: DataSource): ApiTokenService {
+  return new ApiTokenService(dataSource.getRepository(ApiToken));
+}
+
+async function assertOrganizationAndInitiatives(dataSource: DataSource, organizationId: string, initiativeIds: string[]) {
+  if (!(await dataSource.getRepository(Organization).existsBy({ organizationId }))) {
+    throw new UsageError(`No organization '${organizationId}'`);
+  }
+  const known = await dataSource.getRepository(Initiative).findBy({ organizationId });
+  const missing = initiativeIds.filter((id) => !known.some((initiative) => initiative.initiativeId === id));
+  if (missing.length) throw new UsageError(`Unknown initiative(s) in ${organizationId}: ${missing.join(', ')}`);
+}

@@ -1,0 +1,121 @@
+import { ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
+import { AppConfig } from '../config/app-config';
+import { ApiError } from '../http/api-error';
+import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../validation/query-decorators';
+import type { AuthScope } from './auth-scope';
+import type { RequestWithScope } from './auth-scope.decorator';
+import { isApiTokenShaped } from './api-token-format';
+import { ApiTokenService } from './api-token.service';
+import { JwtIdentity, jwtConfigured } from './jwt.strategy';
+import { MembershipService } from './membership.service';
+import { IS_PUBLIC } from './public.decorator';
+
+type GuardedRequest = Request & RequestWithScope & { user?: JwtIdentity };
+
+const TOKEN_FAILURE_MESSAGES: Record<string, string> = {
+  malformed: 'The API token is malformed',
+  unknown: 'The API token is not valid',
+  revoked: 'The API token has been revoked',
+  expired: 'The API token has expired',
+};
+
+/**
+ * The one global, default-deny guard. It authenticates the bearer token (API token or JWT), then
+ * resolves the caller's role and initiatives in the organization named by X-Organization-Id and
+ * leaves them on the request as `authScope`.
+ */
+@Injectable()
+export class CredentialGuard extends AuthGuard('jwt') {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly config: AppConfig,
+    private readonly apiTokens: ApiTokenService,
+    private readonly memberships: MembershipService,
+  ) {
+    super();
+  }
+
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
+    if (isPublic) return true;
+
+    const request = context.switchToHttp().getRequest<GuardedRequest>();
+    const token = bearerToken(request);
+    if (isApiTokenShaped(token)) {
+      request.authScope = await this.scopeFromApiToken(token, request);
+    } else {
+      if (!jwtConfigured(this.config)) {
+        throw ApiError.unauthenticated('JWT authentication is not configured on this server; use an API token');
+      }
+      await super.canActivate(context);
+      request.authScope = await this.scopeFromMembership(request.user as JwtIdentity, request);
+    }
+    return true;
+  }
+
+  /** Called by passport with the outcome of JWT verification; every failure is a 401. */
+  override handleRequest<TUser>(error: unknown, user: TUser, info: unknown): TUser {
+    if (error || !user) throw ApiError.unauthenticated(describeJwtFailure(info ?? error));
+    return user;
+  }
+
+  private async scopeFromApiToken(token: string, request: GuardedRequest): Promise<AuthScope> {
+    const check = await this.apiTokens.verify(token);
+    if (!check.ok) throw ApiError.unauthenticated(TOKEN_FAILURE_MESSAGES[check.reason]);
+    const organizationId = organizationHeader(request);
+    if (check.token.organizationId !== organizationId) {
+      throw ApiError.forbidden(`This credential does not belong to organization '${organizationId}'`);
+    }
+    return {
+      organizationId,
+      role: check.token.role,
+      initiativeIds: check.token.role === 'ORG_ADMIN' ? 'all' : check.token.initiativeIds,
+      credentialKey: `token:${check.token.tokenId}`,
+      subject: `token:${check.token.tokenId}`,
+    };
+  }
+
+  private async scopeFromMembership(identity: JwtIdentity, request: GuardedRequest): Promise<AuthScope> {
+    const organizationId = organizationHeader(request);
+    const member = await this.memberships.find(organizationId, identity.subject);
+    if (!member) throw ApiError.forbidden(`You are not a member of organization '${organizationId}'`);
+    return {
+      organizationId,
+      role: member.role,
+      initiativeIds: member.role === 'ORG_ADMIN' ? 'all' : member.initiativeIds,
+      credentialKey: `sub:${identity.subject}`,
+      subject: identity.subject,
+    };
+  }
+}
+
+function bearerToken(request: Request): string {
+  const header = request.headers.authorization;
+  if (!header) throw ApiError.unauthenticated('Missing bearer token: send Authorization: Bearer <token>');
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match) throw ApiError.unauthenticated('Malformed Authorization header: expected Bearer <token>');
+  return match[1];
+}
+
+function organizationHeader(request: Request): string {
+  const value = request.headers['x-organization-id'];
+  if (value === undefined || value === '') {
+    throw ApiError.invalidField('X-Organization-Id', 'header', 'is required');
+  }
+  if (typeof value !== 'string' || !IDENTIFIER_PATTERN.test(value)) {
+    throw ApiError.invalidField('X-Organization-Id', 'header', IDENTIFIER_ISSUE, value);
+  }
+  return value;
+}
+
+function describeJwtFailure(info: unknown): string {
+  const name = (info as { name?: string })?.name;
+  if (name === 'TokenExpiredError') return 'The token has expired';
+  if (name === 'NotBeforeError') return 'The token is not valid yet';
+  const message = (info as { message?: string })?.message;
+  if (name === 'JsonWebTokenError' && message) return `The token is not valid: ${message}`;
+  return 'The token is not valid';
+}

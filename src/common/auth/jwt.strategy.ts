@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { passportJwtSecret } from 'jwks-rsa';
+import { ExtractJwt, Strategy, StrategyOptionsWithoutRequest } from 'passport-jwt';
+import type { Algorithm } from 'jsonwebtoken';
+import { AppConfig } from '../config/app-config';
+
+export interface JwtIdentity {
+  subject: string;
+}
+
+export const JWT_CLOCK_TOLERANCE_SECONDS = 30;
+const ASYMMETRIC_ALGORITHMS: Algorithm[] = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512'];
+
+/** Whether any JWT verification key is configured; without one only API tokens are accepted. */
+export function jwtConfigured(config: AppConfig): boolean {
+  return Boolean(config.JWT_SECRET || config.JWT_PUBLIC_KEY || config.JWT_JWKS_URI);
+}
+
+/**
+ * Only the configured algorithm family is accepted, which refuses `alg: none` and the classic
+ * confusion of an RSA public key used as an HMAC secret.
+ */
+function keyOptions(config: AppConfig): Partial<StrategyOptionsWithoutRequest> {
+  if (config.JWT_JWKS_URI) {
+    return {
+      secretOrKeyProvider: passportJwtSecret({
+        jwksUri: config.JWT_JWKS_URI,
+        cache: true,
+        rateLimit: true,
+        jwksRequestsPerMinute: 10,
+      }),
+      algorithms: ['RS256', 'ES256'],
+    };
+  }
+  if (config.JWT_PUBLIC_KEY) {
+    return { secretOrKey: config.JWT_PUBLIC_KEY.replace(/\\n/g, '\n'), algorithms: ASYMMETRIC_ALGORITHMS };
+  }
+  // Without any configured key, a random secret makes every JWT fail verification.
+  return { secretOrKey: config.JWT_SECRET ?? `unconfigured-${Math.random()}`, algorithms: ['HS256'] };
+}
+
+@Injectable()
+export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  constructor(config: AppConfig) {
+    super({
+      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      ignoreExpiration: false,
+      issuer: config.JWT_ISSUER,
+      audience: config.JWT_AUDIENCE,
+      jsonWebTokenOptions: { clockTolerance: JWT_CLOCK_TOLERANCE_SECONDS },
+      ...keyOptions(config),
+    } as StrategyOptionsWithoutRequest);
+  }
+
+  /** Role or initiative claims are ignored on purpose: membership records decide access. */
+  validate(payload: { sub?: unknown; exp?: unknown }): JwtIdentity | false {
+    if (typeof payload.exp !== 'number') return false;
+    if (typeof payload.sub !== 'string' || payload.sub.length === 0) return false;
+    return { subject: payload.sub };
+  }
+}

@@ -1,0 +1,100 @@
+import { plainToInstance, Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * The whole configuration, read from the environment once and validated at start-up.
+ * Secrets (JWT_SECRET, DATABASE_URL) are never logged; `describeConfig` leaves them out.
+ */
+export class AppConfig {
+  @IsOptional()
+  @IsString()
+  DATABASE_URL?: string;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  @IsString()
+  HOST = '0.0.0.0';
+
+  @IsOptional()
+  @IsString()
+  JWT_SECRET?: string;
+
+  @IsOptional()
+  @IsString()
+  JWT_PUBLIC_KEY?: string;
+
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  JWT_JWKS_URI?: string;
+
+  @IsOptional()
+  @IsString()
+  JWT_ISSUER?: string;
+
+  @IsOptional()
+  @IsString()
+  JWT_AUDIENCE?: string;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_PER_MINUTE = 1200;
+
+  @IsIn(LOG_LEVELS)
+  LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
+
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'] })
+  REDIS_URL?: string;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  DATABASE_POOL_SIZE = 20;
+
+  /** Port of the embedded PostgreSQL used when DATABASE_URL is unset. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1024)
+  @Max(65535)
+  EMBEDDED_PG_PORT = 54329;
+
+  @IsOptional()
+  @IsString()
+  EMBEDDED_PG_DIR?: string;
+}
+
+export class ConfigError extends Error {}
+
+function presentEntries(env: NodeJS.ProcessEnv): Record<string, string> {
+  const present: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && value !== '') present[key] = value;
+  }
+  return present;
+}
+
+/** Validates the environment; a bad value throws a ConfigError naming every offending variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const config = plainToInstance(AppConfig, presentEntries(env), { excludeExtraneousValues: false });
+  const errors = validateSync(config, { whitelist: false, forbidUnknownValues: false });
+  const problems = errors.map((error) => {
+    const rules = Object.values(error.constraints ?? {}).join('; ');
+    return `${error.property}: ${rules}`;
+  });
+  const jwtModes = [config.JWT_SECRET, config.JWT_PUBLIC_KEY, config.JWT_JWKS_URI].filter(Boolean).length;
+  if (jwtModes > 1) {
+    problems.push('JWT_SECRET, JWT_PUBLIC_KEY, JWT_JWKS_URI: set at most one of them');
+  }
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return config;
+}

@@ -1,0 +1,76 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from '../../database/database-unavailable';
+import { ApiError } from './api-error';
+import { ErrorCode } from './error-codes';
+import { requestIdOf } from './request-id';
+import { writeError } from './write-error';
+
+const CODE_OF_HTTP_STATUS: Record<number, ErrorCode> = {
+  401: ErrorCode.UNAUTHENTICATED,
+  403: ErrorCode.FORBIDDEN,
+  404: ErrorCode.NOT_FOUND,
+  405: ErrorCode.METHOD_NOT_ALLOWED,
+  429: ErrorCode.RATE_LIMITED,
+};
+
+/**
+ * The one place an error becomes a response body. Anything not raised on purpose is logged with the
+ * request id and answered as INTERNAL_ERROR without detail, so no stack, SQL or host ever leaks.
+ */
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ApiExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<Request>();
+    const response = host.switchToHttp().getResponse<Response>();
+    const requestId = requestIdOf(request);
+    const error = this.toApiError(exception, request, requestId);
+
+    if (response.headersSent) return;
+    if (error.code === ErrorCode.RATE_LIMITED && !response.getHeader('Retry-After')) {
+      response.setHeader('Retry-After', '60');
+    }
+    writeError(response, error, requestId);
+  }
+
+  private toApiError(exception: unknown, request: Request, requestId: string): ApiError {
+    if (exception instanceof ApiError) return exception;
+    if (exception instanceof ThrottlerException) {
+      return new ApiError(ErrorCode.RATE_LIMITED, 'Too many requests for this credential; retry later');
+    }
+    if (exception instanceof HttpException) return this.fromHttpException(exception, request);
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ requestId, err: describe(exception) }, 'database unavailable');
+      return new ApiError(ErrorCode.SERVICE_UNAVAILABLE, 'The service cannot reach its database; retry shortly', [], {
+        'Retry-After': '5',
+      });
+    }
+    this.logger.error({ requestId, err: exception }, 'unexpected error');
+    return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
+  }
+
+  private fromHttpException(exception: HttpException, request: Request): ApiError {
+    const status = exception.getStatus();
+    if (status === 404) {
+      return ApiError.notFound(`No such resource: ${request.method} ${request.path}`);
+    }
+    const code = CODE_OF_HTTP_STATUS[status];
+    if (code) return new ApiError(code, exception.message);
+    if (status >= 400 && status < 500) {
+      // Body parser and similar framework rejections of the request itself.
+      return new ApiError(ErrorCode.VALIDATION_ERROR, exception.message, [
+        { field: 'request', location: 'header', issue: exception.message },
+      ]);
+    }
+    this.logger.error({ err: exception }, 'unexpected http exception');
+    return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
+  }
+}
+
+function describe(exception: unknown): string {
+  return exception instanceof Error ? exception.message : String(exception);
+}
+

@@ -1,0 +1,32 @@
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EPIPE',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+]);
+
+const CONNECTION_ERROR_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Connection ended unexpectedly',
+];
+
+/** True when an error (or the driver error TypeORM wraps) means PostgreSQL cannot be reached. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current && depth < 3; depth++) {
+    const candidate = current as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown };
+    const code = typeof candidate.code === 'string' ? candidate.code : '';
+    if (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08')) return true;
+    const message = typeof candidate.message === 'string' ? candidate.message : '';
+    if (CONNECTION_ERROR_MESSAGES.some((text) => message.includes(text))) return true;
+    current = candidate.driverError ?? candidate.cause;
+  }
+  return false;
+}

@@ -1,0 +1,18 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Role } from '../../common/auth/auth-scope';
+
+/** A person's role and initiatives in one organization; the only source of a JWT caller's access. */
+@Entity({ name: 'members' })
+export class Member {
+  @PrimaryColumn({ name: 'organization_id', type: 'text' })
+  organizationId: string;
+
+  @PrimaryColumn({ type: 'text' })
+  subject: string;
+
+  @Column({ type: 'text' })
+  role: Role;
+
+  @Column({ name: 'initiative_ids', type: 'text', array: true })
+  initiativeIds: string[];
+}
