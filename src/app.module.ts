@@ -43,8 +43,9 @@ export class AppModule {
         rateLimitModule(config),
         AuthModule,
         HealthModule,
-        WorkloadsModule,
+        // Metrics before Workloads: /v1/workloads/metrics must be routed before /v1/workloads/:workload_id.
         MetricsModule,
+        WorkloadsModule,
         CapacityModule,
       ],
       providers: [

@@ -36,7 +36,11 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     return await command(args, createCliContext());
   } catch (error) {
-    if (error instanceof UsageError || error instanceof ConfigError || error instanceof EmbeddedDatabaseError) {
+    if (
+      error instanceof UsageError ||
+      error instanceof ConfigError ||
+      error instanceof EmbeddedDatabaseError
+    ) {
       process.stderr.write(`gpucap ${name}: ${error.message}\n`);
       return 2;
     }
@@ -44,7 +48,9 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`gpucap ${name}: ${(error as Error).message}\n`);
       return 2;
     }
-    process.stderr.write(`gpucap ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `gpucap ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     return 1;
   }
 }

@@ -6,7 +6,10 @@ import type { CliContext } from './cli-context';
  * Runs a command's work against the configured database (the embedded one when DATABASE_URL is
  * unset), migrated first, and always releases connections and the embedded server afterwards.
  */
-export async function withDatabase<T>(context: CliContext, work: (dataSource: DataSource) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  context: CliContext,
+  work: (dataSource: DataSource) => Promise<T>,
+): Promise<T> {
   const target = await openDatabaseTarget(context.config);
   try {
     await migrate(target.url);

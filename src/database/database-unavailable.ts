@@ -21,7 +21,12 @@ const CONNECTION_ERROR_MESSAGES = [
 /** True when an error (or the driver error TypeORM wraps) means PostgreSQL cannot be reached. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current && depth < 3; depth++) {
-    const candidate = current as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown };
+    const candidate = current as {
+      code?: unknown;
+      message?: unknown;
+      driverError?: unknown;
+      cause?: unknown;
+    };
     const code = typeof candidate.code === 'string' ? candidate.code : '';
     if (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08')) return true;
     const message = typeof candidate.message === 'string' ? candidate.message : '';

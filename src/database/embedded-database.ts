@@ -27,6 +27,7 @@ interface Cluster {
 type ClusterConstructor = new (options: Record<string, unknown>) => Cluster;
 
 // A real dynamic import even after TypeScript compiles this file to CommonJS.
+// eslint-disable-next-line @typescript-eslint/no-implied-eval
 const importEsm = new Function('specifier', 'return import(specifier)') as (
   specifier: string,
 ) => Promise<{ default: ClusterConstructor }>;

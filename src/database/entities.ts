@@ -8,4 +8,13 @@ import { Organization } from '../organizations/entities/organization.entity';
 import { Workload } from '../workloads/entities/workload.entity';
 
 /** Metric samples have no entity: they are only ever written in bulk and read by aggregate SQL. */
-export const ENTITIES = [Organization, Initiative, Member, ApiToken, Workload, CapacityPool, PoolInstanceType, Allocation];
+export const ENTITIES = [
+  Organization,
+  Initiative,
+  Member,
+  ApiToken,
+  Workload,
+  CapacityPool,
+  PoolInstanceType,
+  Allocation,
+];

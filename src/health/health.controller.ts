@@ -16,7 +16,10 @@ export class HealthController {
   @Get()
   @ApiOperation({ summary: 'Service health; needs no credentials and no organization header' })
   @ApiOkResponse({ type: HealthEnvelopeDto, description: 'healthy' })
-  @ApiServiceUnavailableResponse({ type: HealthEnvelopeDto, description: 'unhealthy: the database cannot be reached' })
+  @ApiServiceUnavailableResponse({
+    type: HealthEnvelopeDto,
+    description: 'unhealthy: the database cannot be reached',
+  })
   async check(@Res({ passthrough: true }) response: Response): Promise<HealthReport> {
     const report = await this.health.check();
     response.setHeader('Cache-Control', 'no-store');

@@ -38,18 +38,16 @@ export async function seedOrganization(dataSource: DataSource, seed: Organizatio
     [organizationId, seed.name ?? organizationId, seed.timezone ?? 'UTC', periodStart, periodEnd],
   );
   for (const initiativeId of seed.initiatives ?? ['init-a', 'init-b']) {
-    await dataSource.query('INSERT INTO initiatives (organization_id, initiative_id, name) VALUES ($1, $2, $3)', [
-      organizationId,
-      initiativeId,
-      `Initiative ${initiativeId}`,
-    ]);
+    await dataSource.query(
+      'INSERT INTO initiatives (organization_id, initiative_id, name) VALUES ($1, $2, $3)',
+      [organizationId, initiativeId, `Initiative ${initiativeId}`],
+    );
   }
   for (const pool of seed.pools ?? []) {
-    await dataSource.query('INSERT INTO capacity_pools (organization_id, pool_id, name) VALUES ($1, $2, $3)', [
-      organizationId,
-      pool.poolId,
-      pool.name ?? `Pool ${pool.poolId}`,
-    ]);
+    await dataSource.query(
+      'INSERT INTO capacity_pools (organization_id, pool_id, name) VALUES ($1, $2, $3)',
+      [organizationId, pool.poolId, pool.name ?? `Pool ${pool.poolId}`],
+    );
     for (const instanceType of pool.instanceTypes) {
       await dataSource.query(
         'INSERT INTO pool_instance_types (organization_id, instance_type, pool_id) VALUES ($1, $2, $3)',
@@ -89,7 +87,9 @@ export interface WorkloadSeed {
   exitCode?: number | null;
 }
 
-export interface WorkloadRow extends Required<Omit<WorkloadSeed, 'submittedAt' | 'startedAt' | 'completedAt'>> {
+export interface WorkloadRow extends Required<
+  Omit<WorkloadSeed, 'submittedAt' | 'startedAt' | 'completedAt'>
+> {
   submittedAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;
@@ -138,7 +138,8 @@ function completeWorkload(seed: WorkloadSeed): WorkloadRow {
   const status = seed.status ?? 'completed';
   const submittedAt = new Date(seed.submittedAt ?? Date.now() - 2 * HOUR_MS);
   const started = status === 'pending' ? null : new Date(submittedAt.getTime() + 60_000);
-  const finished = status === 'pending' || status === 'running' ? null : new Date(submittedAt.getTime() + 61 * 60_000);
+  const finished =
+    status === 'pending' || status === 'running' ? null : new Date(submittedAt.getTime() + 61 * 60_000);
   const exitCode = status === 'completed' ? 0 : status === 'failed' ? 1 : null;
   return {
     workloadId: seed.workloadId ?? uniqueId('wl'),
@@ -200,7 +201,11 @@ export interface TokenSeed {
 }
 
 /** Creates an API token the way `gpucap tokens create` does and returns its text. */
-export async function createApiToken(dataSource: DataSource, organizationId: string, seed: TokenSeed): Promise<string> {
+export async function createApiToken(
+  dataSource: DataSource,
+  organizationId: string,
+  seed: TokenSeed,
+): Promise<string> {
   const service = new ApiTokenService(dataSource.getRepository(ApiToken));
   const { token, record } = await service.create({
     organizationId,
@@ -214,7 +219,11 @@ export async function createApiToken(dataSource: DataSource, organizationId: str
 }
 
 /** An HS256 JWT signed with the test secret; `exp` one hour ahead unless overridden. */
-export function signJwt(claims: Record<string, unknown>, options: jwt.SignOptions = {}, secret = TEST_JWT_SECRET) {
+export function signJwt(
+  claims: Record<string, unknown>,
+  options: jwt.SignOptions = {},
+  secret = TEST_JWT_SECRET,
+) {
   const payload = { exp: Math.floor(Date.now() / 1000) + 3600, ...claims };
   return jwt.sign(payload, secret, { algorithm: 'HS256', ...options });
 }

@@ -20,7 +20,10 @@ export function testDatabaseUrl(): string {
 }
 
 /** The real application (real guard, pipes, filter, migrations, PostgreSQL) with test configuration. */
-export async function createTestApp(env: Record<string, string> = {}, databaseUrl = testDatabaseUrl()): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  databaseUrl = testDatabaseUrl(),
+): Promise<TestApp> {
   const config = loadConfig({
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',

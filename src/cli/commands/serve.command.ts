@@ -14,10 +14,10 @@ const DEMO_SEED = 42;
 export const serveCommand: Command = async (_args, context) => {
   const { config } = context;
   const target = await openDatabaseTarget(config);
-  let app: INestApplication | undefined;
+  const running: { app?: INestApplication } = {};
   const shutdown = async (signal: string) => {
     context.stderr.write(`\n${signal} received: finishing in-flight requests, then stopping\n`);
-    await app?.close();
+    await running.app?.close();
     await target.embedded?.stop();
     process.exit(0);
   };
@@ -26,7 +26,8 @@ export const serveCommand: Command = async (_args, context) => {
 
   await migrate(target.url);
   const demoTokens = target.embedded ? await prepareDemo(target.url, context) : undefined;
-  app = await createApp(config, target.url);
+  const app = await createApp(config, target.url);
+  running.app = app;
   await app.listen(config.PORT, config.HOST);
   context.stdout.write(greeting(config, demoTokens));
   return new Promise<number>(() => undefined);

@@ -46,7 +46,9 @@ async function createToken(args: string[], context: CliContext): Promise<number>
   if (role !== 'ORG_ADMIN' && initiativeIds.length === 0) {
     throw new UsageError(`--initiative is required at least once for ${role}`);
   }
-  const expiresAt = values['expires-in'] ? new Date(Date.now() + parseDuration(values['expires-in'], '--expires-in')) : null;
+  const expiresAt = values['expires-in']
+    ? new Date(Date.now() + parseDuration(values['expires-in'], '--expires-in'))
+    : null;
 
   return withDatabase(context, async (dataSource) => {
     await assertOrganizationAndInitiatives(dataSource, values.org as string, initiativeIds);
@@ -100,11 +102,16 @@ export function tokenService(dataSource: DataSource): ApiTokenService {
   return new ApiTokenService(dataSource.getRepository(ApiToken));
 }
 
-async function assertOrganizationAndInitiatives(dataSource: DataSource, organizationId: string, initiativeIds: string[]) {
+async function assertOrganizationAndInitiatives(
+  dataSource: DataSource,
+  organizationId: string,
+  initiativeIds: string[],
+) {
   if (!(await dataSource.getRepository(Organization).existsBy({ organizationId }))) {
     throw new UsageError(`No organization '${organizationId}'`);
   }
   const known = await dataSource.getRepository(Initiative).findBy({ organizationId });
   const missing = initiativeIds.filter((id) => !known.some((initiative) => initiative.initiativeId === id));
-  if (missing.length) throw new UsageError(`Unknown initiative(s) in ${organizationId}: ${missing.join(', ')}`);
+  if (missing.length)
+    throw new UsageError(`Unknown initiative(s) in ${organizationId}: ${missing.join(', ')}`);
 }

@@ -14,8 +14,7 @@ export interface NewApiToken {
 }
 
 export type TokenCheck =
-  | { ok: true; token: ApiToken }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+  { ok: true; token: ApiToken } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
 /** Bounds writes of last_used_at to one per token per minute, whatever the request rate. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -65,7 +64,8 @@ export class ApiTokenService {
       return { ok: false, reason: 'unknown' };
     }
     if (token.revokedAt) return { ok: false, reason: 'revoked' };
-    if (token.expiresAt && token.expiresAt.getTime() <= now.getTime()) return { ok: false, reason: 'expired' };
+    if (token.expiresAt && token.expiresAt.getTime() <= now.getTime())
+      return { ok: false, reason: 'expired' };
     this.touch(token, now);
     return { ok: true, token };
   }

@@ -11,6 +11,7 @@ export interface RequestWithScope {
  */
 export const Scope = createParamDecorator((_data: unknown, context: ExecutionContext): AuthScope => {
   const request = context.switchToHttp().getRequest<RequestWithScope>();
-  if (!request.authScope) throw new Error('AuthScope requested on a route the credential guard did not resolve');
+  if (!request.authScope)
+    throw new Error('AuthScope requested on a route the credential guard did not resolve');
   return request.authScope;
 });

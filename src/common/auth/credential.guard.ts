@@ -39,7 +39,10 @@ export class CredentialGuard extends AuthGuard('jwt') {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]);
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     if (isPublic) return true;
 
     const request = context.switchToHttp().getRequest<GuardedRequest>();
@@ -48,7 +51,9 @@ export class CredentialGuard extends AuthGuard('jwt') {
       request.authScope = await this.scopeFromApiToken(token, request);
     } else {
       if (!jwtConfigured(this.config)) {
-        throw ApiError.unauthenticated('JWT authentication is not configured on this server; use an API token');
+        throw ApiError.unauthenticated(
+          'JWT authentication is not configured on this server; use an API token',
+        );
       }
       await super.canActivate(context);
       request.authScope = await this.scopeFromMembership(request.user as JwtIdentity, request);

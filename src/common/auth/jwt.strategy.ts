@@ -10,7 +10,17 @@ export interface JwtIdentity {
 }
 
 export const JWT_CLOCK_TOLERANCE_SECONDS = 30;
-const ASYMMETRIC_ALGORITHMS: Algorithm[] = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512'];
+const ASYMMETRIC_ALGORITHMS: Algorithm[] = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'PS256',
+  'PS384',
+  'PS512',
+];
 
 /** Whether any JWT verification key is configured; without one only API tokens are accepted. */
 export function jwtConfigured(config: AppConfig): boolean {

@@ -6,6 +6,10 @@ import { AppConfig } from './app-config';
 @Module({})
 export class AppConfigModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: AppConfigModule, providers: [{ provide: AppConfig, useValue: config }], exports: [AppConfig] };
+    return {
+      module: AppConfigModule,
+      providers: [{ provide: AppConfig, useValue: config }],
+      exports: [AppConfig],
+    };
   }
 }

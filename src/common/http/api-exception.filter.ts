@@ -44,9 +44,14 @@ export class ApiExceptionFilter implements ExceptionFilter {
     if (exception instanceof HttpException) return this.fromHttpException(exception, request);
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ requestId, err: describe(exception) }, 'database unavailable');
-      return new ApiError(ErrorCode.SERVICE_UNAVAILABLE, 'The service cannot reach its database; retry shortly', [], {
-        'Retry-After': '5',
-      });
+      return new ApiError(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        'The service cannot reach its database; retry shortly',
+        [],
+        {
+          'Retry-After': '5',
+        },
+      );
     }
     this.logger.error({ requestId, err: exception }, 'unexpected error');
     return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
@@ -73,4 +78,3 @@ export class ApiExceptionFilter implements ExceptionFilter {
 function describe(exception: unknown): string {
   return exception instanceof Error ? exception.message : String(exception);
 }
-

@@ -31,7 +31,10 @@ export function methodPolicy(request: Request, response: Response, next: NextFun
   response.setHeader('Allow', ALLOW);
   writeError(
     response,
-    new ApiError(ErrorCode.METHOD_NOT_ALLOWED, `Method ${request.method} is not allowed on ${request.path}; use GET`),
+    new ApiError(
+      ErrorCode.METHOD_NOT_ALLOWED,
+      `Method ${request.method} is not allowed on ${request.path}; use GET`,
+    ),
     requestId,
   );
 }

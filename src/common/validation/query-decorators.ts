@@ -23,7 +23,9 @@ export function QueryBoolean(): PropertyDecorator {
 export function QueryInteger(min: number, max: number): PropertyDecorator {
   const issue = `must be an integer from ${min} to ${max}`;
   return applyDecorators(
-    Transform(({ value }) => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value)),
+    Transform(({ value }) =>
+      typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value,
+    ),
     IsInt({ message: issue }),
     Min(min, { message: issue }),
     Max(max, { message: issue }),
@@ -40,7 +42,8 @@ export function QueryDate(): PropertyDecorator {
   return applyDecorators(
     Transform(({ value }) => (typeof value === 'string' ? (parseContractDate(value) ?? value) : value)),
     IsInstance(Date, {
-      message: 'must be an ISO 8601 timestamp with an offset (e.g. 2026-11-20T10:15:00Z) or a date YYYY-MM-DD',
+      message:
+        'must be an ISO 8601 timestamp with an offset (e.g. 2026-11-20T10:15:00Z) or a date YYYY-MM-DD',
     }),
   );
 }

@@ -15,7 +15,12 @@ describe('GET /v1/health', () => {
   it('answers healthy without credentials or organization header', async () => {
     const response = await request(testApp.server).get('/v1/health').expect(200);
     expect(response.body).toEqual({
-      data: { status: 'healthy', version: '1.4.0', timestamp: expect.any(String), checks: { database: 'ok' } },
+      data: {
+        status: 'healthy',
+        version: '1.4.0',
+        timestamp: expect.any(String),
+        checks: { database: 'ok' },
+      },
       request_id: expect.any(String),
     });
     expect(new Date(response.body.data.timestamp).toISOString()).toBe(response.body.data.timestamp);
