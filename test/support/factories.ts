@@ -153,8 +153,14 @@ function completeWorkload(seed: WorkloadSeed): WorkloadRow {
     clusterId: seed.clusterId ?? 'cluster-1',
     namespace: seed.namespace ?? 'default',
     submittedAt,
-    startedAt: seed.startedAt === undefined ? started : seed.startedAt && new Date(seed.startedAt),
-    completedAt: seed.completedAt === undefined ? finished : seed.completedAt && new Date(seed.completedAt),
+    startedAt:
+      seed.startedAt === undefined ? started : seed.startedAt === null ? null : new Date(seed.startedAt),
+    completedAt:
+      seed.completedAt === undefined
+        ? finished
+        : seed.completedAt === null
+          ? null
+          : new Date(seed.completedAt),
     exitCode: seed.exitCode === undefined ? exitCode : seed.exitCode,
   };
 }
