@@ -9,6 +9,7 @@ module.exports = {
       roots: ['<rootDir>/test/unit'],
       testRegex: '\\.spec\\.ts$',
       transform: { '^.+\\.ts$': tsJest },
+      setupFiles: ['reflect-metadata'],
     },
     {
       displayName: 'e2e',
@@ -16,6 +17,7 @@ module.exports = {
       roots: ['<rootDir>/test/e2e'],
       testRegex: '\\.e2e-spec\\.ts$',
       transform: { '^.+\\.ts$': tsJest },
+      setupFiles: ['reflect-metadata'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

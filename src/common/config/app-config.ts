@@ -5,7 +5,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /**
  * The whole configuration, read from the environment once and validated at start-up.
- * Secrets (JWT_SECRET, DATABASE_URL) are never logged; `describeConfig` leaves them out.
+ * Error messages name variables and rules, never values, so secrets cannot leak through them.
  */
 export class AppConfig {
   @IsOptional()
