@@ -1,4 +1,6 @@
 import { BaseSchema1763800000000 } from './1763800000000-base-schema';
+import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
+import { CapacityUsageRollup1763800003000 } from './1763800003000-capacity-usage-rollup';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
-export const migrations = [BaseSchema1763800000000];
+export const migrations = [BaseSchema1763800000000, WorkloadRollups1763800001000, CapacityUsageRollup1763800003000];
