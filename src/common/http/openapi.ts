@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { API_VERSION } from '../../health/health.service';
 
 /** Publishes the OpenAPI document at /v1/openapi.json and Swagger UI at /docs, both public. */
@@ -21,5 +21,16 @@ export function setupOpenApi(app: INestApplication): void {
       .addSecurityRequirements('bearer')
       .build(),
   );
+  makeHealthPublic(document);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'v1/openapi.json', raw: ['json'] });
+}
+
+/** Health needs neither credentials nor the organization header; the document must say so. */
+function makeHealthPublic(document: OpenAPIObject): void {
+  const health = document.paths['/v1/health']?.get;
+  if (!health) return;
+  health.security = [];
+  health.parameters = (health.parameters ?? []).filter(
+    (parameter) => !('name' in parameter) || parameter.name !== 'X-Organization-Id',
+  );
 }
