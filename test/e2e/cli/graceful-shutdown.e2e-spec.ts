@@ -23,6 +23,7 @@ describe('gpucap serve: graceful shutdown', () => {
     expect((await fetch(`${base}/v1/health`)).status).toBe(200);
 
     const locker = new Client({ connectionString: testDatabaseUrl() });
+    locker.on('error', () => undefined);
     await locker.connect();
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE api_tokens IN ACCESS EXCLUSIVE MODE');
