@@ -1,4 +1,9 @@
 import { Module } from '@nestjs/common';
+import { WorkloadsController } from './workloads.controller';
+import { WorkloadsService } from './workloads.service';
 
-@Module({})
+@Module({
+  controllers: [WorkloadsController],
+  providers: [WorkloadsService],
+})
 export class WorkloadsModule {}

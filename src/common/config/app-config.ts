@@ -29,6 +29,11 @@ export class AppConfig {
   @IsString()
   JWT_PUBLIC_KEY?: string;
 
+  /** Signs list cursors (tamper evidence); every replica must share it. Unset: derived from JWT_SECRET. */
+  @IsOptional()
+  @IsString()
+  CURSOR_SECRET?: string;
+
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   JWT_JWKS_URI?: string;

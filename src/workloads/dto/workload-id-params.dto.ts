@@ -1,0 +1,11 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsIdentifier } from '../../common/validation/query-decorators';
+
+export class WorkloadIdParams {
+  @ApiProperty({ description: '1 to 128 characters from A-Z a-z 0-9 . _ : -' })
+  @IsIdentifier()
+  workload_id: string;
+}
+
+/** The detail route takes no query parameters; declaring none makes every one a 400. */
+export class NoQueryDto {}

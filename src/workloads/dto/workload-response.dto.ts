@@ -1,0 +1,82 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
+
+export class WorkloadSummaryDto {
+  @ApiProperty() workload_id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: WORKLOAD_STATUSES }) status: WorkloadStatus;
+  @ApiProperty() submitted_by: string;
+  @ApiProperty() initiative_id: string;
+  @ApiProperty() instance_type: string;
+  @ApiProperty({ type: 'integer' }) gpu_count: number;
+  @ApiProperty({ example: '2026-11-20T10:15:00.000Z' }) submitted_at: string;
+  @ApiProperty({ type: String, nullable: true, description: 'null while pending' }) started_at: string | null;
+}
+
+export class WorkloadDetailDto extends WorkloadSummaryDto {
+  @ApiProperty({ type: String, nullable: true }) completed_at: string | null;
+  @ApiProperty({ type: 'integer', description: 'started_at to completed_at, or to now while running' })
+  duration_seconds: number;
+  @ApiProperty({ description: 'gpu_count × duration_seconds / 3600' }) gpu_hours_used: number;
+  @ApiProperty({ type: 'integer', nullable: true }) exit_code: number | null;
+  @ApiProperty() is_managed: boolean;
+  @ApiProperty() cluster_id: string;
+  @ApiProperty() namespace: string;
+}
+
+export class WorkloadListDto {
+  @ApiProperty({ type: [WorkloadSummaryDto] }) workloads: WorkloadSummaryDto[];
+}
+
+export class PageMetadataDto {
+  @ApiProperty({ type: String, nullable: true, description: 'null on the page holding the last item' })
+  next_token: string | null;
+  @ApiProperty({ type: 'integer' }) total_count: number;
+}
+
+export class WorkloadListEnvelopeDto {
+  @ApiProperty({ type: WorkloadListDto }) data: WorkloadListDto;
+  @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
+  @ApiProperty() request_id: string;
+}
+
+export class WorkloadDetailEnvelopeDto {
+  @ApiProperty({ type: WorkloadDetailDto }) data: WorkloadDetailDto;
+  @ApiProperty() request_id: string;
+}
+
+export class WorkloadStatsSummaryDto {
+  @ApiProperty({ type: 'integer' }) total_workloads: number;
+  @ApiProperty() total_gpu_hours: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'finished workloads only; null when none' })
+  average_duration_seconds: number | null;
+  @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
+  success_rate: number | null;
+}
+
+export class WorkloadStatsGroupDto {
+  @ApiPropertyOptional() submitted_by?: string;
+  @ApiPropertyOptional() initiative_id?: string;
+  @ApiPropertyOptional() instance_type?: string;
+  @ApiProperty({ type: 'integer' }) workload_count: number;
+  @ApiProperty() gpu_hours: number;
+  @ApiProperty({ type: Number, nullable: true }) success_rate: number | null;
+}
+
+export class WorkloadStatsRangeDto {
+  @ApiProperty({ description: 'The range used (custom when dates were given)' }) time_range: string;
+  @ApiProperty({ description: 'Inclusive start' }) start: string;
+  @ApiProperty({ description: 'Exclusive end' }) end: string;
+}
+
+export class WorkloadStatsDto {
+  @ApiProperty({ type: WorkloadStatsSummaryDto }) summary: WorkloadStatsSummaryDto;
+  @ApiProperty({ type: [WorkloadStatsGroupDto] }) grouped: WorkloadStatsGroupDto[];
+  @ApiProperty({ type: WorkloadStatsRangeDto, description: 'Additive: the resolved range' })
+  range: WorkloadStatsRangeDto;
+}
+
+export class WorkloadStatsEnvelopeDto {
+  @ApiProperty({ type: WorkloadStatsDto }) data: WorkloadStatsDto;
+  @ApiProperty() request_id: string;
+}

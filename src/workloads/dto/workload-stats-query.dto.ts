@@ -1,0 +1,34 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional } from 'class-validator';
+import { IsIdentifier, QueryDate, QueryEnum } from '../../common/validation/query-decorators';
+import { STATS_GROUP_BY, STATS_TIME_RANGES, StatsGroupBy, StatsTimeRange } from '../workload-stats.queries';
+
+export class WorkloadStatsQueryDto {
+  @ApiPropertyOptional({
+    enum: STATS_TIME_RANGES,
+    description: 'In the organization time zone; default last_30_days, or custom when dates are given',
+  })
+  @IsOptional()
+  @QueryEnum(STATS_TIME_RANGES)
+  time_range?: StatsTimeRange;
+
+  @ApiPropertyOptional({ type: String, description: 'Inclusive start of a custom range' })
+  @IsOptional()
+  @QueryDate()
+  start_date?: Date;
+
+  @ApiPropertyOptional({ type: String, description: 'Exclusive end of a custom range' })
+  @IsOptional()
+  @QueryDate()
+  end_date?: Date;
+
+  @ApiPropertyOptional({ enum: STATS_GROUP_BY })
+  @IsOptional()
+  @QueryEnum(STATS_GROUP_BY)
+  group_by?: StatsGroupBy;
+
+  @ApiPropertyOptional({ description: 'An initiative (team) in your access; 403 otherwise' })
+  @IsOptional()
+  @IsIdentifier()
+  initiative_id?: string;
+}

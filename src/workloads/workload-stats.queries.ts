@@ -1,0 +1,157 @@
+import type { AuthScope } from '../common/auth/auth-scope';
+import { scopedInitiativeIds } from '../common/auth/auth-scope';
+import { DURATION_SECONDS_SQL, round4, splitByUtcDay, SqlQuery } from './workloads.queries';
+
+export const STATS_TIME_RANGES = [
+  'today',
+  'this_week',
+  'this_month',
+  'last_7_days',
+  'last_30_days',
+  'custom',
+] as const;
+export type StatsTimeRange = (typeof STATS_TIME_RANGES)[number];
+
+export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type'] as const;
+export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
+
+/**
+ * Start of a named range in the organization's time zone, computed by PostgreSQL (its time zone
+ * database handles DST and half-hour offsets). `this_week` starts on Monday (ISO weeks).
+ * The rolling ranges are exact hours: `interval '7 days'` would follow the session's DST rules.
+ */
+export function resolveRangeStartQuery(organizationId: string, range: StatsTimeRange, now: Date): SqlQuery {
+  return {
+    text: `SELECT CASE $2::text
+        WHEN 'today' THEN date_trunc('day', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
+        WHEN 'this_week' THEN date_trunc('week', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
+        WHEN 'this_month' THEN date_trunc('month', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
+        WHEN 'last_7_days' THEN $3::timestamptz - interval '168 hours'
+        ELSE $3::timestamptz - interval '720 hours'
+      END AS range_start
+      FROM (SELECT coalesce((SELECT timezone FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org`,
+    values: [organizationId, range, now],
+  };
+}
+
+export interface StatsRequest {
+  from: Date;
+  to: Date;
+  now: Date;
+  initiativeId?: string;
+  groupBy?: StatsGroupBy;
+}
+
+const GROUP_COLUMN: Record<StatsGroupBy, string> = {
+  submitted_by: 'submitted_by',
+  initiative_id: 'initiative_id',
+  instance_type: 'instance_type',
+};
+
+/**
+ * Statistics of the workloads submitted in [from, to): whole UTC days from the daily rollup (plus the
+ * GPU-seconds so far of the running ones among them, read through the partial index), the partial
+ * days at the edges from raw rows. Summary and groups come from one pass (GROUPING SETS).
+ */
+export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): SqlQuery {
+  const values: unknown[] = [scope.organizationId, request.now];
+  const add = (value: unknown) => `$${values.push(value)}`;
+  const common = ['organization_id = $1'];
+  const initiatives = scopedInitiativeIds(scope);
+  if (initiatives !== null) common.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
+  if (request.initiativeId !== undefined) common.push(`initiative_id = ${add(request.initiativeId)}`);
+  const key = request.groupBy ? GROUP_COLUMN[request.groupBy] : 'NULL::text';
+  const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
+
+  const facts: string[] = [];
+  const split = splitByUtcDay(request.from, request.to);
+  if (!split.rawOnly && split.fullFrom && split.fullTo) {
+    const from = add(split.fullFrom);
+    const to = add(split.fullTo);
+    facts.push(`SELECT ${key} AS group_key, status, workload_count, finished_count, duration_seconds_sum, gpu_seconds_sum
+      FROM workload_daily_rollups WHERE ${common.join(' AND ')} AND bucket_start >= ${from} AND bucket_start < ${to}`);
+    facts.push(`SELECT ${key}, status, 0, 0, 0, ${runningSeconds}
+      FROM workloads WHERE ${common.join(' AND ')} AND status = 'running'
+        AND submitted_at >= ${from} AND submitted_at < ${to}`);
+  }
+  for (const edge of split.edges) {
+    facts.push(`SELECT ${key}, status, 1,
+        (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int,
+        coalesce(${DURATION_SECONDS_SQL}, 0),
+        CASE WHEN status = 'running' THEN ${runningSeconds}
+             ELSE coalesce(gpu_count::bigint * ${DURATION_SECONDS_SQL}, 0) END
+      FROM workloads WHERE ${common.join(' AND ')}
+        AND submitted_at >= ${add(edge.from)} AND submitted_at < ${add(edge.to)}`);
+  }
+  const grouping = request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()';
+  const isSummary = request.groupBy ? 'GROUPING(group_key) = 1' : 'true';
+  const order = request.groupBy ? 'ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C"' : '';
+  const text = `SELECT ${isSummary} AS is_summary, ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
+      coalesce(sum(workload_count), 0)::float8 AS workload_count,
+      coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
+      coalesce(sum(finished_count), 0)::float8 AS finished_count,
+      coalesce(sum(duration_seconds_sum), 0)::float8 AS duration_seconds,
+      coalesce(sum(workload_count) FILTER (WHERE status = 'completed'), 0)::float8 AS completed_count,
+      coalesce(sum(workload_count) FILTER (WHERE status = 'failed'), 0)::float8 AS failed_count
+    FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, status, workload_count, finished_count,
+      duration_seconds_sum, gpu_seconds_sum)
+    GROUP BY ${grouping}
+    ${order}`;
+  return { text, values };
+}
+
+export interface StatsRow {
+  is_summary: boolean;
+  group_key: string | null;
+  workload_count: number;
+  gpu_seconds: number;
+  finished_count: number;
+  duration_seconds: number;
+  completed_count: number;
+  failed_count: number;
+}
+
+export interface StatsSummaryJson {
+  total_workloads: number;
+  total_gpu_hours: number;
+  average_duration_seconds: number | null;
+  success_rate: number | null;
+}
+
+export type StatsGroupJson = Record<string, string | number | null>;
+
+export interface StatsJson {
+  summary: StatsSummaryJson;
+  grouped: StatsGroupJson[];
+}
+
+function successRate(row: StatsRow): number | null {
+  const decided = row.completed_count + row.failed_count;
+  return decided === 0 ? null : round4(row.completed_count / decided);
+}
+
+export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefined): StatsJson {
+  const summaryRow = rows.find((row) => row.is_summary);
+  const summary: StatsSummaryJson = summaryRow
+    ? {
+        total_workloads: summaryRow.workload_count,
+        total_gpu_hours: round4(summaryRow.gpu_seconds / 3600),
+        average_duration_seconds:
+          summaryRow.finished_count === 0
+            ? null
+            : round4(summaryRow.duration_seconds / summaryRow.finished_count),
+        success_rate: successRate(summaryRow),
+      }
+    : { total_workloads: 0, total_gpu_hours: 0, average_duration_seconds: null, success_rate: null };
+  const grouped = groupBy
+    ? rows
+        .filter((row) => !row.is_summary)
+        .map((row) => ({
+          [groupBy]: row.group_key,
+          workload_count: row.workload_count,
+          gpu_hours: round4(row.gpu_seconds / 3600),
+          success_rate: successRate(row),
+        }))
+    : [];
+  return { summary, grouped };
+}

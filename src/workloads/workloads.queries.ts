@@ -1,0 +1,273 @@
+import type { AuthScope } from '../common/auth/auth-scope';
+import { scopedInitiativeIds } from '../common/auth/auth-scope';
+import type { KeysetPosition } from '../common/pagination/keyset-cursor';
+import type { WorkloadStatus } from './entities/workload.entity';
+
+/**
+ * The workloads SQL, as pure functions returning `{text, values}` (run with `dataSource.query`), and
+ * the row → JSON mappings. Kept free of Nest and TypeORM so a bare node:http + pg server can run the
+ * very same statements (the benchmark's baseline).
+ */
+export interface SqlQuery {
+  text: string;
+  values: unknown[];
+}
+
+export interface WorkloadListFilters {
+  initiativeId?: string;
+  status?: WorkloadStatus;
+  submittedBy?: string;
+  isManaged?: boolean;
+  /** Inclusive. */
+  startDate?: Date;
+  /** Exclusive. */
+  endDate?: Date;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Whole seconds from start to end (floor): the one definition of `duration_seconds`. */
+export const DURATION_SECONDS_SQL = 'floor(extract(epoch FROM completed_at - started_at))';
+
+const SUMMARY_COLUMNS = `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
+  submitted_at, started_at, submitted_at::text AS submitted_at_key`;
+
+const DETAIL_COLUMNS = `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
+  submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
+  ${DURATION_SECONDS_SQL}::bigint::float8 AS finished_duration_seconds`;
+
+/** Collects positional parameters while a statement is assembled from fixed fragments. */
+class Params {
+  readonly values: unknown[] = [];
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** Equality filters shared by the page and the count (dates are handled per use). */
+function attributeConditions(params: Params, filters: WorkloadListFilters): string[] {
+  const conditions: string[] = [];
+  if (filters.initiativeId !== undefined)
+    conditions.push(`initiative_id = ${params.add(filters.initiativeId)}`);
+  if (filters.status !== undefined) conditions.push(`status = ${params.add(filters.status)}`);
+  if (filters.submittedBy !== undefined) conditions.push(`submitted_by = ${params.add(filters.submittedBy)}`);
+  if (filters.isManaged !== undefined) conditions.push(`is_managed = ${params.add(filters.isManaged)}`);
+  return conditions;
+}
+
+function dateConditions(params: Params, from: Date | undefined, to: Date | undefined): string[] {
+  const conditions: string[] = [];
+  if (from !== undefined) conditions.push(`submitted_at >= ${params.add(from)}`);
+  if (to !== undefined) conditions.push(`submitted_at < ${params.add(to)}`);
+  return conditions;
+}
+
+/** The caller's scope as a condition; an empty initiative list matches nothing. */
+function scopeCondition(params: Params, scope: AuthScope): string[] {
+  const initiatives = scopedInitiativeIds(scope);
+  return initiatives === null ? [] : [`initiative_id = ANY(${params.add(initiatives)}::text[])`];
+}
+
+/**
+ * One page of the list, newest first, `limit + 1` rows so the caller knows whether another page exists.
+ * A scoped caller without an initiative filter reads each of their initiatives through the
+ * (organization, initiative, submitted_at, id) index in order and merges the few rows (LATERAL per
+ * initiative): `initiative_id = ANY(...)` alone cannot return index order and would sort.
+ */
+export function listWorkloadsPageQuery(
+  scope: AuthScope,
+  filters: WorkloadListFilters,
+  after: KeysetPosition | null,
+  limit: number,
+): SqlQuery {
+  const params = new Params();
+  const organization = params.add(scope.organizationId);
+  const initiatives = scopedInitiativeIds(scope);
+  const mergePerInitiative = initiatives !== null && filters.initiativeId === undefined;
+  const conditions = [
+    `organization_id = ${organization}`,
+    ...attributeConditions(params, filters),
+    ...dateConditions(params, filters.startDate, filters.endDate),
+  ];
+  if (after) {
+    conditions.push(
+      `(submitted_at, workload_id) < (${params.add(after.key)}::timestamptz, ${params.add(after.id)})`,
+    );
+  }
+  const rows = params.add(limit + 1);
+  const order = 'ORDER BY submitted_at DESC, workload_id DESC';
+  if (!mergePerInitiative) {
+    conditions.push(...scopeCondition(params, scope));
+    return {
+      text: `SELECT ${SUMMARY_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')} ${order} LIMIT ${rows}`,
+      values: params.values,
+    };
+  }
+  const scoped = params.add(initiatives);
+  const text = `SELECT page.* FROM unnest(${scoped}::text[]) AS scoped(initiative_id)
+    CROSS JOIN LATERAL (
+      SELECT ${SUMMARY_COLUMNS} FROM workloads
+      WHERE ${conditions.join(' AND ')} AND workloads.initiative_id = scoped.initiative_id
+      ${order} LIMIT ${rows}
+    ) AS page
+    ${order} LIMIT ${rows}`;
+  return { text, values: params.values };
+}
+
+/** Whole UTC days inside [from, to): the rollup answers those, raw rows the partial days at the edges. */
+export interface DaySplit {
+  /** First whole-day bucket (inclusive), or undefined for an open start. */
+  fullFrom?: Date;
+  /** End of the last whole-day bucket (exclusive), or undefined for an open end. */
+  fullTo?: Date;
+  /** Raw edges: [from, fullFrom) and [fullTo, to), present only when not empty. */
+  edges: { from?: Date; to: Date }[] | { from: Date; to?: Date }[];
+  /** No whole day at all: everything comes from raw rows. */
+  rawOnly: boolean;
+}
+
+export function splitByUtcDay(from: Date | undefined, to: Date | undefined): DaySplit {
+  const fullFrom = from === undefined ? undefined : new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
+  const fullTo = to === undefined ? undefined : new Date(Math.floor(to.getTime() / DAY_MS) * DAY_MS);
+  if (fullFrom !== undefined && fullTo !== undefined && fullFrom >= fullTo) {
+    return { edges: [{ from, to }] as { from?: Date; to: Date }[], rawOnly: true };
+  }
+  const edges: { from: Date; to?: Date }[] = [];
+  if (from !== undefined && fullFrom !== undefined && from < fullFrom) edges.push({ from, to: fullFrom });
+  if (to !== undefined && fullTo !== undefined && fullTo < to) edges.push({ from: fullTo, to });
+  return { fullFrom, fullTo, edges, rawOnly: false };
+}
+
+function rollupDateConditions(params: Params, split: DaySplit): string[] {
+  const conditions: string[] = [];
+  if (split.fullFrom !== undefined) conditions.push(`bucket_start >= ${params.add(split.fullFrom)}`);
+  if (split.fullTo !== undefined) conditions.push(`bucket_start < ${params.add(split.fullTo)}`);
+  return conditions;
+}
+
+/**
+ * The exact number of workloads matching the filters and scope: whole days from the daily rollup,
+ * partial days at the edges counted from raw rows through the (organization, …, submitted_at) indexes.
+ */
+export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
+  const params = new Params();
+  const organization = params.add(scope.organizationId);
+  const shared = [...attributeConditions(params, filters), ...scopeCondition(params, scope)];
+  const split = splitByUtcDay(filters.startDate, filters.endDate);
+  const parts: string[] = [];
+  if (!split.rawOnly) {
+    const where = [`organization_id = ${organization}`, ...shared, ...rollupDateConditions(params, split)];
+    parts.push(
+      `(SELECT coalesce(sum(workload_count), 0) FROM workload_daily_rollups WHERE ${where.join(' AND ')})`,
+    );
+  }
+  for (const edge of split.edges) {
+    const where = [
+      `organization_id = ${organization}`,
+      ...shared,
+      ...dateConditions(params, edge.from, edge.to),
+    ];
+    parts.push(`(SELECT count(*) FROM workloads WHERE ${where.join(' AND ')})`);
+  }
+  return { text: `SELECT (${parts.join(' + ')})::float8 AS total_count`, values: params.values };
+}
+
+/** One workload by id, within the caller's scope (out of scope reads exactly like unknown). */
+export function workloadDetailQuery(scope: AuthScope, workloadId: string): SqlQuery {
+  const params = new Params();
+  const conditions = [
+    `organization_id = ${params.add(scope.organizationId)}`,
+    `workload_id = ${params.add(workloadId)}`,
+    ...scopeCondition(params, scope),
+  ];
+  return {
+    text: `SELECT ${DETAIL_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')}`,
+    values: params.values,
+  };
+}
+
+export interface WorkloadSummaryRow {
+  workload_id: string;
+  name: string;
+  status: WorkloadStatus;
+  submitted_by: string;
+  initiative_id: string;
+  instance_type: string;
+  gpu_count: number;
+  submitted_at: Date;
+  started_at: Date | null;
+  submitted_at_key: string;
+}
+
+export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_at_key'> {
+  completed_at: Date | null;
+  exit_code: number | null;
+  is_managed: boolean;
+  cluster_id: string;
+  namespace: string;
+  finished_duration_seconds: number | null;
+}
+
+export interface WorkloadSummaryJson {
+  workload_id: string;
+  name: string;
+  status: WorkloadStatus;
+  submitted_by: string;
+  initiative_id: string;
+  instance_type: string;
+  gpu_count: number;
+  submitted_at: string;
+  started_at: string | null;
+}
+
+export interface WorkloadDetailJson extends WorkloadSummaryJson {
+  completed_at: string | null;
+  duration_seconds: number;
+  gpu_hours_used: number;
+  exit_code: number | null;
+  is_managed: boolean;
+  cluster_id: string;
+  namespace: string;
+}
+
+export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): WorkloadSummaryJson {
+  return {
+    workload_id: row.workload_id,
+    name: row.name,
+    status: row.status,
+    submitted_by: row.submitted_by,
+    initiative_id: row.initiative_id,
+    instance_type: row.instance_type,
+    gpu_count: row.gpu_count,
+    submitted_at: row.submitted_at.toISOString(),
+    started_at: row.started_at === null ? null : row.started_at.toISOString(),
+  };
+}
+
+/** Finished: from the database (whole seconds); running: up to `now`; never started: 0. */
+export function durationSeconds(row: WorkloadDetailRow, now: Date): number {
+  if (row.finished_duration_seconds !== null) return row.finished_duration_seconds;
+  if (row.started_at === null || row.completed_at !== null) return 0;
+  return Math.max(0, Math.floor((now.getTime() - row.started_at.getTime()) / 1000));
+}
+
+export function toWorkloadDetail(row: WorkloadDetailRow, now: Date): WorkloadDetailJson {
+  const duration = durationSeconds(row, now);
+  return {
+    ...toWorkloadSummary(row),
+    completed_at: row.completed_at === null ? null : row.completed_at.toISOString(),
+    duration_seconds: duration,
+    gpu_hours_used: round4((row.gpu_count * duration) / 3600),
+    exit_code: row.exit_code,
+    is_managed: row.is_managed,
+    cluster_id: row.cluster_id,
+    namespace: row.namespace,
+  };
+}
+
+/** Contract §1: non-integer numbers carry at most 4 decimals. */
+export function round4(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}

@@ -1,0 +1,163 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { AuthScope } from '../common/auth/auth-scope';
+import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
+import { AppConfig } from '../common/config/app-config';
+import { ApiError, ErrorDetail } from '../common/http/api-error';
+import { PageMetadata, WithMetadata } from '../common/http/envelope';
+import { filterFingerprint, KeysetCursorCodec } from '../common/pagination/keyset-cursor';
+import { DEFAULT_PAGE_SIZE, ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
+import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
+import {
+  resolveRangeStartQuery,
+  StatsJson,
+  StatsRow,
+  StatsTimeRange,
+  toWorkloadStats,
+  workloadStatsQuery,
+} from './workload-stats.queries';
+import {
+  countWorkloadsQuery,
+  listWorkloadsPageQuery,
+  toWorkloadDetail,
+  toWorkloadSummary,
+  WorkloadDetailJson,
+  WorkloadDetailRow,
+  workloadDetailQuery,
+  WorkloadListFilters,
+  WorkloadSummaryJson,
+  WorkloadSummaryRow,
+} from './workloads.queries';
+
+/**
+ * Replicas behind a load balancer must accept each other's cursors, so the key comes from shared
+ * configuration. A deployment should set CURSOR_SECRET; the fallbacks only keep tokens tamper-evident
+ * to clients that do not know the code (a signature here guards integrity, not secrets).
+ */
+export function cursorCodecFor(config: AppConfig): KeysetCursorCodec {
+  return KeysetCursorCodec.fromSecret(
+    config.CURSOR_SECRET ?? config.JWT_SECRET ?? 'gpucap-default-cursor-key',
+  );
+}
+
+export interface WorkloadStatsResult extends StatsJson {
+  range: { time_range: StatsTimeRange; start: string; end: string };
+}
+
+@Injectable()
+export class WorkloadsService {
+  private readonly cursors: KeysetCursorCodec;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    config: AppConfig,
+  ) {
+    this.cursors = cursorCodecFor(config);
+  }
+
+  async list(
+    scope: AuthScope,
+    query: ListWorkloadsQueryDto,
+  ): Promise<WithMetadata<{ workloads: WorkloadSummaryJson[] }, PageMetadata>> {
+    assertDateOrder(query.start_date, query.end_date);
+    assertOrganizationInScope(scope, query.organization_id);
+    assertInitiativeInScope(scope, query.initiative_id);
+    const filters: WorkloadListFilters = {
+      initiativeId: query.initiative_id,
+      status: query.status,
+      submittedBy: query.submitted_by,
+      isManaged: query.is_managed,
+      startDate: query.start_date,
+      endDate: query.end_date,
+    };
+    const fingerprint = filterFingerprint({ organization: scope.organizationId, ...filters });
+    const after = query.next_token === undefined ? null : this.cursors.decode(query.next_token, fingerprint);
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const page = listWorkloadsPageQuery(scope, filters, after, limit);
+    const count = countWorkloadsQuery(scope, filters);
+    const [rows, counted] = await Promise.all([
+      this.dataSource.query<WorkloadSummaryRow[]>(page.text, page.values),
+      this.dataSource.query<{ total_count: number }[]>(count.text, count.values),
+    ]);
+    const shown = rows.slice(0, limit);
+    const last = shown[shown.length - 1];
+    const nextToken =
+      rows.length > limit && last
+        ? this.cursors.encode({ key: last.submitted_at_key, id: last.workload_id }, fingerprint)
+        : null;
+    return new WithMetadata(
+      { workloads: shown.map(toWorkloadSummary) },
+      { next_token: nextToken, total_count: counted[0].total_count },
+    );
+  }
+
+  async detail(scope: AuthScope, workloadId: string): Promise<WorkloadDetailJson> {
+    const { text, values } = workloadDetailQuery(scope, workloadId);
+    const rows = await this.dataSource.query<WorkloadDetailRow[]>(text, values);
+    if (rows.length === 0) throw ApiError.notFound(`Workload '${workloadId}' was not found`);
+    return toWorkloadDetail(rows[0], new Date());
+  }
+
+  async stats(scope: AuthScope, query: WorkloadStatsQueryDto): Promise<WorkloadStatsResult> {
+    const timeRange = resolveTimeRangeName(query);
+    assertInitiativeInScope(scope, query.initiative_id);
+    const now = new Date();
+    let from: Date;
+    let to = now;
+    if (timeRange === 'custom') {
+      from = query.start_date as Date;
+      to = query.end_date as Date;
+    } else {
+      const start = resolveRangeStartQuery(scope.organizationId, timeRange, now);
+      const [row] = await this.dataSource.query<{ range_start: Date }[]>(start.text, start.values);
+      from = row.range_start;
+    }
+    const statement = workloadStatsQuery(scope, {
+      from,
+      to,
+      now,
+      initiativeId: query.initiative_id,
+      groupBy: query.group_by,
+    });
+    const rows = await this.dataSource.query<StatsRow[]>(statement.text, statement.values);
+    return {
+      ...toWorkloadStats(rows, query.group_by),
+      range: { time_range: timeRange, start: from.toISOString(), end: to.toISOString() },
+    };
+  }
+}
+
+function assertDateOrder(start: Date | undefined, end: Date | undefined): void {
+  if (start !== undefined && end !== undefined && start > end) {
+    throw ApiError.invalidField('start_date', 'query', 'must not be after end_date', start.toISOString());
+  }
+}
+
+/** Contract §4: omitted means last_30_days unless dates are given; custom needs both; dates only with custom. */
+function resolveTimeRangeName(query: WorkloadStatsQueryDto): StatsTimeRange {
+  const hasDates = query.start_date !== undefined || query.end_date !== undefined;
+  const timeRange = query.time_range ?? (hasDates ? 'custom' : 'last_30_days');
+  const details: ErrorDetail[] = [];
+  if (timeRange === 'custom') {
+    for (const field of ['start_date', 'end_date'] as const) {
+      if (query[field] === undefined) {
+        details.push({ field, location: 'query', issue: 'is required with time_range=custom' });
+      }
+    }
+  } else {
+    for (const field of ['start_date', 'end_date'] as const) {
+      const value = query[field];
+      if (value !== undefined) {
+        details.push({
+          field,
+          location: 'query',
+          issue: `is only allowed with time_range=custom (got time_range=${timeRange})`,
+          value: value.toISOString(),
+        });
+      }
+    }
+  }
+  if (details.length > 0) throw ApiError.validation(details);
+  assertDateOrder(query.start_date, query.end_date);
+  return timeRange;
+}
