@@ -2,6 +2,8 @@ import 'reflect-metadata';
 import { ConfigError } from '../common/config/app-config';
 import { EmbeddedDatabaseError } from '../database/embedded-database';
 import { Command, createCliContext, UsageError } from './cli-context';
+import { demoDataCommand } from './commands/demo-data.command';
+import { importCommand } from './commands/import.command';
 import { migrateCommand } from './commands/migrate.command';
 import { serveCommand } from './commands/serve.command';
 import { tokensCommand } from './commands/tokens.command';
@@ -10,6 +12,8 @@ const COMMANDS: Record<string, Command> = {
   serve: serveCommand,
   migrate: migrateCommand,
   tokens: tokensCommand,
+  import: importCommand,
+  'demo-data': demoDataCommand,
 };
 
 const USAGE = `gpucap <command>

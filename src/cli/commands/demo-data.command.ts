@@ -1,0 +1,2 @@
+import type { Command } from '../cli-context';
+export const demoDataCommand: Command = async () => 0;

@@ -1,0 +1,281 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { DataSource } from 'typeorm';
+import { ImportRejectedError } from './import-errors';
+import { ImportRecord, SectionName, SECTIONS } from './import-sections';
+import { DedicatedConnection, takeConnection } from './pg-connection';
+import type { QueryFn } from './reference-tracker';
+import { APPLY_SQL, DUPLICATE_SAMPLES_SQL, STAGING } from './staging-tables';
+
+const PARENT_SECTIONS = SECTIONS.filter((section) => section !== 'metric_samples');
+/** COPY batches: big enough that a round trip is noise, small enough to keep memory flat. */
+const COPY_BATCH_BYTES = 4 * 1024 * 1024;
+/** Encoded text waiting for the connection; the producer waits above this. */
+const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+/**
+ * Samples per INSERT ... SELECT: large set-based statements suit the statement-level rollup
+ * triggers, while the staging table stays small.
+ */
+export const DEFAULT_SAMPLE_CHUNK = 1_000_000;
+
+export interface BulkLoaderOptions {
+  sampleChunkRows?: number;
+  /**
+   * Asked before staged parent rows are written mid-file (to make room for samples): false keeps
+   * everything staged until the end, e.g. while an NDJSON file still references records it has not
+   * reached yet.
+   */
+  canApplyParents?: (query: QueryFn) => Promise<boolean>;
+}
+
+export interface LoadSummary {
+  /** Records received per section. */
+  records: Record<SectionName, number>;
+  /** Rows inserted or changed per section (identical rows are left alone and not counted). */
+  written: Record<SectionName, number>;
+}
+
+interface SectionBuffer {
+  parts: string[];
+  bytes: number;
+}
+
+function perSection(): Record<SectionName, number> {
+  return Object.fromEntries(SECTIONS.map((section) => [section, 0])) as Record<SectionName, number>;
+}
+
+/**
+ * Writes records in one transaction: COPY into temporary staging tables, then one set-based upsert
+ * per table. All or nothing: `finish()` commits, anything else (`abort()`, an error) rolls back.
+ * Statements run one after another on a single connection while the caller keeps producing.
+ */
+export class BulkLoader {
+  private readonly buffers = new Map<SectionName, SectionBuffer>();
+  private readonly records = perSection();
+  private readonly written = perSection();
+  private queue: Promise<void> = Promise.resolve();
+  private queuedBytes = 0;
+  private failure: unknown = null;
+  private stagedParents = 0;
+  private stagedSamples = 0;
+  private nextSampleFlushAt: number;
+  private sampleRange: { min: number; max: number } | null = null;
+  private done = false;
+
+  private constructor(
+    private readonly connection: DedicatedConnection,
+    private readonly options: Required<BulkLoaderOptions>,
+  ) {
+    this.nextSampleFlushAt = options.sampleChunkRows;
+  }
+
+  static async open(dataSource: DataSource, options: BulkLoaderOptions = {}): Promise<BulkLoader> {
+    const connection = await takeConnection(dataSource);
+    const loader = new BulkLoader(connection, {
+      sampleChunkRows: options.sampleChunkRows ?? DEFAULT_SAMPLE_CHUNK,
+      canApplyParents: options.canApplyParents ?? (async () => true),
+    });
+    try {
+      await loader.begin();
+    } catch (error) {
+      await connection.release();
+      throw error;
+    }
+    return loader;
+  }
+
+  private get client(): PoolClient {
+    return this.connection.client;
+  }
+
+  private async begin(): Promise<void> {
+    await this.client.query('BEGIN');
+    // A large load is one long transaction; the service's per-statement bound does not apply here.
+    await this.client.query('SET LOCAL statement_timeout = 0');
+    for (const section of SECTIONS) {
+      const { table, columns } = STAGING[section];
+      await this.client.query(`CREATE TEMPORARY TABLE ${table} (loc integer, ${columns}) ON COMMIT DROP`);
+    }
+  }
+
+  /** Runs a statement on the loader's connection, after everything queued before it. */
+  readonly query: QueryFn = async <T>(sql: string, params: unknown[]) => {
+    let rows: T[] = [];
+    await this.enqueue(async () => {
+      rows = (await this.client.query(sql, params)).rows as T[];
+    });
+    this.throwIfFailed();
+    return rows;
+  };
+
+  /** Stages one record; resolves at once unless the connection is too far behind. */
+  async add(record: ImportRecord): Promise<void> {
+    this.throwIfFailed();
+    const { section } = record;
+    const text = (STAGING[section].encode as (row: unknown, location: number) => string)(
+      record.row,
+      record.location,
+    );
+    const buffer = this.buffers.get(section) ?? { parts: [], bytes: 0 };
+    buffer.parts.push(text);
+    buffer.bytes += text.length;
+    this.buffers.set(section, buffer);
+    this.records[section] += 1;
+    if (section === 'metric_samples') {
+      this.noteSampleTime(record.row.timestamp.getTime());
+      this.stagedSamples += 1;
+    } else {
+      this.stagedParents += 1;
+    }
+    if (buffer.bytes >= COPY_BATCH_BYTES) this.copyBuffer(section);
+    if (this.stagedSamples >= this.nextSampleFlushAt) await this.flushSamplesIfPossible();
+    if (this.queuedBytes > MAX_QUEUED_BYTES) await this.drain();
+  }
+
+  /** Writes everything still staged and commits. */
+  async finish(): Promise<LoadSummary> {
+    this.throwIfFailed();
+    for (const section of SECTIONS) this.copyBuffer(section);
+    this.enqueueApplyParents();
+    this.enqueueApplySamples();
+    void this.enqueue(async () => {
+      await this.client.query('COMMIT');
+      this.done = true;
+    });
+    await this.drain();
+    await this.connection.release();
+    return { records: { ...this.records }, written: { ...this.written } };
+  }
+
+  /** Rolls back (nothing written) and returns the connection; safe to call after a failure. */
+  async abort(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    await this.queue.catch(() => undefined);
+    try {
+      await this.client.query('ROLLBACK');
+      await this.connection.release();
+    } catch {
+      // A broken connection is rolled back by the server when it goes; let the pool drop it.
+      await this.connection.release().catch(() => undefined);
+    }
+  }
+
+  get progress(): { records: number; samples: number } {
+    const total = Object.values(this.records).reduce((sum, count) => sum + count, 0);
+    return { records: total, samples: this.records.metric_samples };
+  }
+
+  private noteSampleTime(time: number): void {
+    if (!this.sampleRange) this.sampleRange = { min: time, max: time };
+    else if (time < this.sampleRange.min) this.sampleRange.min = time;
+    else if (time > this.sampleRange.max) this.sampleRange.max = time;
+  }
+
+  private async flushSamplesIfPossible(): Promise<void> {
+    for (const section of SECTIONS) this.copyBuffer(section);
+    await this.drain();
+    if (this.stagedParents > 0 && !(await this.options.canApplyParents(this.query))) {
+      // Keep staging; try again after another chunk.
+      this.nextSampleFlushAt = this.stagedSamples + this.options.sampleChunkRows;
+      return;
+    }
+    this.enqueueApplyParents();
+    this.enqueueApplySamples();
+    this.nextSampleFlushAt = this.options.sampleChunkRows;
+  }
+
+  /** Counters are reset when the work is queued: the producer keeps staging rows meanwhile. */
+  private enqueueApplyParents(): void {
+    if (this.stagedParents === 0) return;
+    this.stagedParents = 0;
+    void this.enqueue(() => this.applyParents());
+  }
+
+  private enqueueApplySamples(): void {
+    const range = this.sampleRange;
+    if (this.stagedSamples === 0 || !range) return;
+    this.stagedSamples = 0;
+    this.sampleRange = null;
+    void this.enqueue(() => this.applySamples(range));
+  }
+
+  private copyBuffer(section: SectionName): void {
+    const buffer = this.buffers.get(section);
+    if (!buffer || buffer.bytes === 0) return;
+    const payload = buffer.parts.join('');
+    this.buffers.set(section, { parts: [], bytes: 0 });
+    this.queuedBytes += payload.length;
+    void this.enqueue(async () => {
+      const stream = this.client.query(copyFrom(`COPY ${STAGING[section].table} FROM STDIN`));
+      await pipeline(Readable.from([payload]), stream);
+      this.queuedBytes -= payload.length;
+    });
+  }
+
+  private async applyParents(): Promise<void> {
+    for (const section of PARENT_SECTIONS) {
+      for (const sql of APPLY_SQL[section]) {
+        this.written[section] += (await this.client.query(sql)).rowCount ?? 0;
+      }
+      await this.client.query(`TRUNCATE ${STAGING[section].table}`);
+    }
+  }
+
+  private async applySamples({ min, max }: { min: number; max: number }): Promise<void> {
+    await this.client.query('SELECT gpucap_ensure_sample_partitions($1, $2)', [new Date(min), new Date(max)]);
+    await this.client.query('SAVEPOINT samples');
+    try {
+      const result = await this.client.query(APPLY_SQL.metric_samples[0]);
+      this.written.metric_samples += result.rowCount ?? 0;
+    } catch (error) {
+      // 21000: one statement would update the same row twice, i.e. the file repeats a sample.
+      if ((error as { code?: string }).code !== '21000') throw error;
+      await this.client.query('ROLLBACK TO SAVEPOINT samples');
+      throw await this.duplicateSamplesError();
+    }
+    await this.client.query('RELEASE SAVEPOINT samples');
+    await this.client.query(`TRUNCATE ${STAGING.metric_samples.table}`);
+  }
+
+  private async duplicateSamplesError(): Promise<ImportRejectedError> {
+    const rows = (await this.client.query(DUPLICATE_SAMPLES_SQL)).rows as {
+      first: number;
+      second: number;
+      workload_id: string;
+      sampled_at: Date;
+    }[];
+    return new ImportRejectedError(
+      rows.map((row) => ({
+        section: 'metric_samples',
+        location: row.second,
+        seeAlso: row.first,
+        message: `repeats the sample of workload '${row.workload_id}' at ${row.sampled_at.toISOString()}; a workload has one sample per timestamp`,
+      })),
+    );
+  }
+
+  /** Queues work on the connection; the returned promise never rejects (failures are kept and rethrown). */
+  private enqueue(operation: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(async () => {
+      if (this.failure) return;
+      try {
+        await operation();
+      } catch (error) {
+        this.failure = error;
+      }
+    });
+    return this.queue;
+  }
+
+  private async drain(): Promise<void> {
+    await this.queue;
+    this.throwIfFailed();
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure;
+  }
+}

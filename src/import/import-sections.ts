@@ -1,0 +1,109 @@
+import type { Role } from '../common/auth/auth-scope';
+import type { WorkloadStatus } from '../workloads/entities/workload.entity';
+
+/** Sections of an import document, in the order they are written (parents before children). */
+export const SECTIONS = [
+  'organizations',
+  'initiatives',
+  'pools',
+  'allocations',
+  'members',
+  'workloads',
+  'metric_samples',
+] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+/** NDJSON names a record's section by its singular `kind`. */
+export const SECTION_BY_KIND: Record<string, SectionName> = {
+  organization: 'organizations',
+  initiative: 'initiatives',
+  pool: 'pools',
+  allocation: 'allocations',
+  member: 'members',
+  workload: 'workloads',
+  metric_sample: 'metric_samples',
+};
+
+export interface OrganizationRow {
+  organization_id: string;
+  name: string;
+  timezone: string;
+  budget_period_start: Date;
+  budget_period_end: Date;
+}
+
+export interface InitiativeRow {
+  organization_id: string;
+  initiative_id: string;
+  name: string;
+}
+
+export interface PoolRow {
+  organization_id: string;
+  pool_id: string;
+  name: string;
+  instance_types: string[];
+}
+
+export interface AllocationRow {
+  organization_id: string;
+  initiative_id: string;
+  pool_id: string;
+  allocated_gpu_hours: number;
+}
+
+export interface MemberRow {
+  organization_id: string;
+  subject: string;
+  role: Role;
+  initiative_ids: string[];
+}
+
+export interface WorkloadRow {
+  organization_id: string;
+  workload_id: string;
+  initiative_id: string;
+  name: string;
+  status: WorkloadStatus;
+  submitted_by: string;
+  instance_type: string;
+  gpu_count: number;
+  is_managed: boolean;
+  cluster_id: string;
+  namespace: string;
+  submitted_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  exit_code: number | null;
+}
+
+export interface MetricSampleRow {
+  organization_id: string;
+  workload_id: string;
+  timestamp: Date;
+  gpu_utilization: number;
+  memory_utilization: number;
+  temperature: number;
+  power_usage: number;
+}
+
+export interface SectionRows {
+  organizations: OrganizationRow;
+  initiatives: InitiativeRow;
+  pools: PoolRow;
+  allocations: AllocationRow;
+  members: MemberRow;
+  workloads: WorkloadRow;
+  metric_samples: MetricSampleRow;
+}
+
+/** A validated record with where it came from: an index within its section (JSON) or a line (NDJSON). */
+export type ImportRecord = {
+  [S in SectionName]: { section: S; location: number; row: SectionRows[S] };
+}[SectionName];
+
+export type LocationStyle = 'index' | 'line';
+
+export function describeLocation(style: LocationStyle, section: SectionName, location: number): string {
+  return style === 'line' ? `line ${location}` : `${section}[${location}]`;
+}

@@ -1,0 +1,261 @@
+import { ROLES } from '../common/auth/auth-scope';
+import { parseContractDate } from '../common/validation/contract-date';
+import { WORKLOAD_STATUSES } from '../workloads/entities/workload.entity';
+import type { SectionName, SectionRows } from './import-sections';
+
+const IDENTIFIER = /^[A-Za-z0-9._:-]{1,128}$/;
+const TIMESTAMP_WITH_OFFSET = /T.*(Z|[+-]\d{2}:?\d{2})$/i;
+const MAX_TEXT = 256;
+const MAX_INT32 = 2_147_483_647;
+
+type FieldType =
+  | 'identifier'
+  | 'text'
+  | 'timestamp'
+  | 'percentage'
+  | 'non-negative number'
+  | 'number'
+  | 'gpu count'
+  | 'integer'
+  | 'boolean'
+  | 'identifier list'
+  | 'timezone'
+  | 'role'
+  | 'status';
+
+interface FieldSpec {
+  type: FieldType;
+  /** Optional fields may be omitted or null; they become null (or the default). */
+  optional?: boolean;
+  default?: unknown;
+}
+
+const FIELDS: { [S in SectionName]: Record<keyof SectionRows[S], FieldSpec> } = {
+  organizations: {
+    organization_id: { type: 'identifier' },
+    name: { type: 'text' },
+    timezone: { type: 'timezone', optional: true, default: 'UTC' },
+    budget_period_start: { type: 'timestamp' },
+    budget_period_end: { type: 'timestamp' },
+  },
+  initiatives: {
+    organization_id: { type: 'identifier' },
+    initiative_id: { type: 'identifier' },
+    name: { type: 'text' },
+  },
+  pools: {
+    organization_id: { type: 'identifier' },
+    pool_id: { type: 'identifier' },
+    name: { type: 'text' },
+    instance_types: { type: 'identifier list' },
+  },
+  allocations: {
+    organization_id: { type: 'identifier' },
+    initiative_id: { type: 'identifier' },
+    pool_id: { type: 'identifier' },
+    allocated_gpu_hours: { type: 'non-negative number' },
+  },
+  members: {
+    organization_id: { type: 'identifier' },
+    subject: { type: 'text' },
+    role: { type: 'role' },
+    initiative_ids: { type: 'identifier list', optional: true, default: [] },
+  },
+  workloads: {
+    organization_id: { type: 'identifier' },
+    workload_id: { type: 'identifier' },
+    initiative_id: { type: 'identifier' },
+    name: { type: 'text' },
+    status: { type: 'status' },
+    submitted_by: { type: 'text' },
+    instance_type: { type: 'identifier' },
+    gpu_count: { type: 'gpu count' },
+    is_managed: { type: 'boolean' },
+    cluster_id: { type: 'text' },
+    namespace: { type: 'text' },
+    submitted_at: { type: 'timestamp' },
+    started_at: { type: 'timestamp', optional: true },
+    completed_at: { type: 'timestamp', optional: true },
+    exit_code: { type: 'integer', optional: true },
+  },
+  metric_samples: {
+    organization_id: { type: 'identifier' },
+    workload_id: { type: 'identifier' },
+    timestamp: { type: 'timestamp' },
+    gpu_utilization: { type: 'percentage' },
+    memory_utilization: { type: 'percentage' },
+    temperature: { type: 'number' },
+    power_usage: { type: 'non-negative number' },
+  },
+};
+
+const DERIVED_FIELDS = new Set(['duration_seconds', 'gpu_hours_used', 'gpu_usage']);
+
+export type ValidationResult<S extends SectionName> =
+  { row: SectionRows[S]; issues?: undefined } | { row?: undefined; issues: string[] };
+
+/**
+ * Checks one record on its own: fields, types, ranges and the rules that tie its fields together.
+ * References to other records are checked later (ReferenceTracker), once the whole file is known.
+ * `ignoredKeys` are envelope fields such as NDJSON's `kind`.
+ */
+export function validateRecord<S extends SectionName>(
+  section: S,
+  value: unknown,
+  ignoredKeys: readonly string[] = [],
+): ValidationResult<S> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { issues: ['must be a JSON object'] };
+  }
+  const input = value as Record<string, unknown>;
+  const specs = FIELDS[section] as Record<string, FieldSpec>;
+  const issues: string[] = [];
+  for (const key of Object.keys(input)) {
+    if (key in specs || ignoredKeys.includes(key)) continue;
+    issues.push(
+      DERIVED_FIELDS.has(key)
+        ? `${key} is derived by the service and cannot be imported; remove it`
+        : `unknown field '${key}'`,
+    );
+  }
+  const row: Record<string, unknown> = {};
+  for (const [field, spec] of Object.entries(specs)) {
+    const raw = input[field];
+    if (raw === undefined || raw === null) {
+      if (spec.optional) row[field] = spec.default ?? null;
+      else issues.push(`${field} is required`);
+      continue;
+    }
+    const checked = checkField(spec.type, raw);
+    if (typeof checked === 'string') issues.push(`${field} ${checked}`);
+    else row[field] = checked.value;
+  }
+  if (issues.length === 0) issues.push(...crossFieldIssues(section, row));
+  return issues.length ? { issues } : { row: row as unknown as SectionRows[S] };
+}
+
+/** Returns the converted value, or the broken rule as text that follows the field name. */
+function checkField(type: FieldType, raw: unknown): { value: unknown } | string {
+  switch (type) {
+    case 'identifier':
+      return typeof raw === 'string' && IDENTIFIER.test(raw)
+        ? { value: raw }
+        : 'must be an identifier: 1 to 128 characters from A-Z a-z 0-9 . _ : -';
+    case 'text':
+      return typeof raw === 'string' &&
+        raw.trim().length > 0 &&
+        raw.length <= MAX_TEXT &&
+        !/[\u0000-\u001f]/.test(raw)
+        ? { value: raw }
+        : `must be a non-empty string of at most ${MAX_TEXT} characters without control characters`;
+    case 'timestamp':
+      return checkTimestamp(raw);
+    case 'percentage':
+      return typeof raw === 'number' && raw >= 0 && raw <= 100
+        ? { value: raw }
+        : 'must be a number from 0 to 100';
+    case 'non-negative number':
+      return typeof raw === 'number' && Number.isFinite(raw) && raw >= 0
+        ? { value: raw }
+        : 'must be a number greater than or equal to 0';
+    case 'number':
+      return typeof raw === 'number' && Number.isFinite(raw) ? { value: raw } : 'must be a number';
+    case 'gpu count':
+      return Number.isInteger(raw) && (raw as number) >= 0 && (raw as number) <= 100_000
+        ? { value: raw }
+        : 'must be an integer from 0 to 100000';
+    case 'integer':
+      return Number.isInteger(raw) && Math.abs(raw as number) <= MAX_INT32
+        ? { value: raw }
+        : 'must be an integer';
+    case 'boolean':
+      return typeof raw === 'boolean' ? { value: raw } : 'must be true or false';
+    case 'identifier list':
+      return checkIdentifierList(raw);
+    case 'timezone':
+      return typeof raw === 'string' && isTimeZone(raw)
+        ? { value: raw }
+        : 'must be an IANA time zone such as Europe/Berlin';
+    case 'role':
+      return (ROLES as readonly unknown[]).includes(raw)
+        ? { value: raw }
+        : `must be one of ${ROLES.join(', ')}`;
+    case 'status':
+      return (WORKLOAD_STATUSES as readonly unknown[]).includes(raw)
+        ? { value: raw }
+        : `must be one of ${WORKLOAD_STATUSES.join(', ')} (unknown status ${JSON.stringify(raw)})`;
+  }
+}
+
+function checkTimestamp(raw: unknown): { value: Date } | string {
+  const rule = 'must be an ISO 8601 timestamp with an offset, such as 2026-11-20T08:00:00Z';
+  if (typeof raw !== 'string' || !TIMESTAMP_WITH_OFFSET.test(raw)) return rule;
+  const parsed = parseContractDate(raw);
+  return parsed ? { value: parsed } : rule;
+}
+
+function checkIdentifierList(raw: unknown): { value: string[] } | string {
+  const rule = 'must be an array of distinct identifiers (1 to 128 characters from A-Z a-z 0-9 . _ : -)';
+  if (!Array.isArray(raw) || raw.length > 10_000) return rule;
+  if (!raw.every((item) => typeof item === 'string' && IDENTIFIER.test(item))) return rule;
+  return new Set(raw).size === raw.length ? { value: raw as string[] } : rule;
+}
+
+const timeZoneCache = new Map<string, boolean>();
+
+function isTimeZone(name: string): boolean {
+  let known = timeZoneCache.get(name);
+  if (known === undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: name });
+      known = true;
+    } catch {
+      known = false;
+    }
+    timeZoneCache.set(name, known);
+  }
+  return known;
+}
+
+function crossFieldIssues(section: SectionName, row: Record<string, unknown>): string[] {
+  if (section === 'organizations') {
+    return (row.budget_period_start as Date) < (row.budget_period_end as Date)
+      ? []
+      : ['budget_period_start must be before budget_period_end'];
+  }
+  if (section === 'workloads') return workloadTimeIssues(row as unknown as SectionRows['workloads']);
+  return [];
+}
+
+/** Status and time consistency (contract §4). */
+export function workloadTimeIssues(workload: SectionRows['workloads']): string[] {
+  const { status, submitted_at: submitted, started_at: started, completed_at: completed } = workload;
+  const exitCode = workload.exit_code;
+  const issues: string[] = [];
+  const mustBeNull = (field: string, value: unknown) => {
+    if (value !== null) issues.push(`${field} must be null for a ${status} workload`);
+  };
+  const mustBeSet = (field: string, value: unknown) => {
+    if (value === null) issues.push(`${field} is required for a ${status} workload`);
+  };
+  if (status === 'pending') {
+    mustBeNull('started_at', started);
+    mustBeNull('completed_at', completed);
+    mustBeNull('exit_code', exitCode);
+  } else if (status === 'running') {
+    mustBeSet('started_at', started);
+    mustBeNull('completed_at', completed);
+    mustBeNull('exit_code', exitCode);
+  } else if (status === 'cancelled') {
+    mustBeSet('completed_at', completed);
+  } else {
+    mustBeSet('started_at', started);
+    mustBeSet('completed_at', completed);
+    mustBeSet('exit_code', exitCode);
+  }
+  if (started && started < submitted) issues.push('started_at must not be before submitted_at');
+  if (completed && completed < (started ?? submitted)) {
+    issues.push(`completed_at must not be before ${started ? 'started_at' : 'submitted_at'}`);
+  }
+  return issues;
+}

@@ -1,0 +1,155 @@
+import { copyNullable, copyText, copyTextArray, copyTimestamp } from './copy-text';
+import type { SectionName, SectionRows } from './import-sections';
+
+interface StagingTable<S extends SectionName> {
+  table: string;
+  /** Column definitions after `loc integer` (the record's index or line, to name it in errors). */
+  columns: string;
+  encode(row: SectionRows[S], location: number): string;
+}
+
+/**
+ * Temporary tables (dropped at commit) that COPY fills before one set-based upsert per table.
+ * Names are fixed strings, never derived from input.
+ */
+export const STAGING: { [S in SectionName]: StagingTable<S> } = {
+  organizations: {
+    table: 'stage_organizations',
+    columns:
+      'organization_id text, name text, timezone text, budget_period_start timestamptz, budget_period_end timestamptz',
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.name)}\t${copyText(row.timezone)}\t${copyTimestamp(row.budget_period_start)}\t${copyTimestamp(row.budget_period_end)}\n`,
+  },
+  initiatives: {
+    table: 'stage_initiatives',
+    columns: 'organization_id text, initiative_id text, name text',
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.initiative_id)}\t${copyText(row.name)}\n`,
+  },
+  pools: {
+    table: 'stage_pools',
+    columns: 'organization_id text, pool_id text, name text, instance_types text[]',
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.pool_id)}\t${copyText(row.name)}\t${copyTextArray(row.instance_types)}\n`,
+  },
+  allocations: {
+    table: 'stage_allocations',
+    columns: 'organization_id text, initiative_id text, pool_id text, allocated_gpu_hours double precision',
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.initiative_id)}\t${copyText(row.pool_id)}\t${row.allocated_gpu_hours}\n`,
+  },
+  members: {
+    table: 'stage_members',
+    columns: 'organization_id text, subject text, role text, initiative_ids text[]',
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.subject)}\t${row.role}\t${copyTextArray(row.initiative_ids)}\n`,
+  },
+  workloads: {
+    table: 'stage_workloads',
+    columns: `organization_id text, workload_id text, initiative_id text, name text, status text, submitted_by text,
+              instance_type text, gpu_count integer, is_managed boolean, cluster_id text, namespace text,
+              submitted_at timestamptz, started_at timestamptz, completed_at timestamptz, exit_code integer`,
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.workload_id)}\t${copyText(row.initiative_id)}\t${copyText(row.name)}\t${row.status}\t${copyText(row.submitted_by)}\t${copyText(row.instance_type)}\t${row.gpu_count}\t${row.is_managed ? 't' : 'f'}\t${copyText(row.cluster_id)}\t${copyText(row.namespace)}\t${copyTimestamp(row.submitted_at)}\t${copyTimestamp(row.started_at)}\t${copyTimestamp(row.completed_at)}\t${copyNullable(row.exit_code)}\n`,
+  },
+  metric_samples: {
+    table: 'stage_metric_samples',
+    columns: `organization_id text, workload_id text, sampled_at timestamptz, gpu_utilization double precision,
+              memory_utilization double precision, temperature double precision, power_usage double precision`,
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.workload_id)}\t${row.timestamp.toISOString()}\t${row.gpu_utilization}\t${row.memory_utilization}\t${row.temperature}\t${row.power_usage}\n`,
+  },
+};
+
+/**
+ * INSERT ... SELECT ... ON CONFLICT DO UPDATE that leaves identical rows alone (no new row version,
+ * no trigger input), so importing the same file twice writes nothing the second time.
+ */
+function upsertSql(
+  target: string,
+  staging: string,
+  keys: string[],
+  values: string[],
+  select?: string[],
+): string {
+  const columns = [...keys, ...values];
+  return `
+    INSERT INTO ${target} AS t (${columns.join(', ')})
+    SELECT ${(select ?? columns).join(', ')} FROM ${staging}
+    ON CONFLICT (${keys.join(', ')}) DO UPDATE
+      SET ${values.map((column) => `${column} = excluded.${column}`).join(', ')}
+      WHERE (${values.map((column) => `t.${column}`).join(', ')}) IS DISTINCT FROM
+            (${values.map((column) => `excluded.${column}`).join(', ')})`;
+}
+
+const WORKLOAD_VALUES = [
+  'initiative_id',
+  'name',
+  'status',
+  'submitted_by',
+  'instance_type',
+  'gpu_count',
+  'is_managed',
+  'cluster_id',
+  'namespace',
+  'submitted_at',
+  'started_at',
+  'completed_at',
+  'exit_code',
+];
+const SAMPLE_VALUES = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
+
+/** The statements that move one section's staged rows into the real tables, in order. */
+export const APPLY_SQL: Record<SectionName, string[]> = {
+  organizations: [
+    upsertSql(
+      'organizations',
+      'stage_organizations',
+      ['organization_id'],
+      ['name', 'timezone', 'budget_period_start', 'budget_period_end'],
+    ),
+  ],
+  initiatives: [
+    upsertSql('initiatives', 'stage_initiatives', ['organization_id', 'initiative_id'], ['name']),
+  ],
+  pools: [
+    upsertSql('capacity_pools', 'stage_pools', ['organization_id', 'pool_id'], ['name']),
+    // The file's list replaces the pool's set: drop what it no longer names, then claim the rest.
+    `DELETE FROM pool_instance_types p USING stage_pools s
+      WHERE p.organization_id = s.organization_id AND p.pool_id = s.pool_id
+        AND NOT (p.instance_type = ANY (s.instance_types))`,
+    `INSERT INTO pool_instance_types AS t (organization_id, instance_type, pool_id)
+     SELECT organization_id, unnest(instance_types), pool_id FROM stage_pools
+     ON CONFLICT (organization_id, instance_type) DO UPDATE SET pool_id = excluded.pool_id
+       WHERE t.pool_id IS DISTINCT FROM excluded.pool_id`,
+  ],
+  allocations: [
+    upsertSql(
+      'allocations',
+      'stage_allocations',
+      ['organization_id', 'initiative_id', 'pool_id'],
+      ['allocated_gpu_hours'],
+    ),
+  ],
+  members: [
+    upsertSql('members', 'stage_members', ['organization_id', 'subject'], ['role', 'initiative_ids']),
+  ],
+  workloads: [upsertSql('workloads', 'stage_workloads', ['organization_id', 'workload_id'], WORKLOAD_VALUES)],
+  metric_samples: [
+    upsertSql(
+      'metric_samples',
+      'stage_metric_samples',
+      ['organization_id', 'workload_id', 'sampled_at'],
+      SAMPLE_VALUES,
+    ),
+  ],
+};
+
+/** Staged samples that share a key (the upsert cannot apply both); first few, with their records. */
+export const DUPLICATE_SAMPLES_SQL = `
+  SELECT min(loc) AS first, max(loc) AS second, organization_id, workload_id, sampled_at
+  FROM stage_metric_samples
+  GROUP BY organization_id, workload_id, sampled_at
+  HAVING count(*) > 1
+  ORDER BY 1
+  LIMIT 20`;
