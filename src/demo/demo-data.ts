@@ -1,11 +1,30 @@
 import type { DataSource } from 'typeorm';
+import { BulkLoader } from '../import/bulk-loader';
+import type { ImportRecord, SectionName } from '../import/import-sections';
+import {
+  DEMO_ORGANIZATION_ID,
+  DEMO_TIMEZONE,
+  demoMembers,
+  INITIATIVES,
+  INSTANCE_TYPES,
+  POOLS,
+} from './demo-organization';
+import { demoSamples, sampleSlots } from './demo-samples';
+import { demoWorkload, WorkloadPlan } from './demo-workloads';
 
-export const DEMO_ORGANIZATION_ID = 'org-demo';
+export { DEMO_ORGANIZATION_ID } from './demo-organization';
 
 export interface DemoOptions {
   workloads: number;
   seed: number;
+  /** Defaults to the current time rounded down to the hour: two runs in one hour write the same rows. */
   now?: Date;
+  /**
+   * Total metric samples to spread over the most recent workloads (a run's samples every 30 s, up to
+   * 30 days per workload). Omitted: the last 90 minutes of every workload running or finished in the
+   * last 7 days.
+   */
+  samples?: number;
   onProgress?: (message: string) => void;
 }
 
@@ -16,18 +35,179 @@ export interface DemoSummary {
   samples: number;
 }
 
-/** Placeholder until the demo generator lands: an organization with two initiatives and nothing else. */
-export async function writeDemoData(dataSource: DataSource, _options: DemoOptions): Promise<DemoSummary> {
-  await dataSource.query(
-    `INSERT INTO organizations (organization_id, name, timezone, budget_period_start, budget_period_end)
-     VALUES ($1, 'Demo', 'UTC', date_trunc('month', now()), date_trunc('month', now()) + interval '3 months')
-     ON CONFLICT DO NOTHING`,
-    [DEMO_ORGANIZATION_ID],
-  );
-  await dataSource.query(
-    `INSERT INTO initiatives (organization_id, initiative_id, name) VALUES ($1, 'vision', 'Vision'), ($1, 'nlp', 'NLP')
-     ON CONFLICT DO NOTHING`,
-    [DEMO_ORGANIZATION_ID],
-  );
-  return { organizationId: DEMO_ORGANIZATION_ID, initiativeIds: ['nlp', 'vision'], workloads: 0, samples: 0 };
+const DAY = 86_400_000;
+const RECENT_CAP = 180;
+const TARGETED_CAP = 30 * 2880;
+const PROGRESS_EVERY = 1_000_000;
+
+export function demoNow(now?: Date): Date {
+  const time = (now ?? new Date()).getTime();
+  return new Date(now ? time : time - (time % 3_600_000));
 }
+
+/** The current calendar quarter (UTC). */
+export function currentQuarter(now: Date): { start: Date; end: Date } {
+  const quarterMonth = Math.floor(now.getUTCMonth() / 3) * 3;
+  return {
+    start: new Date(Date.UTC(now.getUTCFullYear(), quarterMonth, 1)),
+    end: new Date(Date.UTC(now.getUTCFullYear(), quarterMonth + 3, 1)),
+  };
+}
+
+/**
+ * Every record of the demo organization, parents first, then workloads, allocations (sized from the
+ * usage the workloads accrued this quarter) and metric samples. Deterministic for (seed, workloads,
+ * samples, now). Records are produced lazily: a million workloads and fifty million samples stream.
+ */
+export function* generateDemoRecords(options: DemoOptions): Generator<ImportRecord> {
+  const now = demoNow(options.now);
+  const plan: WorkloadPlan = { seed: options.seed >>> 0, count: options.workloads, now: now.getTime() };
+  const period = currentQuarter(now);
+  const counters = new Map<SectionName, number>();
+  const record: RecordFactory = (section, row) => {
+    const location = counters.get(section) ?? 0;
+    counters.set(section, location + 1);
+    return { section, location, row } as ImportRecord;
+  };
+  const organizationId = DEMO_ORGANIZATION_ID;
+  yield record('organizations', {
+    organization_id: organizationId,
+    name: 'Demo Robotics',
+    timezone: DEMO_TIMEZONE,
+    budget_period_start: period.start,
+    budget_period_end: period.end,
+  });
+  for (const initiative of INITIATIVES) {
+    yield record('initiatives', {
+      organization_id: organizationId,
+      initiative_id: initiative.initiativeId,
+      name: initiative.name,
+    });
+  }
+  for (const pool of POOLS) {
+    yield record('pools', {
+      organization_id: organizationId,
+      pool_id: pool.poolId,
+      name: pool.name,
+      instance_types: pool.instanceTypes,
+    });
+  }
+  for (const member of demoMembers()) {
+    yield record('members', {
+      organization_id: organizationId,
+      subject: member.subject,
+      role: member.role,
+      initiative_ids: member.initiativeIds,
+    });
+  }
+  const usage = new Map<string, number>();
+  for (let index = 0; index < plan.count; index += 1) {
+    const workload = demoWorkload(plan, index);
+    addPeriodUsage(
+      usage,
+      workload.row.initiative_id,
+      workload.row.instance_type,
+      workload.row.gpu_count,
+      workload.run,
+      period.start.getTime(),
+    );
+    yield record('workloads', workload.row);
+  }
+  yield* allocationRecords(usage, record);
+  yield* sampleRecords(plan, options, record);
+}
+
+type RecordFactory = <S extends SectionName>(
+  section: S,
+  row: Extract<ImportRecord, { section: S }>['row'],
+) => ImportRecord;
+
+function poolOf(instanceType: string): string | undefined {
+  return POOLS.find((pool) => pool.instanceTypes.includes(instanceType))?.poolId;
+}
+
+function addPeriodUsage(
+  usage: Map<string, number>,
+  initiativeId: string,
+  instanceType: string,
+  gpuCount: number,
+  run: { start: number; end: number } | null,
+  periodStart: number,
+): void {
+  const poolId = poolOf(instanceType);
+  if (!run || !poolId) return;
+  const hours = (Math.max(0, run.end - Math.max(run.start, periodStart)) / 3_600_000) * gpuCount;
+  const key = `${initiativeId}|${poolId}`;
+  usage.set(key, (usage.get(key) ?? 0) + hours);
+}
+
+/** One allocation per (initiative, pool) the initiative used, some under what was used already. */
+function* allocationRecords(usage: Map<string, number>, record: RecordFactory): Generator<ImportRecord> {
+  for (const initiative of INITIATIVES) {
+    for (const pool of POOLS) {
+      const used = usage.get(`${initiative.initiativeId}|${pool.poolId}`);
+      if (used === undefined) continue;
+      yield record('allocations', {
+        organization_id: DEMO_ORGANIZATION_ID,
+        initiative_id: initiative.initiativeId,
+        pool_id: pool.poolId,
+        allocated_gpu_hours: Math.max(100, Math.round((used * initiative.budgetFactor) / 10) * 10),
+      });
+    }
+  }
+}
+
+/**
+ * Walks workloads from the newest back: running ones always get samples; the others while the
+ * budget lasts (targeted) or when they ran within the last 7 days (default).
+ */
+function* sampleRecords(
+  plan: WorkloadPlan,
+  options: DemoOptions,
+  record: RecordFactory,
+): Generator<ImportRecord> {
+  const targeted = options.samples !== undefined;
+  let budget = options.samples ?? 0;
+  for (let index = plan.count - 1; index >= 0; index -= 1) {
+    const workload = demoWorkload(plan, index);
+    if (!workload.run) continue;
+    const running = workload.row.status === 'running';
+    const wanted = targeted ? budget > 0 : workload.run.end >= plan.now - 7 * DAY;
+    if (!running && !wanted) continue;
+    const cap = !targeted ? RECENT_CAP : running ? TARGETED_CAP : Math.min(TARGETED_CAP, budget);
+    budget -= sampleSlots(workload.run, cap).count;
+    for (const sample of demoSamples(workload, plan.seed, cap)) yield record('metric_samples', sample);
+  }
+}
+
+/** Writes the demo organization through the import's bulk loader (upserts: running it twice duplicates nothing). */
+export async function writeDemoData(dataSource: DataSource, options: DemoOptions): Promise<DemoSummary> {
+  const loader = await BulkLoader.open(dataSource);
+  let count = 0;
+  const started = Date.now();
+  try {
+    for (const item of generateDemoRecords(options)) {
+      await loader.add(item);
+      count += 1;
+      if (count % PROGRESS_EVERY === 0) {
+        const seconds = (Date.now() - started) / 1000;
+        options.onProgress?.(
+          `${count.toLocaleString('en-US')} records generated (${Math.round(count / seconds).toLocaleString('en-US')}/s)`,
+        );
+      }
+    }
+    const summary = await loader.finish();
+    return {
+      organizationId: DEMO_ORGANIZATION_ID,
+      initiativeIds: INITIATIVES.map((initiative) => initiative.initiativeId).sort(),
+      workloads: summary.records.workloads,
+      samples: summary.records.metric_samples,
+    };
+  } catch (error) {
+    await loader.abort();
+    throw error;
+  }
+}
+
+/** Instance types of the demo, for documentation and tests. */
+export const DEMO_INSTANCE_TYPES = Object.keys(INSTANCE_TYPES);

@@ -1,0 +1,191 @@
+import type { WorkloadRow } from '../import/import-sections';
+import {
+  DEMO_ORGANIZATION_ID,
+  DEMO_UTC_OFFSET_HOURS,
+  DemoInitiative,
+  demoMembers,
+  INITIATIVES,
+  INSTANCE_TYPES,
+  InstanceType,
+} from './demo-organization';
+import { integerBetween, logNormal, mixSeed, mulberry32, pickWeighted, Random } from './demo-random';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
+export const HISTORY_DAYS = 182;
+const MAX_RUN = 30 * DAY;
+const CLUSTERS = [
+  { id: 'eks-use1-prod', weight: 5 },
+  { id: 'eks-usw2-prod', weight: 3 },
+  { id: 'gke-usc1-research', weight: 2 },
+];
+
+/** A generated workload plus what samples need to know about its run. */
+export interface DemoWorkload {
+  index: number;
+  row: WorkloadRow;
+  initiative: DemoInitiative;
+  instance: InstanceType;
+  isLongTraining: boolean;
+  /** Start and end (now while running) of the run; null when it never started. */
+  run: { start: number; end: number } | null;
+}
+
+export interface WorkloadPlan {
+  seed: number;
+  count: number;
+  now: number;
+}
+
+const submittersByInitiative = new Map(
+  INITIATIVES.map((initiative) => [
+    initiative.initiativeId,
+    demoMembers()
+      .filter((member) => member.initiativeIds.includes(initiative.initiativeId))
+      .map((member) => member.subject),
+  ]),
+);
+
+export function demoWorkloadId(index: number): string {
+  return `wl-${String(index).padStart(7, '0')}`;
+}
+
+/**
+ * Workload `index` of the plan, computed on its own (its own random stream), so the samples pass can
+ * regenerate any workload without holding a million of them in memory. Submission times grow with
+ * the index, so the highest indexes are the most recent workloads.
+ */
+export function demoWorkload(plan: WorkloadPlan, index: number): DemoWorkload {
+  const random = mulberry32(mixSeed(plan.seed, index, 1));
+  const initiative = pickWeighted(random, INITIATIVES, (item) => item.weight);
+  const instance =
+    INSTANCE_TYPES[
+      pickWeighted(
+        random,
+        Object.keys(initiative.instanceWeights),
+        (name) => initiative.instanceWeights[name],
+      )
+    ];
+  const nodes =
+    1 +
+    pickWeighted(
+      random,
+      instance.nodeWeights.map((_, i) => i),
+      (i) => instance.nodeWeights[i],
+    );
+  const isLongTraining = random() < (instance.gpusPerNode === 8 ? 0.16 : 0.06);
+  const submitters = submittersByInitiative.get(initiative.initiativeId) ?? [];
+  const submittedAt = submissionTime(plan, index, random());
+  const times = lifecycle(plan, index, random, submittedAt, isLongTraining, instance);
+  const jobName = initiative.jobNames[integerBetween(random, 0, initiative.jobNames.length - 1)];
+  const namespaceSuffix = ['', '', '-research', '-batch'][integerBetween(random, 0, 3)];
+  const row: WorkloadRow = {
+    organization_id: DEMO_ORGANIZATION_ID,
+    workload_id: demoWorkloadId(index),
+    initiative_id: initiative.initiativeId,
+    name: `${jobName}-${integerBetween(random, 1, 400)}`,
+    status: times.status,
+    submitted_by: submitters[integerBetween(random, 0, submitters.length - 1)],
+    instance_type: instance.name,
+    gpu_count: instance.gpusPerNode * nodes,
+    is_managed: random() < 0.85,
+    cluster_id: pickWeighted(random, CLUSTERS, (cluster) => cluster.weight).id,
+    namespace: `${initiative.initiativeId}${namespaceSuffix}`,
+    submitted_at: new Date(submittedAt),
+    started_at: times.startedAt === null ? null : new Date(times.startedAt),
+    completed_at: times.completedAt === null ? null : new Date(times.completedAt),
+    exit_code: times.exitCode,
+  };
+  const run =
+    times.startedAt === null ? null : { start: times.startedAt, end: times.completedAt ?? plan.now };
+  return { index, row, initiative, instance, isLongTraining, run };
+}
+
+interface Lifecycle {
+  status: WorkloadRow['status'];
+  startedAt: number | null;
+  completedAt: number | null;
+  exitCode: number | null;
+}
+
+function lifecycle(
+  plan: WorkloadPlan,
+  index: number,
+  random: Random,
+  submittedAt: number,
+  isLongTraining: boolean,
+  instance: InstanceType,
+): Lifecycle {
+  const pending: Lifecycle = { status: 'pending', startedAt: null, completedAt: null, exitCode: null };
+  // The newest few are still queued, so the demo always shows pending work.
+  if (index >= plan.count - Math.max(3, Math.round(plan.count * 0.0005))) return pending;
+  const contended = instance.name === 'p5.48xlarge' ? 4 : 1;
+  const queued = Math.min(logNormal(random, 90_000 * contended, 1.3), 2 * DAY);
+  const outcome = random();
+  if (outcome < 0.02) {
+    const cancelledAt = submittedAt + Math.min(logNormal(random, 20 * MINUTE, 1), 3 * DAY);
+    return cancelledAt <= plan.now
+      ? { status: 'cancelled', startedAt: null, completedAt: Math.round(cancelledAt), exitCode: null }
+      : pending;
+  }
+  const startedAt = Math.round(submittedAt + queued);
+  if (startedAt > plan.now) return pending;
+  const planned = isLongTraining ? logNormal(random, 36 * HOUR, 0.9) : logNormal(random, 35 * MINUTE, 1.3);
+  const duration = Math.min(Math.max(planned, MINUTE), MAX_RUN);
+  const cut = 0.05 + 0.85 * random();
+  let ending: Omit<Lifecycle, 'startedAt'>;
+  if (outcome < 0.09)
+    ending = {
+      status: 'failed',
+      completedAt: startedAt + duration * cut,
+      exitCode: [1, 137, 139, 2][index % 4],
+    };
+  else if (outcome < 0.12)
+    ending = {
+      status: 'cancelled',
+      completedAt: startedAt + duration * cut,
+      exitCode: index % 2 ? 143 : null,
+    };
+  else ending = { status: 'completed', completedAt: startedAt + duration, exitCode: 0 };
+  const completedAt = Math.round(ending.completedAt as number);
+  if (completedAt > plan.now) return { status: 'running', startedAt, completedAt: null, exitCode: null };
+  return { ...ending, startedAt, completedAt };
+}
+
+/** Hour-of-week weights in local time: busy working days, quiet nights and weekends. */
+const WEEK_CDF = (() => {
+  const weights: number[] = [];
+  for (let hour = 0; hour < 168; hour += 1) {
+    const day = Math.floor(hour / 24);
+    const hourOfDay = hour % 24;
+    const weekday = day < 5;
+    const working = hourOfDay >= 9 && hourOfDay < 18;
+    const shoulder = (hourOfDay >= 7 && hourOfDay < 9) || (hourOfDay >= 18 && hourOfDay < 22);
+    weights.push(weekday ? (working ? 4 : shoulder ? 2 : 0.6) : working ? 1 : 0.4);
+  }
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  let running = 0;
+  return weights.map((weight) => (running += weight / total));
+})();
+/** A Monday 00:00 local time (1970-01-05 was a Monday). */
+const LOCAL_MONDAY = 4 * DAY - DEMO_UTC_OFFSET_HOURS * HOUR;
+
+/**
+ * Spreads workloads evenly over the history, then bends each week so that more land on working
+ * hours. The bend is monotonic within a week, so submission time still grows with the index.
+ */
+function submissionTime(plan: WorkloadPlan, index: number, jitter: number): number {
+  const end = plan.now - 5 * MINUTE;
+  const start = end - HISTORY_DAYS * DAY;
+  const linear = start + ((index + jitter) / plan.count) * (end - start);
+  const weekStart = linear - ((((linear - LOCAL_MONDAY) % WEEK) + WEEK) % WEEK);
+  const fraction = (linear - weekStart) / WEEK;
+  let hour = 0;
+  while (hour < 167 && WEEK_CDF[hour] < fraction) hour += 1;
+  const below = hour === 0 ? 0 : WEEK_CDF[hour - 1];
+  const within = (fraction - below) / (WEEK_CDF[hour] - below);
+  const bent = weekStart + (hour + within) * HOUR;
+  return Math.round(Math.min(Math.max(bent, start), end));
+}
