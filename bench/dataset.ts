@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { Client } from 'pg';
+import type { DatasetSize } from './options';
+import { ROOT, runCli } from './processes';
+
+/** What the benchmark database holds, stored as a COMMENT ON DATABASE so a later run can reuse it. */
+export interface DatasetMarker {
+  workloads: number;
+  samples: number;
+  seed: number;
+  fingerprint: string;
+  loadSeconds: number;
+  rows: { workloads: number; samples: number };
+  builtAt: string;
+}
+
+export interface Dataset {
+  size: DatasetSize;
+  databaseName: string;
+  url: string;
+  marker: DatasetMarker;
+  reused: boolean;
+}
+
+/** Code whose change makes an existing benchmark database stale: the schema and whatever writes the data. */
+const FINGERPRINT_DIRS = ['migrations', 'src/demo', 'src/import'];
+
+export function databaseUrl(adminUrl: string, databaseName: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${databaseName}`;
+  return url.toString();
+}
+
+export async function ensureDataset(
+  adminUrl: string,
+  size: DatasetSize,
+  seed: number,
+  flags: { rebuild: boolean; keepDataset: boolean },
+  log: (line: string) => void,
+): Promise<Dataset> {
+  const databaseName = `gpucap_bench_${size.label}`;
+  const url = databaseUrl(adminUrl, databaseName);
+  const fingerprint = sourceFingerprint();
+  const existing = await readMarker(adminUrl, databaseName);
+  const why = staleReason(existing, size, seed, fingerprint, flags);
+  if (!why && existing) {
+    log(`dataset ${databaseName}: reusing (${describe(existing)})`);
+    return { size, databaseName, url, marker: existing, reused: true };
+  }
+  log(`dataset ${databaseName}: building (${why})`);
+  await recreateDatabase(adminUrl, databaseName);
+  await runCli(['migrate'], { DATABASE_URL: url }, log);
+  const started = process.hrtime.bigint();
+  await runCli(
+    [
+      'demo-data',
+      '--workloads',
+      String(size.workloads),
+      '--seed',
+      String(seed),
+      '--samples',
+      String(size.samples),
+    ],
+    { DATABASE_URL: url },
+    log,
+  );
+  const loadSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const rows = await countRows(url);
+  const marker: DatasetMarker = {
+    workloads: size.workloads,
+    samples: size.samples,
+    seed,
+    fingerprint,
+    loadSeconds,
+    rows,
+    builtAt: new Date().toISOString(),
+  };
+  await writeMarker(adminUrl, databaseName, marker);
+  await analyze(url);
+  log(`dataset ${databaseName}: built (${describe(marker)})`);
+  return { size, databaseName, url, marker, reused: false };
+}
+
+export function describe(marker: DatasetMarker): string {
+  const { rows, loadSeconds } = marker;
+  const total = rows.workloads + rows.samples;
+  return (
+    `${rows.workloads.toLocaleString('en-US')} workloads, ${rows.samples.toLocaleString('en-US')} samples, ` +
+    `loaded in ${loadSeconds.toFixed(1)} s = ${Math.round(total / loadSeconds).toLocaleString('en-US')} rows/s`
+  );
+}
+
+function staleReason(
+  marker: DatasetMarker | null,
+  size: DatasetSize,
+  seed: number,
+  fingerprint: string,
+  flags: { rebuild: boolean; keepDataset: boolean },
+): string | null {
+  if (flags.rebuild) return '--rebuild';
+  if (!marker) return 'no benchmark database with a marker yet';
+  if (marker.workloads !== size.workloads || marker.samples !== size.samples || marker.seed !== seed) {
+    return 'built with other parameters';
+  }
+  if (marker.fingerprint !== fingerprint && !flags.keepDataset) {
+    return 'migrations or data generator changed since it was built (--keep-dataset reuses it anyway)';
+  }
+  return null;
+}
+
+function sourceFingerprint(): string {
+  const hash = createHash('sha256');
+  for (const file of FINGERPRINT_DIRS.flatMap((dir) => listFiles(join(ROOT, dir))).sort()) {
+    hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+function listFiles(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? listFiles(path) : [path];
+  });
+}
+
+async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function readMarker(adminUrl: string, databaseName: string): Promise<DatasetMarker | null> {
+  return withClient(adminUrl, async (client) => {
+    const { rows } = await client.query<{ comment: string | null }>(
+      `SELECT shobj_description(oid, 'pg_database') AS comment FROM pg_database WHERE datname = $1`,
+      [databaseName],
+    );
+    const comment = rows[0]?.comment;
+    if (!comment) return null;
+    try {
+      return JSON.parse(comment) as DatasetMarker;
+    } catch {
+      return null;
+    }
+  });
+}
+
+function quoteIdentifier(name: string): string {
+  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`unexpected database name ${name}`);
+  return `"${name}"`;
+}
+
+async function recreateDatabase(adminUrl: string, databaseName: string): Promise<void> {
+  await withClient(adminUrl, async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(databaseName)} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${quoteIdentifier(databaseName)}`);
+  });
+}
+
+async function writeMarker(adminUrl: string, databaseName: string, marker: DatasetMarker): Promise<void> {
+  const literal = JSON.stringify(marker).replace(/'/g, "''");
+  await withClient(adminUrl, (client) =>
+    client.query(`COMMENT ON DATABASE ${quoteIdentifier(databaseName)} IS '${literal}'`),
+  );
+}
+
+async function countRows(url: string): Promise<{ workloads: number; samples: number }> {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query<{ workloads: number; samples: number }>(
+      `SELECT (SELECT count(*) FROM workloads)::int AS workloads,
+              (SELECT count(*) FROM metric_samples)::bigint::float8 AS samples`,
+    );
+    return rows[0];
+  });
+}
+
+/** Fresh statistics, so the first benchmarked queries get the plans they will get in steady state. */
+async function analyze(url: string): Promise<void> {
+  await withClient(url, (client) => client.query('VACUUM ANALYZE'));
+}

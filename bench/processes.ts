@@ -1,0 +1,182 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '..');
+const GPUCAP = join(ROOT, 'bin', 'gpucap.js');
+
+/**
+ * The service must measure itself, not the per-credential rate limiter: the benchmark sends
+ * thousands of requests a second with two tokens, far above the default 1200 a minute.
+ */
+export const BENCH_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
+/** The service's default pool size; the baseline gets the same so neither has more connections. */
+export const DATABASE_POOL_SIZE = 20;
+/** Shared by the service and the baseline so both sign next_token alike and their JSON can be compared. */
+const CURSOR_SECRET = 'gpucap-bench-cursor-secret';
+
+/** Runs a gpucap command to completion; stderr lines go to the log, stdout is returned. */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [GPUCAP, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    forwardLines(child, (line) => log(`  gpucap ${args[0]}: ${line}`));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) resolvePromise(stdout);
+      else reject(new Error(`gpucap ${args.join(' ')} exited with ${code}`));
+    });
+  });
+}
+
+function forwardLines(child: ChildProcess, log: (line: string) => void): void {
+  let pending = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    const lines = (pending + chunk.toString()).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) if (line.trim()) log(line);
+  });
+}
+
+export interface Server {
+  name: string;
+  baseUrl: string;
+  process: ChildProcess;
+  /** Peak resident set size of the server process so far (VmHWM), in bytes. */
+  peakRss(): number | null;
+  stop(): Promise<void>;
+}
+
+export function randomPort(): number {
+  return 3100 + Math.floor(Math.random() * 900);
+}
+
+/** `gpucap serve` as a child process: the same executable and start-up an operator would run. */
+export function startService(databaseUrl: string, log: (line: string) => void): Promise<Server> {
+  const port = randomPort();
+  const child = spawn(process.execPath, [GPUCAP, 'serve'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: String(BENCH_RATE_LIMIT_PER_MINUTE),
+      DATABASE_POOL_SIZE: String(DATABASE_POOL_SIZE),
+      CURSOR_SECRET,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  forwardLines(child, (line) => log(`  service: ${line}`));
+  return waitUntilHealthy(server('service', port, child), '/v1/health');
+}
+
+/** The raw baseline (bench/baseline-server.ts) as a child process of its own, like the service. */
+export function startBaseline(databaseUrl: string, log: (line: string) => void): Promise<Server> {
+  const port = randomPort();
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bench', 'baseline-server.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        PORT: String(port),
+        DATABASE_POOL_SIZE: String(DATABASE_POOL_SIZE),
+        CURSOR_SECRET,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  forwardLines(child, (line) => log(`  baseline: ${line}`));
+  return waitUntilHealthy(server('baseline', port, child), '/health');
+}
+
+function server(name: string, port: number, child: ChildProcess): Server {
+  return {
+    name,
+    baseUrl: `http://127.0.0.1:${port}`,
+    process: child,
+    peakRss: () => peakRss(child.pid),
+    stop: () => stopProcess(child),
+  };
+}
+
+function peakRss(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+async function waitUntilHealthy(target: Server, path: string, timeoutMs = 180_000): Promise<Server> {
+  const deadline = Date.now() + timeoutMs;
+  const child = target.process;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `${target.name} exited (${child.exitCode ?? child.signalCode}) before it became healthy`,
+      );
+    }
+    try {
+      const response = await fetch(`${target.baseUrl}${path}`);
+      if (response.ok) return target;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, 250));
+  }
+  await target.stop();
+  throw new Error(`${target.name} did not answer ${path} within ${timeoutMs / 1000} s`);
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** An API token minted with the real command line, as an operator would. */
+export async function createToken(
+  databaseUrl: string,
+  organizationId: string,
+  role: 'ORG_ADMIN' | 'MEMBER',
+  initiativeIds: string[],
+  log: (line: string) => void,
+): Promise<string> {
+  const args = [
+    'tokens',
+    'create',
+    '--org',
+    organizationId,
+    '--role',
+    role,
+    '--name',
+    `bench-${role.toLowerCase()}`,
+  ];
+  for (const id of initiativeIds) args.push('--initiative', id);
+  const stdout = await runCli(args, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, log);
+  const token = stdout.trim().split('\n').pop()?.trim();
+  if (!token?.startsWith('gpucap_')) throw new Error(`tokens create printed no token: ${stdout}`);
+  return token;
+}
