@@ -11,7 +11,10 @@ export interface DatasetMarker {
   samples: number;
   seed: number;
   fingerprint: string;
+  /** Wall time of the whole `gpucap demo-data` command (process start included). */
   loadSeconds: number;
+  /** The time demo-data reports for its own work (generation and load), when it prints one. */
+  generatorSeconds?: number;
   rows: { workloads: number; samples: number };
   builtAt: string;
 }
@@ -53,7 +56,7 @@ export async function ensureDataset(
   await recreateDatabase(adminUrl, databaseName);
   await runCli(['migrate'], { DATABASE_URL: url }, log);
   const started = process.hrtime.bigint();
-  await runCli(
+  const printed = await runCli(
     [
       'demo-data',
       '--workloads',
@@ -68,12 +71,14 @@ export async function ensureDataset(
   );
   const loadSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const rows = await countRows(url);
+  const generatorSeconds = reportedSeconds(printed);
   const marker: DatasetMarker = {
     workloads: size.workloads,
     samples: size.samples,
     seed,
     fingerprint,
     loadSeconds,
+    generatorSeconds,
     rows,
     builtAt: new Date().toISOString(),
   };
@@ -90,6 +95,16 @@ export function describe(marker: DatasetMarker): string {
     `${rows.workloads.toLocaleString('en-US')} workloads, ${rows.samples.toLocaleString('en-US')} samples, ` +
     `loaded in ${loadSeconds.toFixed(1)} s = ${Math.round(total / loadSeconds).toLocaleString('en-US')} rows/s`
   );
+}
+
+function reportedSeconds(stdout: string): number | undefined {
+  const last = stdout.trim().split('\n').pop() ?? '';
+  try {
+    const seconds = (JSON.parse(last) as { seconds?: unknown }).seconds;
+    return typeof seconds === 'number' ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function staleReason(

@@ -73,7 +73,8 @@ function renderSetup(run: BenchRun): string {
     lines.push(
       `- Dataset \`${size.databaseName}\` (${size.reused ? 'reused' : 'built in this run'}, ` +
         `seed ${size.dataset.seed}): ${describe(size.dataset)}; the MEMBER token belongs to initiative ` +
-        `\`${size.memberInitiative}\`. Service peak RSS (VmHWM) ${mb(size.serviceRssBytes)}` +
+        `\`${size.memberInitiative}\`. Service peak RSS (VmHWM) ${mb(size.serviceRssBytes)} ` +
+        `(${mb(size.serviceStartupRssBytes)} when it became healthy, before load)` +
         (size.baselineRssBytes !== null ? `, baseline ${mb(size.baselineRssBytes)}` : '') +
         '.',
     );

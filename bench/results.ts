@@ -25,6 +25,8 @@ export interface SizeRun {
   dataset: DatasetMarker;
   reused: boolean;
   memberInitiative: string;
+  /** Peak RSS of the service once healthy, before any load (start-up, ts-node compilation included). */
+  serviceStartupRssBytes: number | null;
   serviceRssBytes: number | null;
   baselineRssBytes: number | null;
   baselineSqlSource: string | null;

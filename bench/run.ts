@@ -78,6 +78,7 @@ async function benchmarkDataset(dataset: Dataset, options: BenchOptions, isMain:
     dataset: dataset.marker,
     reused: dataset.reused,
     memberInitiative: fixtures.memberInitiative,
+    serviceStartupRssBytes: service.peakRss(),
     serviceRssBytes: null,
     baselineRssBytes: null,
     baselineSqlSource: baseline ? await baselineSqlSource(baseline) : null,
