@@ -42,9 +42,10 @@ export function toDetails(errors: ValidationError[], location: DetailLocation): 
     const constraints = error.constraints ?? {};
     const issue = constraints.whitelistValidation
       ? 'is not a known parameter'
-      : Object.values(constraints)
-          .map((message) => stripPropertyName(message, error.property))
-          .join('; ');
+      : // Several rules may share one message (an integer range): say it once.
+        [
+          ...new Set(Object.values(constraints).map((message) => stripPropertyName(message, error.property))),
+        ].join('; ');
     const detail: ErrorDetail = { field: error.property, location, issue };
     if (error.value !== undefined) detail.value = stringifyValue(error.value);
     return detail;
