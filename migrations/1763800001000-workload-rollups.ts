@@ -84,6 +84,10 @@ export class WorkloadRollups1763800001000 implements MigrationInterface {
         gpu_seconds_sum       bigint NOT NULL,
         PRIMARY KEY (${ROLLUP_KEY})
       );
+      -- Team-scoped callers page per initiative; with a status filter too, this keeps each page an index
+      -- range instead of scanning an initiative (or the organization's status) until enough rows match.
+      CREATE INDEX workloads_org_initiative_status_submitted
+        ON workloads (organization_id, initiative_id, status, submitted_at DESC, workload_id DESC);
       -- A list filtered by submitter counts only that person's buckets.
       CREATE INDEX workload_daily_rollups_submitter
         ON workload_daily_rollups (organization_id, submitted_by, bucket_start);
@@ -138,6 +142,7 @@ export class WorkloadRollups1763800001000 implements MigrationInterface {
       DROP FUNCTION IF EXISTS gpucap_workload_rollup_delete();
       DROP FUNCTION IF EXISTS gpucap_workload_rollup_truncate();
       DROP TABLE IF EXISTS workload_daily_rollups;
+      DROP INDEX IF EXISTS workloads_org_initiative_status_submitted;
     `);
   }
 }
