@@ -1,0 +1,128 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+const NULLABLE_NUMBER = { type: Number, nullable: true } as const;
+
+export class MetricSummaryDto {
+  @ApiProperty({ ...NULLABLE_NUMBER, description: 'null when the window holds no sample' })
+  avg: number | null;
+
+  @ApiProperty(NULLABLE_NUMBER)
+  min: number | null;
+
+  @ApiProperty(NULLABLE_NUMBER)
+  max: number | null;
+
+  @ApiProperty({ ...NULLABLE_NUMBER, description: 'the latest sample in the window' })
+  current: number | null;
+}
+
+/** Only the requested metrics are present (all five when `metrics` is omitted). */
+export class MetricSummariesDto {
+  @ApiPropertyOptional({ type: MetricSummaryDto, description: 'percent' })
+  gpu_utilization?: MetricSummaryDto;
+
+  @ApiPropertyOptional({ type: MetricSummaryDto, description: 'percent' })
+  memory_utilization?: MetricSummaryDto;
+
+  @ApiPropertyOptional({ type: MetricSummaryDto, description: 'degrees Celsius (hottest GPU)' })
+  temperature?: MetricSummaryDto;
+
+  @ApiPropertyOptional({ type: MetricSummaryDto, description: 'watts (all GPUs together)' })
+  power_usage?: MetricSummaryDto;
+
+  @ApiPropertyOptional({
+    type: MetricSummaryDto,
+    description: 'gpu_count × gpu_utilization / 100, per sample',
+  })
+  gpu_usage?: MetricSummaryDto;
+}
+
+export class WorkloadMetricsDto {
+  @ApiProperty()
+  workload_id: string;
+
+  @ApiProperty({ enum: ['last_1h', 'last_6h', 'last_24h', 'job_lifetime'] })
+  time_range: string;
+
+  @ApiProperty({ type: MetricSummariesDto })
+  metrics: MetricSummariesDto;
+}
+
+export class WorkloadMetricsEnvelopeDto {
+  @ApiProperty({ type: WorkloadMetricsDto })
+  data: WorkloadMetricsDto;
+
+  @ApiProperty()
+  request_id: string;
+}
+
+export class RankValueDto {
+  @ApiProperty({ description: 'lifetime average (gpu_hours: gpu_hours_used)' })
+  avg: number;
+
+  @ApiProperty({ description: 'latest sample (gpu_hours: gpu_hours_used)' })
+  current: number;
+}
+
+/** Carries one object named after `sort_by`. */
+export class RankedWorkloadDto {
+  @ApiProperty()
+  workload_id: string;
+
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  initiative_id: string;
+
+  @ApiPropertyOptional({ type: RankValueDto })
+  gpu_utilization?: RankValueDto;
+
+  @ApiPropertyOptional({ type: RankValueDto })
+  memory_utilization?: RankValueDto;
+
+  @ApiPropertyOptional({ type: RankValueDto })
+  power_usage?: RankValueDto;
+
+  @ApiPropertyOptional({ type: RankValueDto })
+  gpu_hours?: RankValueDto;
+}
+
+/** Keyed by `sort_by`: the mean of `avg` over every ranked workload (null when none is ranked). */
+export class ScopeAverageDto {
+  @ApiPropertyOptional(NULLABLE_NUMBER)
+  gpu_utilization?: number | null;
+
+  @ApiPropertyOptional(NULLABLE_NUMBER)
+  memory_utilization?: number | null;
+
+  @ApiPropertyOptional(NULLABLE_NUMBER)
+  power_usage?: number | null;
+
+  @ApiPropertyOptional(NULLABLE_NUMBER)
+  gpu_hours?: number | null;
+}
+
+export class RankedMetricsDto {
+  @ApiProperty({ type: [RankedWorkloadDto] })
+  workloads: RankedWorkloadDto[];
+
+  @ApiProperty({ type: ScopeAverageDto })
+  scope_average: ScopeAverageDto;
+}
+
+export class TotalCountMetadataDto {
+  @ApiProperty({ description: 'every ranked workload, not only this page' })
+  total_count: number;
+}
+
+export class RankedMetricsEnvelopeDto {
+  @ApiProperty({ type: RankedMetricsDto })
+  data: RankedMetricsDto;
+
+  @ApiProperty({ type: TotalCountMetadataDto })
+  metadata: TotalCountMetadataDto;
+
+  @ApiProperty()
+  request_id: string;
+}

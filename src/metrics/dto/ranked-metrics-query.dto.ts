@@ -1,0 +1,32 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional } from 'class-validator';
+import { IsIdentifier, QueryEnum, QueryInteger } from '../../common/validation/query-decorators';
+import { WORKLOAD_STATUSES, type WorkloadStatus } from '../../workloads/entities/workload.entity';
+import { RANK_METRICS, SORT_ORDERS, type RankMetric, type SortOrder } from '../metric-names';
+
+export class RankedMetricsQueryDto {
+  @ApiPropertyOptional({ enum: RANK_METRICS, default: 'gpu_utilization' })
+  @IsOptional()
+  @QueryEnum(RANK_METRICS)
+  sort_by?: RankMetric;
+
+  @ApiPropertyOptional({ enum: SORT_ORDERS, default: 'desc' })
+  @IsOptional()
+  @QueryEnum(SORT_ORDERS)
+  order?: SortOrder;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 10 })
+  @IsOptional()
+  @QueryInteger(1, 100)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'only workloads of this initiative (403 when outside your access)' })
+  @IsOptional()
+  @IsIdentifier()
+  initiative_id?: string;
+
+  @ApiPropertyOptional({ enum: WORKLOAD_STATUSES })
+  @IsOptional()
+  @QueryEnum(WORKLOAD_STATUSES)
+  status?: WorkloadStatus;
+}

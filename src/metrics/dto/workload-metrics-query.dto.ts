@@ -1,0 +1,41 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, ValidateBy } from 'class-validator';
+import { IsIdentifier, QueryEnum } from '../../common/validation/query-decorators';
+import { METRIC_NAMES, parseMetricList, TIME_RANGES, type TimeRange } from '../metric-names';
+
+export class WorkloadMetricsParams {
+  @ApiProperty({ description: '1 to 128 characters from A-Z a-z 0-9 . _ : -' })
+  @IsIdentifier()
+  workload_id: string;
+}
+
+/** A comma list of known metric names; the issue names the unknown ones. */
+function IsMetricList(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isMetricList',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && 'metrics' in parseMetricList(value),
+      defaultMessage: (args) => {
+        if (typeof args?.value !== 'string') return 'must be given once, as a comma-separated list';
+        const parsed = parseMetricList(args.value);
+        const unknown = 'unknown' in parsed ? parsed.unknown.map((name) => `'${name}'`).join(', ') : '';
+        return `unknown metric name(s) ${unknown}; known: ${METRIC_NAMES.join(', ')}`;
+      },
+    },
+  });
+}
+
+export class WorkloadMetricsQueryDto {
+  @ApiPropertyOptional({ enum: TIME_RANGES, default: 'last_1h' })
+  @IsOptional()
+  @QueryEnum(TIME_RANGES)
+  time_range?: TimeRange;
+
+  @ApiPropertyOptional({
+    description: `comma-separated metric names (${METRIC_NAMES.join(', ')}); repeats ignored; omitted: all`,
+    example: 'gpu_utilization,gpu_usage',
+  })
+  @IsOptional()
+  @IsMetricList()
+  metrics?: string;
+}

@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import type { AuthScope } from '../common/auth/auth-scope';
+import { assertInitiativeInScope } from '../common/auth/scope-checks';
+import { ApiError } from '../common/http/api-error';
+import { WithMetadata, type CountMetadata } from '../common/http/envelope';
+import type {
+  MetricSummaryDto,
+  RankedMetricsDto,
+  RankedWorkloadDto,
+  WorkloadMetricsDto,
+} from './dto/metrics-response.dto';
+import type { RankedMetricsQueryDto } from './dto/ranked-metrics-query.dto';
+import type { WorkloadMetricsQueryDto } from './dto/workload-metrics-query.dto';
+import {
+  METRIC_NAMES,
+  type MetricName,
+  parseMetricList,
+  round4,
+  type SampleMetric,
+  type TimeRange,
+  WINDOW_SECONDS,
+} from './metric-names';
+import {
+  findWorkloadWindow,
+  rankByGpuHours,
+  rankBySampleMetric,
+  type RankedFilters,
+  type RankedRow,
+  windowStats,
+  type WindowStats,
+} from './metrics.queries';
+
+const EMPTY_SUMMARY: MetricSummaryDto = { avg: null, min: null, max: null, current: null };
+
+@Injectable()
+export class MetricsService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async workloadMetrics(
+    scope: AuthScope,
+    workloadId: string,
+    query: WorkloadMetricsQueryDto,
+  ): Promise<WorkloadMetricsDto> {
+    const timeRange: TimeRange = query.time_range ?? 'last_1h';
+    const names = requestedMetrics(query.metrics);
+    const windowSeconds = timeRange === 'job_lifetime' ? null : WINDOW_SECONDS[timeRange];
+    const window = await findWorkloadWindow(this.dataSource, scope, workloadId, windowSeconds, new Date());
+    if (!window) throw ApiError.notFound(`Workload '${workloadId}' not found`);
+    const stats = window.window_start
+      ? await windowStats(this.dataSource, scope, workloadId, window.window_start, window.window_end)
+      : null;
+    const metrics: Partial<Record<MetricName, MetricSummaryDto>> = {};
+    for (const name of names) metrics[name] = summarize(stats, name, window.gpu_count);
+    return { workload_id: workloadId, time_range: timeRange, metrics };
+  }
+
+  async ranked(
+    scope: AuthScope,
+    query: RankedMetricsQueryDto,
+  ): Promise<WithMetadata<RankedMetricsDto, CountMetadata>> {
+    assertInitiativeInScope(scope, query.initiative_id);
+    const sortBy = query.sort_by ?? 'gpu_utilization';
+    const filters: RankedFilters = {
+      initiativeId: query.initiative_id,
+      status: query.status,
+      order: query.order ?? 'desc',
+      limit: query.limit ?? 10,
+    };
+    const rows: RankedRow[] =
+      sortBy === 'gpu_hours'
+        ? await rankByGpuHours(this.dataSource, scope, filters, new Date())
+        : await rankBySampleMetric(this.dataSource, scope, sortBy, filters);
+    const workloads = rows.map((row): RankedWorkloadDto => ({
+      workload_id: row.workload_id,
+      name: row.name,
+      initiative_id: row.initiative_id,
+      [sortBy]: { avg: round4(row.avg_value), current: round4(row.current_value) },
+    }));
+    const totalCount = rows[0]?.total_count ?? 0;
+    const scopeAverage = rows.length > 0 ? round4(rows[0].scope_average) : null;
+    return new WithMetadata(
+      { workloads, scope_average: { [sortBy]: scopeAverage } },
+      { total_count: totalCount },
+    );
+  }
+}
+
+function requestedMetrics(text: string | undefined): readonly MetricName[] {
+  if (text === undefined) return METRIC_NAMES;
+  const parsed = parseMetricList(text);
+  // The DTO has already rejected unknown names; this keeps the types honest.
+  return 'metrics' in parsed ? parsed.metrics : METRIC_NAMES;
+}
+
+/** gpu_usage = gpu_count × gpu_utilization / 100 per sample, so its avg/min/max/current scale alike. */
+function summarize(stats: WindowStats | null, name: MetricName, gpuCount: number): MetricSummaryDto {
+  if (!stats || stats.sample_count === 0) return { ...EMPTY_SUMMARY };
+  const source: SampleMetric = name === 'gpu_usage' ? 'gpu_utilization' : name;
+  const scale =
+    name === 'gpu_usage'
+      ? (value: number | null) => (value === null ? null : (gpuCount * value) / 100)
+      : (value: number | null) => value;
+  return {
+    avg: round4(scale(stats[`${source}_avg`])),
+    min: round4(scale(stats[`${source}_min`])),
+    max: round4(scale(stats[`${source}_max`])),
+    current: round4(scale(stats[`${source}_current`])),
+  };
+}
