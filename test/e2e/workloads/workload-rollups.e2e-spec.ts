@@ -1,0 +1,260 @@
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
+import { createTestApp, TestApp } from '../../support/test-app';
+
+/** Generated workloads of one organization over ~40 days, every status, several people and types. */
+async function generate(
+  dataSource: DataSource,
+  organizationId: string,
+  count: number,
+  offset = 0,
+): Promise<void> {
+  await dataSource.query(
+    `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
+       gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
+     SELECT $1, 'gen-' || g, 'init-' || (1 + g % 3), 'job', st, 'user' || (g % 7), 'type-' || (g % 4), 1 + g % 8,
+            g % 3 <> 0, 'c', 'n', sub,
+            CASE WHEN st = 'pending' OR (st = 'cancelled' AND g % 2 = 0) THEN NULL ELSE sub + interval '7 seconds' END,
+            CASE WHEN st IN ('pending', 'running') THEN NULL
+                 ELSE sub + interval '7 seconds' + (g * 37 % 9000) * interval '1 second' + interval '0.4 seconds' END,
+            CASE st WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 ELSE NULL END
+     FROM (SELECT g, timestamptz '2026-10-01T00:00:00Z' + (g * 7919 % 3456000) * interval '1 second' AS sub,
+                  (ARRAY['completed','completed','completed','failed','cancelled','running','pending'])[1 + g % 7] AS st
+           FROM generate_series($2::int, $3::int) g) s`,
+    [organizationId, offset + 1, offset + count],
+  );
+}
+
+/** The rollup must equal the aggregation of the raw rows, key by key. */
+async function rollupDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
+  const [row] = await dataSource.query(
+    `WITH raw AS (
+       SELECT organization_id, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket_start,
+              initiative_id, submitted_by, instance_type, status, is_managed, count(*)::bigint AS workload_count,
+              count(*) FILTER (WHERE status IN ('completed','failed','cancelled') AND started_at IS NOT NULL)::bigint,
+              coalesce(sum(floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
+              coalesce(sum(gpu_count * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint
+       FROM workloads WHERE organization_id = $1 GROUP BY 1, 2, 3, 4, 5, 6, 7),
+     rolled AS (SELECT * FROM workload_daily_rollups WHERE organization_id = $1)
+     SELECT (SELECT count(*) FROM (SELECT * FROM raw EXCEPT SELECT * FROM rolled) a)
+          + (SELECT count(*) FROM (SELECT * FROM rolled EXCEPT SELECT * FROM raw) b) AS differences`,
+    [organizationId],
+  );
+  return Number(row.differences);
+}
+
+interface RawStats {
+  group_key: string | null;
+  workload_count: number;
+  gpu_hours: number;
+  average: number | null;
+  success_rate: number | null;
+}
+
+/** Statistics straight from raw rows, the reference the rollup-backed endpoint must equal. */
+async function rawStats(
+  dataSource: DataSource,
+  organizationId: string,
+  from: string,
+  to: string,
+  groupBy: string | null,
+  initiatives: string[] | null,
+): Promise<RawStats[]> {
+  const key = groupBy ?? 'NULL::text';
+  return dataSource.query(
+    `SELECT ${key} AS group_key, count(*)::int AS workload_count,
+       round((sum(gpu_count * CASE WHEN status = 'running' THEN floor(extract(epoch FROM now() - started_at))
+                                   ELSE coalesce(floor(extract(epoch FROM completed_at - started_at)), 0) END)
+              / 3600.0)::numeric, 4)::float8 AS gpu_hours,
+       round((avg(floor(extract(epoch FROM completed_at - started_at)))
+              FILTER (WHERE status IN ('completed','failed','cancelled') AND started_at IS NOT NULL))::numeric, 4)::float8
+         AS average,
+       round((count(*) FILTER (WHERE status = 'completed')::numeric
+              / nullif(count(*) FILTER (WHERE status IN ('completed', 'failed')), 0)), 4)::float8 AS success_rate
+     FROM workloads
+     WHERE organization_id = $1 AND submitted_at >= $2 AND submitted_at < $3
+       AND ($4::text[] IS NULL OR initiative_id = ANY($4))
+     GROUP BY ${key} ORDER BY count(*) DESC, ${key} COLLATE "C"`,
+    [organizationId, from, to, initiatives],
+  );
+}
+
+describe('workload rollup: exact equality with raw rows', () => {
+  let testApp: TestApp;
+  let organizationId: string;
+  let admin: Record<string, string>;
+  let member: Record<string, string>;
+
+  beforeAll(async () => {
+    testApp = await createTestApp();
+    organizationId = await seedOrganization(testApp.dataSource, {
+      initiatives: ['init-1', 'init-2', 'init-3'],
+    });
+    await generate(testApp.dataSource, organizationId, 3000);
+    admin = authHeaders(
+      await createApiToken(testApp.dataSource, organizationId, { role: 'ORG_ADMIN' }),
+      organizationId,
+    );
+    member = authHeaders(
+      await createApiToken(testApp.dataSource, organizationId, {
+        role: 'MEMBER',
+        initiativeIds: ['init-1', 'init-3'],
+      }),
+      organizationId,
+    );
+  });
+
+  afterAll(async () => {
+    await testApp.close();
+  });
+
+  it('matches after a bulk insert', async () => {
+    expect(await rollupDifferences(testApp.dataSource, organizationId)).toBe(0);
+  });
+
+  it('matches after updates, deletes, an upsert import and a second identical import', async () => {
+    const ds = testApp.dataSource;
+    await ds.query(
+      `UPDATE workloads SET status = 'completed', completed_at = started_at + interval '99 seconds', exit_code = 0
+       WHERE organization_id = $1 AND status = 'running' AND workload_id LIKE 'gen-1%'`,
+      [organizationId],
+    );
+    await ds.query(
+      `UPDATE workloads SET initiative_id = 'init-2', submitted_by = 'moved', submitted_at = submitted_at - interval '3 days'
+       WHERE organization_id = $1 AND workload_id LIKE 'gen-2%' AND status <> 'running'`,
+      [organizationId],
+    );
+    await ds.query(`DELETE FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'gen-3%'`, [
+      organizationId,
+    ]);
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
+
+    // An import: upsert by id, half existing (changed), half new, fires INSERT and UPDATE statement triggers.
+    const upsert = `INSERT INTO workloads AS w (organization_id, workload_id, initiative_id, name, status, submitted_by,
+         instance_type, gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
+       SELECT organization_id, workload_id, initiative_id, name, status, submitted_by, 'type-new', gpu_count + 1,
+              NOT is_managed, cluster_id, namespace, submitted_at + interval '5 hours', started_at + interval '5 hours',
+              completed_at + interval '5 hours', exit_code
+       FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'gen-4%'
+       UNION ALL
+       SELECT $1, 'new-' || g, 'init-3', 'job', 'completed', 'newbie', 'type-0', 2, true, 'c', 'n',
+              timestamptz '2026-10-20T23:30:00Z' + g * interval '1 minute',
+              timestamptz '2026-10-20T23:31:00Z' + g * interval '1 minute',
+              timestamptz '2026-10-21T00:31:00Z' + g * interval '1 minute', 0
+       FROM generate_series(1, 200) g
+       ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+         instance_type = excluded.instance_type, gpu_count = excluded.gpu_count, is_managed = excluded.is_managed,
+         submitted_at = excluded.submitted_at, started_at = excluded.started_at, completed_at = excluded.completed_at`;
+    await ds.query(upsert, [organizationId]);
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
+    await ds.query(
+      `INSERT INTO workloads SELECT * FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'new-%'
+       ON CONFLICT (organization_id, workload_id) DO UPDATE SET name = excluded.name`,
+      [organizationId],
+    );
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
+  });
+
+  const ranges = [
+    ['2026-10-01', '2026-11-15'],
+    ['2026-10-03T07:13:00Z', '2026-10-29T16:45:30.5Z'],
+    ['2026-10-20T23:59:59Z', '2026-10-21T00:00:01Z'],
+    ['2026-10-05T10:00:00Z', '2026-10-05T11:00:00Z'],
+    ['2026-10-10', '2026-10-11'],
+  ];
+
+  it.each(ranges)(
+    'stats from %s to %s equal the raw computation for every grouping and scope',
+    async (from, to) => {
+      for (const [headers, initiatives] of [
+        [admin, null],
+        [member, ['init-1', 'init-3']],
+      ] as const) {
+        for (const groupBy of [null, 'submitted_by', 'initiative_id', 'instance_type']) {
+          const query: Record<string, string> = { start_date: from, end_date: to };
+          if (groupBy) query.group_by = groupBy;
+          const response = await request(testApp.server)
+            .get('/v1/workloads/stats')
+            .query(query)
+            .set(headers)
+            .expect(200);
+          const raw = await rawStats(
+            testApp.dataSource,
+            organizationId,
+            from,
+            to,
+            groupBy,
+            initiatives ? [...initiatives] : null,
+          );
+          const summary = (
+            await rawStats(
+              testApp.dataSource,
+              organizationId,
+              from,
+              to,
+              null,
+              initiatives ? [...initiatives] : null,
+            )
+          )[0];
+          expect(response.body.data.summary.total_workloads).toBe(summary?.workload_count ?? 0);
+          expect(response.body.data.summary.average_duration_seconds).toBe(summary?.average ?? null);
+          expect(response.body.data.summary.success_rate).toBe(summary?.success_rate ?? null);
+          // Running workloads grow between the two reads: allow a few GPU-seconds.
+          expect(response.body.data.summary.total_gpu_hours).toBeCloseTo(summary?.gpu_hours ?? 0, 1);
+          if (groupBy) {
+            expect(
+              response.body.data.grouped.map((group: Record<string, unknown>) => [
+                group[groupBy],
+                group.workload_count,
+                group.success_rate,
+              ]),
+            ).toEqual(raw.map((row) => [row.group_key, row.workload_count, row.success_rate]));
+          }
+        }
+      }
+    },
+  );
+
+  it.each([
+    [{}],
+    [{ status: 'completed' }],
+    [{ submitted_by: 'user3' }],
+    [{ is_managed: 'false', initiative_id: 'init-1' }],
+    [{ start_date: '2026-10-03T07:13:00Z', end_date: '2026-10-29T16:45:30.5Z' }],
+    [{ start_date: '2026-10-10', end_date: '2026-10-12', status: 'failed' }],
+    [{ start_date: '2026-10-20T23:59:59Z', end_date: '2026-10-21T00:00:01Z' }],
+    [{ end_date: '2026-10-15T12:00:00+02:00', submitted_by: 'user1' }],
+  ])('list total_count for %j equals a raw count (admin and member)', async (filters) => {
+    for (const [headers, initiatives] of [
+      [admin, null],
+      [member, ['init-1', 'init-3']],
+    ] as const) {
+      const response = await request(testApp.server)
+        .get('/v1/workloads')
+        .query({ ...filters, limit: 1 })
+        .set(headers)
+        .expect(200);
+      const f = filters as Record<string, string>;
+      const [raw] = await testApp.dataSource.query(
+        `SELECT count(*)::int AS n FROM workloads WHERE organization_id = $1
+           AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR submitted_by = $3)
+           AND ($4::boolean IS NULL OR is_managed = $4) AND ($5::text IS NULL OR initiative_id = $5)
+           AND ($6::timestamptz IS NULL OR submitted_at >= $6) AND ($7::timestamptz IS NULL OR submitted_at < $7)
+           AND ($8::text[] IS NULL OR initiative_id = ANY($8))`,
+        [
+          organizationId,
+          f.status ?? null,
+          f.submitted_by ?? null,
+          f.is_managed ?? null,
+          f.initiative_id ?? null,
+          f.start_date ?? null,
+          f.end_date ?? null,
+          initiatives ? [...initiatives] : null,
+        ],
+      );
+      expect(response.body.metadata.total_count).toBe(raw.n);
+      expect(raw.n).toBeGreaterThan(0);
+    }
+  });
+});
