@@ -1,4 +1,9 @@
 import { Module } from '@nestjs/common';
+import { CapacityController } from './capacity.controller';
+import { CapacityService } from './capacity.service';
 
-@Module({})
+@Module({
+  controllers: [CapacityController],
+  providers: [CapacityService],
+})
 export class CapacityModule {}

@@ -1,0 +1,49 @@
+import { DAY_MS } from './usage-window';
+
+/** Burn rates are measured over the 7 × 24 hours up to now. */
+export const BURN_WINDOW_DAYS = 7;
+
+/** ISO 8601 with a four-digit year ends here; a projection beyond it means "not in any useful future". */
+const LATEST_PROJECTION_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** Contract §1: non-integer numbers carry at most 4 decimals (and never a negative zero). */
+export function round4(value: number): number {
+  const rounded = Math.round(value * 10_000) / 10_000;
+  return rounded === 0 ? 0 : rounded;
+}
+
+/** GPU-hour figures of one pool, initiative or the summary, already rounded for the response. */
+export interface BudgetFigures {
+  allocated_gpu_hours: number;
+  used_gpu_hours: number;
+  remaining_gpu_hours: number;
+  burn_rate_gpu_hours_per_day: number;
+  projected_exhaustion_date: string | null;
+}
+
+export function budgetFigures(allocated: number, used: number, usedInBurnWindow: number, now: Date) {
+  const figures = {
+    allocated_gpu_hours: round4(allocated),
+    used_gpu_hours: round4(used),
+    remaining_gpu_hours: round4(allocated - used),
+    burn_rate_gpu_hours_per_day: round4(usedInBurnWindow / BURN_WINDOW_DAYS),
+  };
+  return { ...figures, projected_exhaustion_date: projectExhaustion(figures, now) };
+}
+
+/**
+ * When `remaining` reaches 0 at the current burn rate, from the figures as shown (so a reader can
+ * redo the arithmetic): null when nothing is allocated or nothing is burning; now when the budget is
+ * already used up or overrun; null when the date would lie beyond year 9999.
+ */
+export function projectExhaustion(
+  figures: Omit<BudgetFigures, 'projected_exhaustion_date'>,
+  now: Date,
+): string | null {
+  const { allocated_gpu_hours: allocated, remaining_gpu_hours: remaining } = figures;
+  const burnRate = figures.burn_rate_gpu_hours_per_day;
+  if (allocated <= 0 || burnRate <= 0) return null;
+  if (remaining <= 0) return now.toISOString();
+  const exhaustedAt = now.getTime() + (remaining / burnRate) * DAY_MS;
+  return exhaustedAt > LATEST_PROJECTION_MS ? null : new Date(Math.round(exhaustedAt)).toISOString();
+}

@@ -1,0 +1,18 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional } from 'class-validator';
+import { IsIdentifier } from '../../common/validation/query-decorators';
+
+export class CapacityQueryDto {
+  @ApiPropertyOptional({
+    description: 'Only this initiative (403 when outside your access)',
+    example: 'vision',
+  })
+  @IsOptional()
+  @IsIdentifier()
+  initiative_id?: string;
+
+  @ApiPropertyOptional({ description: 'Only this capacity pool', example: 'h100' })
+  @IsOptional()
+  @IsIdentifier()
+  pool_id?: string;
+}
