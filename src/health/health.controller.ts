@@ -1,6 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from '../common/auth/public.decorator';
 import { HealthEnvelopeDto, HealthReport } from './dto/health-report.dto';
@@ -9,7 +8,6 @@ import { HealthService } from './health.service';
 @ApiTags('health')
 @Controller('health')
 @Public()
-@SkipThrottle()
 export class HealthController {
   constructor(private readonly health: HealthService) {}
 
