@@ -33,6 +33,8 @@ export interface BenchOptions {
   rebuild: boolean;
   /** Only run scenarios whose name contains this text. */
   only?: string;
+  /** Run the service from the sources through ts-node (bin/gpucap.js) instead of the compiled build. */
+  tsNode: boolean;
   /** Write the results into docs/benchmarks.md (the full run does by default, --quick never). */
   writeDocs: boolean;
   /** Where the benchmark databases are created: only its server and credentials are used, not its database. */
@@ -40,7 +42,7 @@ export interface BenchOptions {
 }
 
 const USAGE = `npm run bench -- [--quick] [--sizes 100k,1m] [--duration S] [--warmup S] [--connections N]
-                      [--cursor-page N] [--only TEXT] [--allow-missing] [--keep-dataset] [--rebuild] [--no-docs]`;
+                      [--cursor-page N] [--only TEXT] [--allow-missing] [--keep-dataset] [--rebuild] [--no-docs] [--ts-node]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -58,6 +60,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       'keep-dataset': { type: 'boolean', default: false },
       rebuild: { type: 'boolean', default: false },
       'no-docs': { type: 'boolean', default: false },
+      'ts-node': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -79,6 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     // CI's quick run always starts from a fresh 10k dataset (about 20 s), so it tests today's loader too.
     rebuild: values.rebuild || (quick && !values['keep-dataset']),
     only: values.only,
+    tsNode: values['ts-node'],
     writeDocs: !quick && !values['no-docs'],
     adminUrl:
       process.env.BENCH_DATABASE_URL ??

@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '..');
 const GPUCAP = join(ROOT, 'bin', 'gpucap.js');
@@ -60,13 +60,57 @@ export function randomPort(): number {
   return 3100 + Math.floor(Math.random() * 900);
 }
 
-/** `gpucap serve` as a child process: the same executable and start-up an operator would run. */
-export function startService(databaseUrl: string, log: (line: string) => void): Promise<Server> {
+const BUILD_DIR = join(ROOT, 'bench', 'results', 'build');
+
+/**
+ * Compiles the service as the production image runs it (plain JavaScript, no ts-node in memory), into
+ * a git-ignored folder of the benchmark's own. Type checking is `npm test`'s job, not the benchmark's.
+ */
+export async function buildService(log: (line: string) => void): Promise<void> {
+  rmSync(BUILD_DIR, { recursive: true, force: true });
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  await new Promise<void>((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [
+        tsc,
+        '-p',
+        join(ROOT, 'tsconfig.build.json'),
+        '--outDir',
+        BUILD_DIR,
+        '--noCheck',
+        '--sourceMap',
+        'false',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', fail);
+    child.on('exit', (code) =>
+      code === 0 ? done() : fail(new Error(`compiling the service failed:\n${output}`)),
+    );
+  });
+  log(`service compiled into ${relative(ROOT, BUILD_DIR)}`);
+}
+
+/**
+ * `gpucap serve` as a child process. By default the compiled build with NODE_ENV=production, as the
+ * image runs it; `tsNode` runs the checkout's `bin/gpucap.js` (sources through ts-node) instead.
+ */
+export function startService(
+  databaseUrl: string,
+  tsNode: boolean,
+  log: (line: string) => void,
+): Promise<Server> {
   const port = randomPort();
-  const child = spawn(process.execPath, [GPUCAP, 'serve'], {
+  const entry = tsNode ? GPUCAP : join(BUILD_DIR, 'src', 'cli', 'main.js');
+  const child = spawn(process.execPath, [entry, 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
+      NODE_ENV: tsNode ? process.env.NODE_ENV : 'production',
       DATABASE_URL: databaseUrl,
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -63,7 +63,7 @@ function renderSetup(run: BenchRun): string {
       `PostgreSQL ${machine.postgres} on the same machine; load average at start ${machine.loadAverageAtStart
         .map((n) => n.toFixed(2))
         .join(' / ')} (the machine is shared: absolute numbers are context, the same-run ratios count).`,
-    `- Command: \`${run.command}\``,
+    `- Command: \`${run.command}\`; service: \`${settings.serviceEntry}\`.`,
     `- Load: autocannon, ${settings.connections} connections, ${settings.durationSeconds} s per scenario after a ` +
       `${settings.warmupSeconds} s warm-up; each request draws its path at random from the scenario's pool. ` +
       `Service and baseline each have a pool of ${settings.databasePoolSize} database connections; ` +

@@ -56,6 +56,7 @@ export interface BenchRun {
     cursorPage: number;
     rateLimitPerMinute: number;
     databasePoolSize: number;
+    serviceEntry: string;
   };
   runs: SizeRun[];
 }
