@@ -320,7 +320,7 @@ describe('GET /v1/workloads/stats', () => {
       [{ start_date: '2026-11-01T00:00:00' }, ['start_date']],
       [{ range: 'today' }, ['range']],
     ])('rejects %j naming %j', async (query, fields) => {
-      const response = await get(admin, query as Record<string, string>).expect(400);
+      const response = await get(admin, query).expect(400);
       expect(response.body.error.code).toBe('VALIDATION_ERROR');
       expect(response.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(fields);
       for (const detail of response.body.error.details) expect(detail.location).toBe('query');

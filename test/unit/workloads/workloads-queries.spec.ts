@@ -1,0 +1,84 @@
+import type { AuthScope } from '../../../src/common/auth/auth-scope';
+import {
+  listWorkloadsPageQuery,
+  splitByUtcDay,
+  toWorkloadDetail,
+  WorkloadDetailRow,
+} from '../../../src/workloads/workloads.queries';
+
+const admin: AuthScope = {
+  organizationId: 'org-a',
+  role: 'ORG_ADMIN',
+  initiativeIds: 'all',
+  credentialKey: 'k',
+  subject: 's',
+};
+
+describe('splitByUtcDay', () => {
+  it('uses whole UTC days in the middle and raw edges around them', () => {
+    const split = splitByUtcDay(new Date('2026-11-01T05:00:00Z'), new Date('2026-11-04T07:00:00Z'));
+    expect(split.fullFrom?.toISOString()).toBe('2026-11-02T00:00:00.000Z');
+    expect(split.fullTo?.toISOString()).toBe('2026-11-04T00:00:00.000Z');
+    expect(split.edges.map((edge) => [edge.from?.toISOString(), edge.to?.toISOString()])).toEqual([
+      ['2026-11-01T05:00:00.000Z', '2026-11-02T00:00:00.000Z'],
+      ['2026-11-04T00:00:00.000Z', '2026-11-04T07:00:00.000Z'],
+    ]);
+  });
+
+  it('needs no edge on aligned bounds and reads raw rows when no whole day fits', () => {
+    expect(splitByUtcDay(new Date('2026-11-01'), new Date('2026-11-03')).edges).toEqual([]);
+    const short = splitByUtcDay(new Date('2026-11-01T23:00:00Z'), new Date('2026-11-02T01:00:00Z'));
+    expect(short.rawOnly).toBe(true);
+    expect(short.edges).toHaveLength(1);
+    expect(splitByUtcDay(undefined, undefined)).toEqual({ edges: [], rawOnly: false });
+  });
+});
+
+describe('listWorkloadsPageQuery', () => {
+  it('parameterises every value and fetches one row more than the page', () => {
+    const query = listWorkloadsPageQuery(admin, { status: 'running', submittedBy: "x' OR 1=1" }, null, 20);
+    expect(query.text).not.toContain("x' OR");
+    expect(query.values).toEqual(['org-a', 'running', "x' OR 1=1", 21]);
+  });
+
+  it('merges per initiative for a team scope, matching nothing for an empty one', () => {
+    const member = { ...admin, role: 'MEMBER' as const, initiativeIds: [] };
+    const query = listWorkloadsPageQuery(member, {}, null, 5);
+    expect(query.text).toContain('unnest(');
+    expect(query.values).toContainEqual([]);
+  });
+});
+
+describe('toWorkloadDetail', () => {
+  const base: WorkloadDetailRow = {
+    workload_id: 'wl-1',
+    name: 'n',
+    status: 'running',
+    submitted_by: 'u',
+    initiative_id: 'i',
+    instance_type: 't',
+    gpu_count: 3,
+    submitted_at: new Date('2026-11-20T08:00:00Z'),
+    started_at: new Date('2026-11-20T08:00:00Z'),
+    completed_at: null,
+    exit_code: null,
+    is_managed: true,
+    cluster_id: 'c',
+    namespace: 'ns',
+    finished_duration_seconds: null,
+  };
+
+  it('grows a running workload up to now, in whole seconds', () => {
+    const detail = toWorkloadDetail(base, new Date('2026-11-20T09:00:00.999Z'));
+    expect(detail.duration_seconds).toBe(3600);
+    expect(detail.gpu_hours_used).toBe(3);
+  });
+
+  it('gives 0 to a workload that never started and rounds GPU hours to 4 decimals', () => {
+    expect(
+      toWorkloadDetail({ ...base, status: 'pending', started_at: null }, new Date()).duration_seconds,
+    ).toBe(0);
+    const finished = { ...base, status: 'completed' as const, finished_duration_seconds: 10 };
+    expect(toWorkloadDetail(finished, new Date()).gpu_hours_used).toBe(0.0083);
+  });
+});
