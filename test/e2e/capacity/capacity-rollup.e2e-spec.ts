@@ -125,7 +125,7 @@ async function rawUsage(
   );
 }
 
-type Key = { initiative?: string[]; pool?: string | 'none' };
+type Key = { initiative?: string[]; pool?: string };
 
 function total(rows: { initiative_id: string; pool_id: string | null; used: number }[], key: Key) {
   return rows
