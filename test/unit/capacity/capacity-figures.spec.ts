@@ -1,0 +1,41 @@
+import { budgetFigures, round4 } from '../../../src/capacity/capacity-figures';
+
+const now = new Date('2026-11-20T10:00:00.000Z');
+
+describe('round4', () => {
+  it('keeps at most 4 decimals and no negative zero', () => {
+    expect(round4(1.23456)).toBe(1.2346);
+    expect(round4(-0.00001)).toBe(0);
+    expect(Object.is(round4(-0.00001), -0)).toBe(false);
+    expect(round4(12)).toBe(12);
+  });
+});
+
+describe('budgetFigures', () => {
+  it('derives remaining, burn rate and the exhaustion date from the figures as shown', () => {
+    expect(budgetFigures(100, 30, 14, now)).toEqual({
+      allocated_gpu_hours: 100,
+      used_gpu_hours: 30,
+      remaining_gpu_hours: 70,
+      burn_rate_gpu_hours_per_day: 2,
+      projected_exhaustion_date: '2026-12-25T10:00:00.000Z',
+    });
+  });
+
+  it('says now when the budget is used up or overrun, while still burning', () => {
+    expect(budgetFigures(10, 25, 7, now)).toMatchObject({
+      remaining_gpu_hours: -15,
+      projected_exhaustion_date: now.toISOString(),
+    });
+  });
+
+  it('projects nothing when nothing is allocated or nothing burns', () => {
+    expect(budgetFigures(0, 5, 7, now).projected_exhaustion_date).toBeNull();
+    expect(budgetFigures(100, 5, 0, now).projected_exhaustion_date).toBeNull();
+    expect(budgetFigures(100, 5, 0.0001, now).projected_exhaustion_date).toBeNull();
+  });
+
+  it('projects nothing beyond year 9999', () => {
+    expect(budgetFigures(1e12, 0, 0.007, now).projected_exhaustion_date).toBeNull();
+  });
+});
