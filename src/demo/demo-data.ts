@@ -158,8 +158,9 @@ function* allocationRecords(usage: Map<string, number>, record: RecordFactory): 
 }
 
 /**
- * Walks workloads from the newest back: running ones always get samples; the others while the
- * budget lasts (targeted) or when they ran within the last 7 days (default).
+ * Walks workloads from the newest back. Default: the last 90 minutes of every workload that ran in
+ * the last 7 days. Targeted (`samples`): running workloads first get up to half the target between
+ * them, then finished ones their whole run (up to 30 days) while the rest of the target lasts.
  */
 function* sampleRecords(
   plan: WorkloadPlan,
@@ -167,17 +168,37 @@ function* sampleRecords(
   record: RecordFactory,
 ): Generator<ImportRecord> {
   const targeted = options.samples !== undefined;
-  let budget = options.samples ?? 0;
+  const runningCap = targeted ? runningSampleCap(plan, options.samples ?? 0) : RECENT_CAP;
+  let budget = targeted ? (options.samples ?? 0) - runningSamples(plan, runningCap) : 0;
   for (let index = plan.count - 1; index >= 0; index -= 1) {
     const workload = demoWorkload(plan, index);
     if (!workload.run) continue;
-    const running = workload.row.status === 'running';
-    const wanted = targeted ? budget > 0 : workload.run.end >= plan.now - 7 * DAY;
-    if (!running && !wanted) continue;
-    const cap = !targeted ? RECENT_CAP : running ? TARGETED_CAP : Math.min(TARGETED_CAP, budget);
-    budget -= sampleSlots(workload.run, cap).count;
+    let cap = runningCap;
+    if (workload.row.status !== 'running') {
+      if (targeted ? budget <= 0 : workload.run.end < plan.now - 7 * DAY) continue;
+      cap = targeted ? Math.min(TARGETED_CAP, budget) : RECENT_CAP;
+      budget -= sampleSlots(workload.run, cap).count;
+    }
     for (const sample of demoSamples(workload, plan.seed, cap)) yield record('metric_samples', sample);
   }
+}
+
+function runningWorkloads(plan: WorkloadPlan) {
+  const running = [];
+  for (let index = 0; index < plan.count; index += 1) {
+    const workload = demoWorkload(plan, index);
+    if (workload.row.status === 'running' && workload.run) running.push(workload.run);
+  }
+  return running;
+}
+
+function runningSampleCap(plan: WorkloadPlan, target: number): number {
+  const count = runningWorkloads(plan).length;
+  return Math.max(RECENT_CAP, Math.min(TARGETED_CAP, Math.floor(target / 2 / Math.max(count, 1))));
+}
+
+function runningSamples(plan: WorkloadPlan, cap: number): number {
+  return runningWorkloads(plan).reduce((sum, run) => sum + sampleSlots(run, cap).count, 0);
 }
 
 /** Writes the demo organization through the import's bulk loader (upserts: running it twice duplicates nothing). */

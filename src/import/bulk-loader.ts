@@ -7,9 +7,12 @@ import { ImportRejectedError } from './import-errors';
 import { ImportRecord, SectionName, SECTIONS } from './import-sections';
 import { DedicatedConnection, takeConnection } from './pg-connection';
 import type { QueryFn } from './reference-tracker';
-import { APPLY_SQL, DUPLICATE_SAMPLES_SQL, STAGING } from './staging-tables';
+import { APPLY_SQL, DUPLICATE_SAMPLES_SQL, SAMPLE_SQL, STAGING } from './staging-tables';
 
-const PARENT_SECTIONS = SECTIONS.filter((section) => section !== 'metric_samples');
+const PARENT_SECTIONS = SECTIONS.filter((section) => section !== 'metric_samples') as Exclude<
+  SectionName,
+  'metric_samples'
+>[];
 /** COPY batches: big enough that a round trip is noise, small enough to keep memory flat. */
 const COPY_BATCH_BYTES = 4 * 1024 * 1024;
 /** Encoded text waiting for the connection; the producer waits above this. */
@@ -90,10 +93,24 @@ export class BulkLoader {
     return this.connection.client;
   }
 
+  /** Statement timings on stderr with GPUCAP_IMPORT_TRACE=1, to see where a slow load spends its time. */
+  private async run(sql: string, params?: unknown[]) {
+    const started = Date.now();
+    const result = await this.client.query(sql, params);
+    if (process.env.GPUCAP_IMPORT_TRACE) {
+      process.stderr.write(
+        `[import] ${Date.now() - started} ms  ${result.rowCount ?? ''}  ${sql.replace(/\s+/g, ' ').slice(0, 70)}\n`,
+      );
+    }
+    return result;
+  }
+
   private async begin(): Promise<void> {
     await this.client.query('BEGIN');
     // A large load is one long transaction; the service's per-statement bound does not apply here.
     await this.client.query('SET LOCAL statement_timeout = 0');
+    // The rollup triggers group and sort a whole statement's rows; let them do it in memory.
+    await this.client.query("SET LOCAL work_mem = '256MB'");
     for (const section of SECTIONS) {
       const { table, columns } = STAGING[section];
       await this.client.query(`CREATE TEMPORARY TABLE ${table} (loc integer, ${columns}) ON COMMIT DROP`);
@@ -209,8 +226,14 @@ export class BulkLoader {
     this.buffers.set(section, { parts: [], bytes: 0 });
     this.queuedBytes += payload.length;
     void this.enqueue(async () => {
+      const started = Date.now();
       const stream = this.client.query(copyFrom(`COPY ${STAGING[section].table} FROM STDIN`));
       await pipeline(Readable.from([payload]), stream);
+      if (process.env.GPUCAP_IMPORT_TRACE) {
+        process.stderr.write(
+          `[import] ${Date.now() - started} ms  COPY ${payload.length} bytes into ${STAGING[section].table}\n`,
+        );
+      }
       this.queuedBytes -= payload.length;
     });
   }
@@ -218,26 +241,28 @@ export class BulkLoader {
   private async applyParents(): Promise<void> {
     for (const section of PARENT_SECTIONS) {
       for (const sql of APPLY_SQL[section]) {
-        this.written[section] += (await this.client.query(sql)).rowCount ?? 0;
+        this.written[section] += (await this.run(sql)).rowCount ?? 0;
       }
-      await this.client.query(`TRUNCATE ${STAGING[section].table}`);
+      await this.run(`TRUNCATE ${STAGING[section].table}`);
     }
   }
 
   private async applySamples({ min, max }: { min: number; max: number }): Promise<void> {
-    await this.client.query('SELECT gpucap_ensure_sample_partitions($1, $2)', [new Date(min), new Date(max)]);
+    await this.run('SELECT gpucap_ensure_sample_partitions($1, $2)', [new Date(min), new Date(max)]);
+    const [{ overlapping }] = (await this.run(SAMPLE_SQL.overlapping)).rows as { overlapping: number }[];
     await this.client.query('SAVEPOINT samples');
     try {
-      const result = await this.client.query(APPLY_SQL.metric_samples[0]);
+      const result = await this.run(overlapping > 0 ? SAMPLE_SQL.upsert : SAMPLE_SQL.insert);
       this.written.metric_samples += result.rowCount ?? 0;
     } catch (error) {
-      // 21000: one statement would update the same row twice, i.e. the file repeats a sample.
-      if ((error as { code?: string }).code !== '21000') throw error;
+      // 21000 (upsert) / 23505 (insert): the chunk repeats a sample (same workload and timestamp).
+      const code = (error as { code?: string }).code;
+      if (code !== '21000' && code !== '23505') throw error;
       await this.client.query('ROLLBACK TO SAVEPOINT samples');
       throw await this.duplicateSamplesError();
     }
     await this.client.query('RELEASE SAVEPOINT samples');
-    await this.client.query(`TRUNCATE ${STAGING.metric_samples.table}`);
+    await this.run(`TRUNCATE ${STAGING.metric_samples.table}`);
   }
 
   private async duplicateSamplesError(): Promise<ImportRejectedError> {
