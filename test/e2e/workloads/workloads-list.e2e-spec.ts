@@ -80,7 +80,10 @@ describe('GET /v1/workloads', () => {
     let token: string | null = null;
     let pages = 0;
     do {
-      const response = await get(headers, token ? { ...query, next_token: token } : query).expect(200);
+      const response: request.Response = await get(
+        headers,
+        token ? { ...query, next_token: token } : query,
+      ).expect(200);
       ids.push(...response.body.data.workloads.map((item: { workload_id: string }) => item.workload_id));
       token = response.body.metadata.next_token;
       pages += 1;
@@ -291,7 +294,12 @@ describe('GET /v1/workloads', () => {
       expect(response.body.error.code).toBe('VALIDATION_ERROR');
       expect(response.body.error.details[0]).toMatchObject({ field: 'next_token', location: 'query' });
     }
-    for (const other of [{ status: 'failed' }, {}, { status: 'completed', initiative_id: 'init-a' }]) {
+    const others: Record<string, string>[] = [
+      { status: 'failed' },
+      {},
+      { status: 'completed', initiative_id: 'init-a' },
+    ];
+    for (const other of others) {
       const response = await get(admin, { limit: 2, ...other, next_token: token }).expect(400);
       expect(response.body.error.details[0]).toMatchObject({ field: 'next_token', location: 'query' });
     }
