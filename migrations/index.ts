@@ -1,8 +1,12 @@
 import { BaseSchema1763800000000 } from './1763800000000-base-schema';
 import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
-import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
 import { MetricAggregates1763800002000 } from './1763800002000-metric-aggregates';
 import { CapacityUsageRollup1763800003000 } from './1763800003000-capacity-usage-rollup';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
-export const migrations = [BaseSchema1763800000000, WorkloadRollups1763800001000, WorkloadRollups1763800001000, MetricAggregates1763800002000, CapacityUsageRollup1763800003000];
+export const migrations = [
+  BaseSchema1763800000000,
+  WorkloadRollups1763800001000,
+  MetricAggregates1763800002000,
+  CapacityUsageRollup1763800003000,
+];
