@@ -82,12 +82,12 @@ export class EmbeddedDatabase {
 
   /** Initialises the cluster on first use, starts it and makes sure the application database exists. */
   async start(): Promise<string> {
+    await this.clearLeftovers();
     await this.assertPortFree();
     const cluster = (this.cluster ??= await this.loadCluster());
     if (!existsSync(join(this.clusterDirectory, 'PG_VERSION'))) {
       await this.explain('initialise the embedded PostgreSQL', () => cluster.initialise());
     }
-    this.removeStalePidFile();
     await this.explain('start the embedded PostgreSQL', () => cluster.start());
     this.running = true;
     await this.ensureDatabase();
@@ -123,15 +123,23 @@ export class EmbeddedDatabase {
     return state;
   }
 
-  /** A killed parent leaves postmaster.pid behind; PostgreSQL then refuses to start. */
-  private removeStalePidFile(): void {
+  /**
+   * A killed parent leaves postmaster.pid behind, and with SIGKILL even a running, orphaned
+   * PostgreSQL. A dead pid's file is removed; an orphan (its parent gone) is stopped; a server whose
+   * gpucap is still alive is left alone with a clear message.
+   */
+  private async clearLeftovers(): Promise<void> {
     const pidFile = join(this.clusterDirectory, 'postmaster.pid');
     if (!existsSync(pidFile)) return;
     const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
     if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
-      throw new EmbeddedDatabaseError(
-        `The embedded PostgreSQL in ${this.clusterDirectory} is already running (pid ${pid}); stop the other gpucap first`,
-      );
+      if (parentPid(pid) !== 1) {
+        throw new EmbeddedDatabaseError(
+          `The embedded PostgreSQL in ${this.clusterDirectory} is in use by another gpucap (postgres pid ${pid}); stop that one first`,
+        );
+      }
+      process.kill(pid, 'SIGINT');
+      await waitUntilGone(pid);
     }
     rmSync(pidFile, { force: true });
   }
@@ -165,6 +173,25 @@ export class EmbeddedDatabase {
     this.recentLog.push(message);
     if (this.recentLog.length > 50) this.recentLog.shift();
     this.options.onLog?.(message);
+  }
+}
+
+/** The parent pid from /proc (Linux); undefined where that is not available. */
+function parentPid(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitUntilGone(pid: number, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (processAlive(pid)) {
+    if (Date.now() > deadline)
+      throw new EmbeddedDatabaseError(`An earlier embedded PostgreSQL (pid ${pid}) did not stop`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
