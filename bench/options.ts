@@ -41,7 +41,7 @@ export interface BenchOptions {
   adminUrl: string;
 }
 
-const USAGE = `npm run bench -- [--quick] [--sizes 100k,1m] [--duration S] [--warmup S] [--connections N]
+const USAGE = `npm run bench -- [--quick] [--sizes 100k,1m] [--samples N] [--duration S] [--warmup S] [--connections N]
                       [--cursor-page N] [--only TEXT] [--allow-missing] [--keep-dataset] [--rebuild] [--no-docs] [--ts-node]`;
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -51,6 +51,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       quick: { type: 'boolean', default: false },
       sizes: { type: 'string' },
       seed: { type: 'string', default: '7' },
+      samples: { type: 'string' },
       connections: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
@@ -71,7 +72,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   const quick = values.quick;
   return {
     quick,
-    sizes: parseSizes(values.sizes ?? (quick ? 'quick' : '100k,1m')),
+    sizes: withSamples(parseSizes(values.sizes ?? (quick ? 'quick' : '100k,1m')), values.samples),
     seed: positiveInteger(values.seed, '--seed'),
     connections: positiveInteger(values.connections ?? (quick ? '10' : '50'), '--connections'),
     durationSeconds: positiveInteger(values.duration ?? (quick ? '2' : '10'), '--duration'),
@@ -98,6 +99,13 @@ function parseSizes(text: string): DatasetSize[] {
       throw new Error(`--sizes: unknown size '${label}' (known: ${Object.keys(DATASET_SIZES).join(', ')})`);
     return size;
   });
+}
+
+/** --samples overrides the sample count of the main (last) size, for a dataset that loads in less time. */
+function withSamples(sizes: DatasetSize[], samples: string | undefined): DatasetSize[] {
+  if (samples === undefined) return sizes;
+  const last = sizes[sizes.length - 1];
+  return [...sizes.slice(0, -1), { ...last, samples: nonNegativeInteger(samples, '--samples') }];
 }
 
 function positiveInteger(text: string, name: string): number {

@@ -60,7 +60,8 @@ export function randomPort(): number {
   return 3100 + Math.floor(Math.random() * 900);
 }
 
-const BUILD_DIR = join(ROOT, 'bench', 'results', 'build');
+// Under node_modules/.cache: ignored by git and lint, and node_modules resolve from there as from dist/.
+const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'gpucap-bench-build');
 
 /**
  * Compiles the service as the production image runs it (plain JavaScript, no ts-node in memory), into

@@ -44,7 +44,7 @@ async function main(): Promise<number> {
       databasePoolSize: DATABASE_POOL_SIZE,
       serviceEntry: options.tsNode
         ? 'node bin/gpucap.js serve (sources through ts-node)'
-        : 'node bench/results/build/src/cli/main.js serve, NODE_ENV=production (compiled, as the image runs it)',
+        : 'node node_modules/.cache/gpucap-bench-build/src/cli/main.js serve, NODE_ENV=production (compiled, as the image runs it)',
     },
     runs: [],
   };
