@@ -70,6 +70,8 @@ export class EmbeddedDatabase {
       // As root, PostgreSQL must run as another OS user; the library creates `postgres` if missing
       // and hands it the data directory (initdb refuses a root-owned one).
       createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
+      // Byte-order collation: identifiers sort the same on every deployment (ties go by workload_id).
+      initdbFlags: ['--locale=C', '--encoding=UTF8'],
       postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`],
       onLog: (message: string) => this.remember(message),
       onError: (error: unknown) => this.remember(String(error)),

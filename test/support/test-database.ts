@@ -14,7 +14,10 @@ export async function createDatabase(serverUrl: string, name: string): Promise<v
   const admin = new Client({ connectionString: serverUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE "${name}"`);
+    // Byte-order collation whatever the server's default, as the embedded and compose clusters use.
+    await admin.query(
+      `CREATE DATABASE "${name}" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`,
+    );
   } finally {
     await admin.end();
   }
