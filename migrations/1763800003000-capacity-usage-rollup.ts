@@ -32,11 +32,17 @@ export class CapacityUsageRollup1763800003000 implements MigrationInterface {
         PRIMARY KEY (organization_id, usage_day, initiative_id, instance_type)
       );
 
-      -- Finished runs that start or end inside an edge day of a capacity window.
+      -- Finished runs that start or end inside an edge day of a capacity window, and running
+      -- workloads' accrual: covering, so each is read by an index-only scan.
       CREATE INDEX workloads_org_finished_started ON workloads (organization_id, started_at)
+        INCLUDE (completed_at, gpu_count, initiative_id, instance_type)
         WHERE started_at IS NOT NULL AND completed_at IS NOT NULL;
       CREATE INDEX workloads_org_finished_completed ON workloads (organization_id, completed_at)
+        INCLUDE (started_at, gpu_count, initiative_id, instance_type)
         WHERE started_at IS NOT NULL AND completed_at IS NOT NULL;
+      CREATE INDEX workloads_org_running_usage ON workloads (organization_id)
+        INCLUDE (initiative_id, instance_type, gpu_count, started_at)
+        WHERE status = 'running';
 
       -- One finished run split across the UTC days it overlaps. Computed on UTC timestamps (no time
       -- zone arithmetic), so the session's TimeZone and daylight saving never shift a day.
@@ -156,6 +162,7 @@ export class CapacityUsageRollup1763800003000 implements MigrationInterface {
       DROP TRIGGER IF EXISTS workloads_capacity_rollup_delete ON workloads;
       DROP FUNCTION IF EXISTS gpucap_capacity_rollup_trigger();
       DROP FUNCTION IF EXISTS gpucap_usage_days(timestamptz, timestamptz, integer);
+      DROP INDEX IF EXISTS workloads_org_running_usage;
       DROP INDEX IF EXISTS workloads_org_finished_completed;
       DROP INDEX IF EXISTS workloads_org_finished_started;
       DROP TABLE IF EXISTS capacity_usage_daily;

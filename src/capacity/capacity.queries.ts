@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
-import { splitByUtcDay, UsageWindow } from './usage-window';
+import { DaySplit, PartialDay, splitByUtcDay, UsageWindow } from './usage-window';
 
 export interface CapacityFilters {
   initiativeId: string | null;
@@ -12,11 +12,22 @@ export interface BudgetPeriod {
   end: Date;
 }
 
-/** GPU hours used by one initiative on one pool (null: an instance type no pool owns). */
+/**
+ * What one initiative draws on one pool (pool null: an instance type no pool owns): GPU hours used
+ * in the period so far and in the burn window, and GPUs held by its running workloads now.
+ */
 export interface UsageRow {
   initiative_id: string;
   pool_id: string | null;
   used_gpu_hours: number;
+  burn_window_gpu_hours: number;
+  active_gpus: number;
+}
+
+/** Both windows end at or before the request's `now`; the burn window ends at it. */
+export interface UsageWindows {
+  period: UsageWindow;
+  burn: UsageWindow;
 }
 
 export interface AllocationRow {
@@ -67,71 +78,126 @@ export async function findBudgetPeriod(dataSource: DataSource, scope: AuthScope)
 }
 
 /**
- * GPU hours used inside `window` (which must end at or before `now`), by initiative and pool:
+ * Usage in both windows in one statement (so the running workloads are read once):
  * whole UTC days from the rollup; each edge day as the runs spanning it (rollup) plus the runs
- * starting or ending inside it (raw rows, a day's worth through an index); running workloads'
- * accrual up to the window's end.
+ * starting inside it, plus those ending inside it that started before it (raw rows: a day's worth,
+ * each half an index-only range scan); running workloads' accrual up to each window's end.
  */
 export async function usageByInitiativeAndPool(
   dataSource: DataSource,
   scope: AuthScope,
   filters: CapacityFilters,
-  window: UsageWindow,
+  windows: UsageWindows,
 ): Promise<UsageRow[]> {
-  if (window.to.getTime() <= window.from.getTime()) return [];
-  const split = splitByUtcDay(window);
-  const rows: UsageRow[] = await dataSource.query(
+  const period = splitNonEmpty(windows.period);
+  const burn = splitNonEmpty(windows.burn);
+  const edges = mergeEdges(period.partialDays, burn.partialDays);
+  return dataSource.query(
     `WITH edge_days AS (
-       SELECT e.day, e.part_from, e.part_to,
+       SELECT e.in_period, e.in_burn, e.day, e.part_from, e.part_to,
               e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
               (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
-       FROM unnest($5::date[], $6::timestamptz[], $7::timestamptz[]) AS e (day, part_from, part_to)
+       FROM unnest($5::boolean[], $6::boolean[], $7::date[], $8::timestamptz[], $9::timestamptz[])
+         AS e (in_period, in_burn, day, part_from, part_to)
      ),
      usage AS (
-       SELECT r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS gpu_microseconds
-       FROM capacity_usage_daily r
-       WHERE r.organization_id = $1 AND r.usage_day >= $8::date AND r.usage_day < $9::date
-         AND ${initiativeScopeSql('r')}
-       UNION ALL
        SELECT r.initiative_id, r.instance_type,
-              r.spanning_gpus * extract(epoch FROM e.part_to - e.part_from)::double precision * 1e6
-       FROM edge_days e
-       JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
-       WHERE r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+                   THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
+              CASE WHEN r.usage_day >= $12::date AND r.usage_day < $13::date
+                   THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
+              0 AS active_gpus
+       FROM capacity_usage_daily r
+       WHERE r.organization_id = $1 AND ${initiativeScopeSql('r')}
+         AND ((r.usage_day >= $10::date AND r.usage_day < $11::date)
+              OR (r.usage_day >= $12::date AND r.usage_day < $13::date))
+       UNION ALL
+       SELECT part.initiative_id, part.instance_type,
+              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0
+       FROM (
+         SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
+                r.spanning_gpus * extract(epoch FROM e.part_to - e.part_from)::double precision * 1e6 AS us
+         FROM edge_days e
+         JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
+         WHERE r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
+         UNION ALL
+         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
+                w.gpu_count * extract(epoch FROM least(w.completed_at, e.part_to)
+                                               - greatest(w.started_at, e.part_from))::double precision * 1e6
+         FROM edge_days e
+         JOIN workloads w ON w.organization_id = $1
+           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           AND w.started_at > e.day_start AND w.started_at < e.day_end
+         WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
+         UNION ALL
+         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
+                w.gpu_count * extract(epoch FROM least(w.completed_at, e.part_to)
+                                               - greatest(w.started_at, e.part_from))::double precision * 1e6
+         FROM edge_days e
+         JOIN workloads w ON w.organization_id = $1
+           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+         WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
+       ) part
        UNION ALL
        SELECT w.initiative_id, w.instance_type,
-              w.gpu_count * extract(epoch FROM least(w.completed_at, e.part_to)
-                                             - greatest(w.started_at, e.part_from))::double precision * 1e6
-       FROM edge_days e
-       JOIN workloads w ON w.organization_id = $1
-         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-         AND ((w.started_at > e.day_start AND w.started_at < e.day_end)
-              OR (w.completed_at > e.day_start AND w.completed_at < e.day_end))
-       WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
-       UNION ALL
-       SELECT w.initiative_id, w.instance_type,
-              w.gpu_count * extract(epoch FROM $11::timestamptz - greatest(w.started_at, $10::timestamptz))::double precision * 1e6
+              w.gpu_count * greatest(0, extract(epoch FROM $15::timestamptz - greatest(w.started_at, $14::timestamptz)))::double precision * 1e6,
+              w.gpu_count * greatest(0, extract(epoch FROM $17::timestamptz - greatest(w.started_at, $16::timestamptz)))::double precision * 1e6,
+              w.gpu_count
        FROM workloads w
-       WHERE w.organization_id = $1 AND w.status = 'running' AND w.started_at < $11::timestamptz
-         AND ${initiativeScopeSql('w')}
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
      )
-     SELECT u.initiative_id, p.pool_id, sum(u.gpu_microseconds) / 3.6e9 AS used_gpu_hours
+     SELECT u.initiative_id, p.pool_id,
+            sum(u.period_us) / 3.6e9 AS used_gpu_hours,
+            sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
+            sum(u.active_gpus)::integer AS active_gpus
      FROM usage u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
      GROUP BY u.initiative_id, p.pool_id`,
     [
       ...scopeParameters(scope, filters),
-      split.partialDays.map((part) => part.day),
-      split.partialDays.map((part) => part.from),
-      split.partialDays.map((part) => part.to),
-      split.fullDaysFrom,
-      split.fullDaysTo,
-      window.from,
-      window.to,
+      edges.map((edge) => edge.inPeriod),
+      edges.map((edge) => edge.inBurn),
+      edges.map((edge) => edge.day),
+      edges.map((edge) => edge.from),
+      edges.map((edge) => edge.to),
+      period.fullDaysFrom,
+      period.fullDaysTo,
+      burn.fullDaysFrom,
+      burn.fullDaysTo,
+      windows.period.from,
+      windows.period.to,
+      windows.burn.from,
+      windows.burn.to,
     ],
   );
-  return rows;
+}
+
+interface Edge extends PartialDay {
+  inPeriod: boolean;
+  inBurn: boolean;
+}
+
+/** The period's last edge day is usually the burn window's too (today, up to now): read it once. */
+function mergeEdges(periodEdges: PartialDay[], burnEdges: PartialDay[]): Edge[] {
+  const edges = new Map<string, Edge>();
+  const add = (part: PartialDay, window: 'inPeriod' | 'inBurn') => {
+    const key = `${part.from.getTime()}/${part.to.getTime()}`;
+    const edge = edges.get(key) ?? { ...part, inPeriod: false, inBurn: false };
+    edge[window] = true;
+    edges.set(key, edge);
+  };
+  periodEdges.forEach((part) => add(part, 'inPeriod'));
+  burnEdges.forEach((part) => add(part, 'inBurn'));
+  return [...edges.values()];
+}
+
+/** An empty window (a period that has not begun) contributes no whole day and no edge. */
+function splitNonEmpty(window: UsageWindow): DaySplit {
+  if (window.to.getTime() > window.from.getTime()) return splitByUtcDay(window);
+  const day = window.from.toISOString().slice(0, 10);
+  return { fullDaysFrom: day, fullDaysTo: day, partialDays: [] };
 }
 
 export async function findAllocations(
@@ -179,22 +245,4 @@ export async function findPools(
      GROUP BY p.pool_id, p.name`,
     [scope.organizationId, filters.poolId],
   );
-}
-
-/** GPUs held right now by running workloads in scope and filters. */
-export async function countActiveGpus(
-  dataSource: DataSource,
-  scope: AuthScope,
-  filters: CapacityFilters,
-): Promise<number> {
-  const rows: { active_gpus: number }[] = await dataSource.query(
-    `SELECT coalesce(sum(w.gpu_count), 0)::integer AS active_gpus
-     FROM workloads w
-     WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
-       AND ($4::text IS NULL OR EXISTS (
-         SELECT 1 FROM pool_instance_types p
-         WHERE p.organization_id = $1 AND p.instance_type = w.instance_type AND p.pool_id = $4::text))`,
-    scopeParameters(scope, filters),
-  );
-  return rows[0].active_gpus;
 }

@@ -6,7 +6,6 @@ import { BURN_WINDOW_DAYS, budgetFigures } from './capacity-figures';
 import {
   AllocationRow,
   CapacityFilters,
-  countActiveGpus,
   findAllocations,
   findBudgetPeriod,
   findInitiatives,
@@ -57,18 +56,16 @@ export class CapacityService {
     const period = await findBudgetPeriod(this.dataSource, scope);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
-    const [used, burned, allocations, initiatives, pools, activeGpus] = await Promise.all([
-      usageByInitiativeAndPool(this.dataSource, scope, filters, periodSoFar),
-      usageByInitiativeAndPool(this.dataSource, scope, filters, burnWindow),
+    const [usage, allocations, initiatives, pools] = await Promise.all([
+      usageByInitiativeAndPool(this.dataSource, scope, filters, { period: periodSoFar, burn: burnWindow }),
       findAllocations(this.dataSource, scope, filters),
       findInitiatives(this.dataSource, scope, filters),
       findPools(this.dataSource, scope, filters),
-      countActiveGpus(this.dataSource, scope, filters),
     ]);
-    const tally = tallyFigures(allocations, used, burned);
+    const tally = tallyFigures(allocations, usage);
     const summary: CapacitySummaryDto = {
       ...summaryFigures(tally.summary, now),
-      current_active_gpus: activeGpus,
+      current_active_gpus: usage.reduce((sum, row) => sum + row.active_gpus, 0),
     };
     return {
       organization_id: scope.organizationId,
@@ -95,7 +92,7 @@ export class CapacityService {
   }
 }
 
-function tallyFigures(allocations: AllocationRow[], used: UsageRow[], burned: UsageRow[]): Tally {
+function tallyFigures(allocations: AllocationRow[], usage: UsageRow[]): Tally {
   const tally: Tally = { summary: new Totals(), initiatives: new TotalsByKey(), pools: new TotalsByKey() };
   for (const allocation of allocations) {
     for (const totals of [
@@ -107,9 +104,11 @@ function tallyFigures(allocations: AllocationRow[], used: UsageRow[], burned: Us
       totals.hasAllocation = true;
     }
   }
-  for (const row of used) for (const totals of totalsOf(tally, row)) totals.used += row.used_gpu_hours;
-  for (const row of burned) {
-    for (const totals of totalsOf(tally, row)) totals.usedInBurnWindow += row.used_gpu_hours;
+  for (const row of usage) {
+    for (const totals of totalsOf(tally, row)) {
+      totals.used += row.used_gpu_hours;
+      totals.usedInBurnWindow += row.burn_window_gpu_hours;
+    }
   }
   return tally;
 }
