@@ -367,6 +367,40 @@ describe('GET /v1/capacity', () => {
   });
 });
 
+describe('GET /v1/capacity in the OpenAPI document', () => {
+  let testApp: TestApp;
+
+  beforeAll(async () => {
+    testApp = await createTestApp();
+  });
+
+  afterAll(async () => {
+    await testApp.close();
+  });
+
+  it('describes the filters and the response fields', async () => {
+    const response = await request(testApp.server).get('/v1/openapi.json').expect(200);
+    const document = response.body as {
+      paths: Record<string, { get: { parameters: { name: string }[] } }>;
+      components: { schemas: Record<string, { properties: Record<string, unknown> }> };
+    };
+    const parameters = document.paths['/v1/capacity'].get.parameters.map((parameter) => parameter.name);
+    expect(parameters).toEqual(expect.arrayContaining(['initiative_id', 'pool_id']));
+    expect(Object.keys(document.components.schemas.CapacityReportDto.properties)).toEqual(
+      expect.arrayContaining(['organization_id', 'summary', 'pools', 'initiatives', 'period']),
+    );
+    expect(Object.keys(document.components.schemas.CapacityPoolDto.properties)).toEqual(
+      expect.arrayContaining([
+        'pool_id',
+        'name',
+        'instance_types',
+        'used_gpu_hours',
+        'projected_exhaustion_date',
+      ]),
+    );
+  });
+});
+
 describe('GET /v1/capacity with running workloads', () => {
   let testApp: TestApp;
 
@@ -418,6 +452,40 @@ describe('GET /v1/capacity with running workloads', () => {
     expect(data.pools[0].used_gpu_hours).toBeCloseTo(244, 2);
     // Burn window: 4 h + 168 h over 7 days.
     expect(data.initiatives[0].burn_rate_gpu_hours_per_day).toBeCloseTo(172 / 7, 2);
+  });
+
+  it('counts nothing used before the period begins, and still shows the allocations', async () => {
+    const now = Date.now();
+    const organizationId = await seedOrganization(testApp.dataSource, {
+      budgetPeriodStart: new Date(now + DAY),
+      budgetPeriodEnd: new Date(now + 30 * DAY),
+      initiatives: ['alpha'],
+      pools: [{ poolId: 'pool-a', instanceTypes: ['ta'] }],
+      allocations: [{ initiativeId: 'alpha', poolId: 'pool-a', allocatedGpuHours: 10 }],
+    });
+    await insertWorkloads(testApp.dataSource, organizationId, [
+      {
+        status: 'running',
+        initiativeId: 'alpha',
+        instanceType: 'ta',
+        gpuCount: 2,
+        submittedAt: new Date(now - 2 * HOUR),
+        startedAt: new Date(now - 2 * HOUR),
+      },
+    ]);
+    const token = await createApiToken(testApp.dataSource, organizationId, { role: 'ORG_ADMIN' });
+    const response = await request(testApp.server)
+      .get('/v1/capacity')
+      .set(authHeaders(token, organizationId))
+      .expect(200);
+    const data = (response.body as CapacityBody).data;
+    expect(data.summary).toMatchObject({
+      total_allocated_gpu_hours: 10,
+      total_used_gpu_hours: 0,
+      total_remaining_gpu_hours: 10,
+      current_active_gpus: 2,
+    });
+    expect(data.pools).toEqual([expect.objectContaining({ pool_id: 'pool-a', used_gpu_hours: 0 })]);
   });
 });
 
