@@ -5,6 +5,7 @@ import { Command, createCliContext, UsageError } from './cli-context';
 import { demoDataCommand } from './commands/demo-data.command';
 import { importCommand } from './commands/import.command';
 import { migrateCommand } from './commands/migrate.command';
+import { pruneCommand } from './commands/prune.command';
 import { serveCommand } from './commands/serve.command';
 import { tokensCommand } from './commands/tokens.command';
 
@@ -14,6 +15,7 @@ const COMMANDS: Record<string, Command> = {
   tokens: tokensCommand,
   import: importCommand,
   'demo-data': demoDataCommand,
+  prune: pruneCommand,
 };
 
 const USAGE = `gpucap <command>

@@ -1,0 +1,81 @@
+import { parseArgs } from 'node:util';
+import type { DataSource } from 'typeorm';
+import { Command, UsageError } from '../cli-context';
+import { parseDuration } from '../duration';
+import { withDatabase } from '../with-database';
+
+const USAGE = 'Usage: gpucap prune --older-than 90d [--dry-run]';
+
+interface SamplePartition {
+  name: string;
+  range_start: Date;
+  range_end: Date;
+}
+
+/**
+ * Weekly partitions of metric_samples whose whole range ends at or before the cutoff (the upper
+ * bound is exclusive, so every row in them is older). Bounds are read back from the catalog.
+ */
+async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<SamplePartition[]> {
+  return dataSource.query(
+    `SELECT name, range_start, range_end
+     FROM (
+       SELECT c.relname AS name,
+              substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \\(''([^'']+)''\\)')::timestamptz AS range_start,
+              substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz AS range_end
+       FROM pg_inherits i
+       JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = 'metric_samples'::regclass
+     ) partitions
+     WHERE range_end <= $1
+     ORDER BY range_start`,
+    [cutoff],
+  );
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Detaching CONCURRENTLY (outside a transaction) keeps readers of metric_samples running while a
+ * week of samples goes; the detached table is then dropped. No trigger fires, so metric_aggregates
+ * keeps each workload's lifetime figures (count, averages, extremes, latest) after the raw samples
+ * are gone: the ranked endpoint still ranks old workloads; windows over pruned time read empty.
+ */
+async function dropPartition(dataSource: DataSource, name: string): Promise<number> {
+  const [{ samples }] = await dataSource.query(
+    `SELECT count(*)::float8 AS samples FROM ${quoteIdentifier(name)}`,
+  );
+  await dataSource.query(`ALTER TABLE metric_samples DETACH PARTITION ${quoteIdentifier(name)} CONCURRENTLY`);
+  await dataSource.query(`DROP TABLE ${quoteIdentifier(name)}`);
+  return samples as number;
+}
+
+export const pruneCommand: Command = async (args, context) => {
+  const { values } = parseArgs({
+    args,
+    options: { 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' } },
+  });
+  if (!values['older-than']) throw new UsageError(`--older-than is required\n${USAGE}`);
+  const cutoff = new Date(Date.now() - parseDuration(values['older-than'], '--older-than'));
+  const dryRun = values['dry-run'] === true;
+
+  return withDatabase(context, async (dataSource) => {
+    const partitions = await expiredPartitions(dataSource, cutoff);
+    for (const partition of partitions) {
+      const range = `[${partition.range_start.toISOString()}, ${partition.range_end.toISOString()})`;
+      if (dryRun) {
+        context.stdout.write(`Would drop ${partition.name} ${range}\n`);
+      } else {
+        const samples = await dropPartition(dataSource, partition.name);
+        context.stdout.write(`Dropped ${partition.name} ${range}: ${samples} samples\n`);
+      }
+    }
+    context.stdout.write(
+      `${partitions.length} partition(s) ${dryRun ? 'would be ' : ''}dropped; samples before ` +
+        `${cutoff.toISOString()} in partly newer weeks are kept; per-workload lifetime aggregates are kept\n`,
+    );
+    return 0;
+  });
+};
