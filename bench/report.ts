@@ -150,6 +150,10 @@ function scalingRows(run: BenchRun): Growth[] {
     });
 }
 
+function times(value: number): string {
+  return Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a';
+}
+
 function renderScaling(run: BenchRun): string {
   if (run.runs.length < 2) return '';
   const labels = run.runs.map((r) => r.size);
@@ -158,7 +162,7 @@ function renderScaling(run: BenchRun): string {
       const s = r.scenarios.find((c) => c.name === g.name && c.role === 'ORG_ADMIN')?.service;
       return s ? `${ms(s.p50)} / ${ms(s.p99)}` : 'n/a';
     });
-    return `| ${g.name} | ${cells.join(' | ')} | ${g.p50Growth.toFixed(2)}× / ${g.p99Growth.toFixed(2)}× |`;
+    return `| ${g.name} | ${cells.join(' | ')} | ${times(g.p50Growth)} / ${times(g.p99Growth)} |`;
   });
   return [
     `#### Scaling (ORG_ADMIN, p50 / p99 ms at ${run.settings.connections} connections)`,
@@ -208,7 +212,7 @@ function renderTargets(run: BenchRun): string {
         ? 'not measured in this run (one dataset size).'
         : fastGrowth.length === 0
           ? '**met**.'
-          : `**missed** by ${fastGrowth.map((g) => `${g.name} (${g.p50Growth.toFixed(2)}×)`).join(', ')}.`),
+          : `**missed** by ${fastGrowth.map((g) => `${g.name} (${times(g.p50Growth)})`).join(', ')}.`),
     `- Import ≥ ${int(WORKLOADS_PER_SECOND_TARGET)} workloads/s and ≥ ${int(SAMPLES_PER_SECOND_TARGET)} samples/s: ` +
       `the whole demo-data load (workloads and samples together, one process) ran at ${int(workloadsPerSecond)} workloads/s ` +
       `and ${int(samplesPerSecond)} samples/s counted over the same ${loadSeconds.toFixed(1)} s, so each rate alone was at least that: ` +

@@ -121,6 +121,7 @@ async function runScenario(
     failures: [],
   };
   const settings: LoadSettings = options;
+  await settle(service);
   const servicePaths = await preparePaths(scenario, service, result, options);
   if (!servicePaths) return result;
   const baselinePaths =
@@ -141,6 +142,21 @@ async function runScenario(
       (result.baseline ? ` | baseline ${Math.round(result.baseline.requestsPerSecond)} req/s` : ''),
   );
   return result;
+}
+
+/**
+ * Waits until the previous scenario's backlog has drained (health, which queries the database, answers
+ * quickly again), so a slow endpoint's queue is not charged to the next scenario.
+ */
+async function settle(target: Target, deadlineMs = 60_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    const started = Date.now();
+    const response = await fetch(`${target.baseUrl}/v1/health`).catch(() => null);
+    if (response?.ok && Date.now() - started < 100) return;
+    await new Promise((done) => setTimeout(done, 500));
+  }
+  log(`${target.name} still slow to answer health after ${deadlineMs / 1000} s; going on`);
 }
 
 /** The scenario's paths on one server, checked with a few requests; null when it cannot be driven. */
