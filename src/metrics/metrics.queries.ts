@@ -92,7 +92,8 @@ export interface RankedFilters {
 }
 
 export interface RankedRow {
-  workload_id: string;
+  /** null (with the other page columns) in the one row returned when nothing is ranked. */
+  workload_id: string | null;
   name: string;
   initiative_id: string;
   avg_value: number;
@@ -108,18 +109,22 @@ const WORKLOAD_FILTER_SQL = `w.organization_id = $1
        AND ($4::text IS NULL OR w.status = $4)`;
 
 /**
- * The page, the count and the mean of every ranked row in one statement: the window aggregates run
- * over the whole filtered set before the top-N sort keeps `limit` rows. Ties: workload_id ascending
- * (code point order) whatever the direction.
+ * The count and mean over every ranked row (one aggregate pass, no sort) beside the page (a top-N
+ * heap sort keeping `limit` rows). A window aggregate over the whole set would force a full sort.
+ * Ties: workload_id ascending (code point order) whatever the direction. With nothing ranked the
+ * one row carries the zero count and a null page.
  */
 function rankingSql(rankedSource: string, order: SortOrder): string {
   const direction = order === 'asc' ? 'ASC' : 'DESC';
   return `
-    SELECT workload_id, name, initiative_id, avg_value, current_value,
-           count(*) OVER ()::int AS total_count, avg(avg_value) OVER () AS scope_average
-    FROM (${rankedSource}) ranked
-    ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC
-    LIMIT $5`;
+    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
+           totals.total_count, totals.scope_average
+    FROM (SELECT count(*)::int AS total_count, avg(avg_value) AS scope_average FROM (${rankedSource}) ranked) totals
+    LEFT JOIN LATERAL (
+      SELECT * FROM (${rankedSource}) ranked
+      ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC
+      LIMIT $5
+    ) page ON true`;
 }
 
 function filterParameters(scope: AuthScope, filters: RankedFilters): unknown[] {
@@ -152,7 +157,8 @@ export async function rankBySampleMetric(
 
 /**
  * Ranked by gpu_hours_used = gpu_count × whole seconds run / 3600 (running ones up to `now`,
- * never-started ones 0): every workload in scope that matches the filters.
+ * never-started ones 0): every workload in scope that matches the filters. float8 epoch arithmetic
+ * (date_part) rather than numeric: this reads every workload in scope.
  */
 export async function rankByGpuHours(
   dataSource: DataSource,
@@ -165,7 +171,7 @@ export async function rankByGpuHours(
     FROM workloads w
     CROSS JOIN LATERAL (
       SELECT CASE WHEN w.started_at IS NULL THEN 0::float8
-                  ELSE (w.gpu_count * greatest(0, floor(extract(epoch FROM coalesce(w.completed_at, $6::timestamptz) - w.started_at))))::float8 / 3600
+                  ELSE w.gpu_count * greatest(0, floor(date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) / 3600
              END AS gpu_hours
     ) h
     WHERE ${WORKLOAD_FILTER_SQL}`;

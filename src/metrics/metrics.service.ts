@@ -71,14 +71,15 @@ export class MetricsService {
       sortBy === 'gpu_hours'
         ? await rankByGpuHours(this.dataSource, scope, filters, new Date())
         : await rankBySampleMetric(this.dataSource, scope, sortBy, filters);
-    const workloads = rows.map((row): RankedWorkloadDto => ({
+    const page = rows.filter((row): row is RankedRow & { workload_id: string } => row.workload_id !== null);
+    const workloads = page.map((row): RankedWorkloadDto => ({
       workload_id: row.workload_id,
       name: row.name,
       initiative_id: row.initiative_id,
       [sortBy]: { avg: round4(row.avg_value), current: round4(row.current_value) },
     }));
     const totalCount = rows[0]?.total_count ?? 0;
-    const scopeAverage = rows.length > 0 ? round4(rows[0].scope_average) : null;
+    const scopeAverage = totalCount > 0 ? round4(rows[0].scope_average) : null;
     return new WithMetadata(
       { workloads, scope_average: { [sortBy]: scopeAverage } },
       { total_count: totalCount },
