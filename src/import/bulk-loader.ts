@@ -9,10 +9,9 @@ import { DedicatedConnection, takeConnection } from './pg-connection';
 import type { QueryFn } from './reference-tracker';
 import { APPLY_SQL, DUPLICATE_SAMPLES_SQL, SAMPLE_SQL, STAGING } from './staging-tables';
 
-const PARENT_SECTIONS = SECTIONS.filter((section) => section !== 'metric_samples') as Exclude<
-  SectionName,
-  'metric_samples'
->[];
+const PARENT_SECTIONS = SECTIONS.filter(
+  (section): section is Exclude<SectionName, 'metric_samples'> => section !== 'metric_samples',
+);
 /** COPY batches: big enough that a round trip is noise, small enough to keep memory flat. */
 const COPY_BATCH_BYTES = 4 * 1024 * 1024;
 /** Encoded text waiting for the connection; the producer waits above this. */
@@ -60,7 +59,7 @@ export class BulkLoader {
   private readonly written = perSection();
   private queue: Promise<void> = Promise.resolve();
   private queuedBytes = 0;
-  private failure: unknown = null;
+  private failure: Error | null = null;
   private stagedParents = 0;
   private stagedSamples = 0;
   private nextSampleFlushAt: number;
@@ -289,7 +288,7 @@ export class BulkLoader {
       try {
         await operation();
       } catch (error) {
-        this.failure = error;
+        this.failure = error instanceof Error ? error : new Error(String(error));
       }
     });
     return this.queue;

@@ -123,5 +123,5 @@ function parseDocument(text: string): Partial<Record<SectionName, unknown[]>> {
     }
     if (!Array.isArray(value)) throw new ImportFormatError(`section '${key}' must be an array`);
   }
-  return document as Partial<Record<SectionName, unknown[]>>;
+  return document;
 }

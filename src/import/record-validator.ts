@@ -145,7 +145,7 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
       return typeof raw === 'string' &&
         raw.trim().length > 0 &&
         raw.length <= MAX_TEXT &&
-        !/[\u0000-\u001f]/.test(raw)
+        !hasControlCharacter(raw)
         ? { value: raw }
         : `must be a non-empty string of at most ${MAX_TEXT} characters without control characters`;
     case 'timestamp':
@@ -199,6 +199,11 @@ function checkIdentifierList(raw: unknown): { value: string[] } | string {
   if (!Array.isArray(raw) || raw.length > 10_000) return rule;
   if (!raw.every((item) => typeof item === 'string' && IDENTIFIER.test(item))) return rule;
   return new Set(raw).size === raw.length ? { value: raw as string[] } : rule;
+}
+
+function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) < 32) return true;
+  return false;
 }
 
 const timeZoneCache = new Map<string, boolean>();
