@@ -14,6 +14,8 @@ const PARENT_SECTIONS = SECTIONS.filter(
 );
 /** COPY batches: big enough that a round trip is noise, small enough to keep memory flat. */
 const COPY_BATCH_BYTES = 4 * 1024 * 1024;
+/** Records staged between two turns of the event loop (COPY data only moves while Node waits). */
+const YIELD_EVERY_RECORDS = 2000;
 /** Encoded text waiting for the connection; the producer waits above this. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /**
@@ -37,6 +39,13 @@ export interface LoadSummary {
   records: Record<SectionName, number>;
   /** Rows inserted or changed per section (identical rows are left alone and not counted). */
   written: Record<SectionName, number>;
+}
+
+interface SampleSpan {
+  organizationId: string;
+  workloadId: string;
+  low: number;
+  high: number;
 }
 
 interface SectionBuffer {
@@ -63,8 +72,10 @@ export class BulkLoader {
   private stagedParents = 0;
   private stagedSamples = 0;
   private nextSampleFlushAt: number;
-  private sampleRange: { min: number; max: number } | null = null;
+  /** Per staged workload: the span of its staged samples (to tell a fresh load from an overlapping one). */
+  private sampleSpans = new Map<string, SampleSpan>();
   private done = false;
+  private sinceYield = 0;
 
   private constructor(
     private readonly connection: DedicatedConnection,
@@ -140,12 +151,17 @@ export class BulkLoader {
     this.buffers.set(section, buffer);
     this.records[section] += 1;
     if (section === 'metric_samples') {
-      this.noteSampleTime(record.row.timestamp.getTime());
+      this.noteSample(record.row.organization_id, record.row.workload_id, record.row.timestamp.getTime());
       this.stagedSamples += 1;
     } else {
       this.stagedParents += 1;
     }
     if (buffer.bytes >= COPY_BATCH_BYTES) this.copyBuffer(section);
+    // A producer that never waits would starve the socket: give pending I/O a turn now and then.
+    if (++this.sinceYield >= YIELD_EVERY_RECORDS) {
+      this.sinceYield = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     if (this.stagedSamples >= this.nextSampleFlushAt) await this.flushSamplesIfPossible();
     if (this.queuedBytes > MAX_QUEUED_BYTES) await this.drain();
   }
@@ -184,10 +200,12 @@ export class BulkLoader {
     return { records: total, samples: this.records.metric_samples };
   }
 
-  private noteSampleTime(time: number): void {
-    if (!this.sampleRange) this.sampleRange = { min: time, max: time };
-    else if (time < this.sampleRange.min) this.sampleRange.min = time;
-    else if (time > this.sampleRange.max) this.sampleRange.max = time;
+  private noteSample(organizationId: string, workloadId: string, time: number): void {
+    const key = `${organizationId}\u0000${workloadId}`;
+    const span = this.sampleSpans.get(key);
+    if (!span) this.sampleSpans.set(key, { organizationId, workloadId, low: time, high: time });
+    else if (time < span.low) span.low = time;
+    else if (time > span.high) span.high = time;
   }
 
   private async flushSamplesIfPossible(): Promise<void> {
@@ -211,11 +229,11 @@ export class BulkLoader {
   }
 
   private enqueueApplySamples(): void {
-    const range = this.sampleRange;
-    if (this.stagedSamples === 0 || !range) return;
+    const spans = [...this.sampleSpans.values()];
+    if (this.stagedSamples === 0 || spans.length === 0) return;
     this.stagedSamples = 0;
-    this.sampleRange = null;
-    void this.enqueue(() => this.applySamples(range));
+    this.sampleSpans = new Map();
+    void this.enqueue(() => this.applySamples(spans));
   }
 
   private copyBuffer(section: SectionName): void {
@@ -246,9 +264,18 @@ export class BulkLoader {
     }
   }
 
-  private async applySamples({ min, max }: { min: number; max: number }): Promise<void> {
+  private async applySamples(spans: SampleSpan[]): Promise<void> {
+    const min = Math.min(...spans.map((span) => span.low));
+    const max = Math.max(...spans.map((span) => span.high));
     await this.run('SELECT gpucap_ensure_sample_partitions($1, $2)', [new Date(min), new Date(max)]);
-    const [{ overlapping }] = (await this.run(SAMPLE_SQL.overlapping)).rows as { overlapping: number }[];
+    const [{ overlapping }] = (
+      await this.run(SAMPLE_SQL.overlapping, [
+        spans.map((span) => span.organizationId),
+        spans.map((span) => span.workloadId),
+        spans.map((span) => new Date(span.low)),
+        spans.map((span) => new Date(span.high)),
+      ])
+    ).rows as { overlapping: number }[];
     await this.client.query('SAVEPOINT samples');
     try {
       const result = await this.run(overlapping > 0 ? SAMPLE_SQL.upsert : SAMPLE_SQL.insert);

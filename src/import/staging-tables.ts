@@ -144,11 +144,11 @@ const SAMPLE_KEYS = ['organization_id', 'workload_id', 'sampled_at'];
 const SAMPLE_COLUMNS = [...SAMPLE_KEYS, ...SAMPLE_VALUES].join(', ');
 
 export const SAMPLE_SQL = {
-  /** Staged workloads that already have stored samples in the staged time span (one index probe each). */
+  /** Staged workloads ($1..$4: their spans) that already have stored samples in that span (one index probe each). */
   overlapping: `
     SELECT count(*)::int AS overlapping
-    FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high
-          FROM stage_metric_samples GROUP BY organization_id, workload_id) r
+    FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[])
+         AS r (organization_id, workload_id, low, high)
     WHERE EXISTS (SELECT 1 FROM metric_samples m
                   WHERE m.organization_id = r.organization_id AND m.workload_id = r.workload_id
                     AND m.sampled_at BETWEEN r.low AND r.high)`,
