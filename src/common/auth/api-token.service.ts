@@ -16,6 +16,13 @@ export interface NewApiToken {
 export type TokenCheck =
   { ok: true; token: ApiToken } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
+/**
+ * A verified token is trusted for this long before it is looked up again, which takes a database
+ * round trip off nearly every request under load. Revocation therefore takes effect within a second.
+ */
+export const VERIFIED_TOKEN_TTL_MS = 1_000;
+const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
+
 /** Bounds writes of last_used_at to one per token per minute, whatever the request rate. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 /** Compared against when the token id is unknown, so both paths cost one hash comparison. */
@@ -23,6 +30,8 @@ const DECOY_HASH = hashSecret('decoy');
 
 @Injectable()
 export class ApiTokenService {
+  private readonly verified = new Map<string, { token: ApiToken; checkedAt: number }>();
+
   constructor(@InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>) {}
 
   /** Stores only the hash; the returned token text is the one time the secret is seen. */
@@ -55,19 +64,38 @@ export class ApiTokenService {
   async verify(presented: string, now = new Date()): Promise<TokenCheck> {
     const parsed = parseApiToken(presented);
     if (!parsed) return { ok: false, reason: 'malformed' };
+    const cacheKey = `${parsed.tokenId}:${hashSecret(parsed.secret).toString('base64')}`;
+    const cached = this.verified.get(cacheKey);
+    if (cached && now.getTime() - cached.checkedAt < VERIFIED_TOKEN_TTL_MS && !expired(cached.token, now)) {
+      return { ok: true, token: cached.token };
+    }
+    const check = await this.lookup(parsed.tokenId, parsed.secret, now);
+    if (check.ok) this.remember(cacheKey, check.token, now);
+    else this.verified.delete(cacheKey);
+    return check;
+  }
+
+  private async lookup(tokenId: string, secret: string, now: Date): Promise<TokenCheck> {
     const token = await this.tokens
       .createQueryBuilder('token')
       .addSelect('token.secretHash')
-      .where('token.token_id = :tokenId', { tokenId: parsed.tokenId })
+      .where('token.token_id = :tokenId', { tokenId })
       .getOne();
-    if (!secretMatches(parsed.secret, token?.secretHash ?? DECOY_HASH) || !token) {
+    if (!secretMatches(secret, token?.secretHash ?? DECOY_HASH) || !token) {
       return { ok: false, reason: 'unknown' };
     }
     if (token.revokedAt) return { ok: false, reason: 'revoked' };
-    if (token.expiresAt && token.expiresAt.getTime() <= now.getTime())
-      return { ok: false, reason: 'expired' };
+    if (expired(token, now)) return { ok: false, reason: 'expired' };
     this.touch(token, now);
     return { ok: true, token };
+  }
+
+  private remember(cacheKey: string, token: ApiToken, now: Date): void {
+    this.verified.delete(cacheKey);
+    this.verified.set(cacheKey, { token, checkedAt: now.getTime() });
+    if (this.verified.size > VERIFIED_TOKEN_CACHE_SIZE) {
+      this.verified.delete(this.verified.keys().next().value as string);
+    }
   }
 
   private touch(token: ApiToken, now: Date): void {
@@ -75,4 +103,8 @@ export class ApiTokenService {
     // Best effort and off the request path: a failed bookkeeping write must not fail the request.
     this.tokens.update({ tokenId: token.tokenId }, { lastUsedAt: now }).catch(() => undefined);
   }
+}
+
+function expired(token: ApiToken, now: Date): boolean {
+  return token.expiresAt !== null && token.expiresAt.getTime() <= now.getTime();
 }

@@ -165,6 +165,16 @@ describe('authentication and scope (HS256 JWTs and API tokens)', () => {
       expectUnauthenticated(await get(authHeaders(token, orgId)), /revoked/);
     });
 
+    it('stops accepting a token within a second of its revocation', async () => {
+      const token = await createApiToken(testApp.dataSource, orgId, { role: 'ORG_ADMIN' });
+      await get(authHeaders(token, orgId)).expect(200);
+      await testApp.dataSource.query('UPDATE api_tokens SET revoked_at = now() WHERE token_id = $1', [
+        token.split('_')[1],
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expectUnauthenticated(await get(authHeaders(token, orgId)), /revoked/);
+    });
+
     it('rejects an expired token', async () => {
       const token = await createApiToken(testApp.dataSource, orgId, {
         role: 'ORG_ADMIN',
