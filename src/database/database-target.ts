@@ -3,6 +3,7 @@ import type { AppConfig } from '../common/config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { defaultEmbeddedDirectory, EmbeddedDatabase } from './embedded-database';
 import { projectRoot } from './project-root';
+import { ensureUpcomingSamplePartitions } from './sample-partitions';
 
 export interface DatabaseTarget {
   url: string;
@@ -26,11 +27,12 @@ export async function openDataSource(url: string, poolSize = 10): Promise<DataSo
   return new DataSource(dataSourceOptions(url, poolSize)).initialize();
 }
 
-/** Applies every pending migration; returns the names applied. */
+/** Applies every pending migration and creates the coming weeks' sample partitions; returns the names applied. */
 export async function migrate(url: string): Promise<string[]> {
   const dataSource = await openDataSource(url, 2);
   try {
     const applied = await dataSource.runMigrations({ transaction: 'each' });
+    await ensureUpcomingSamplePartitions(dataSource);
     return applied.map((migration) => migration.name);
   } finally {
     await dataSource.destroy();

@@ -1,8 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { createApp } from '../../app.factory';
 import type { AppConfig } from '../../common/config/app-config';
 import { migrate, openDatabaseTarget, openDataSource } from '../../database/database-target';
+import { ensureUpcomingSamplePartitions } from '../../database/sample-partitions';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../demo/demo-data';
 import { Organization } from '../../organizations/entities/organization.entity';
 import type { CliContext, Command } from '../cli-context';
@@ -10,6 +11,7 @@ import { tokenService } from './tokens.command';
 
 const FIRST_START_DEMO_WORKLOADS = 20_000;
 const DEMO_SEED = 42;
+const PARTITION_MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
 
 export const serveCommand: Command = async (_args, context) => {
   const { config } = context;
@@ -28,10 +30,21 @@ export const serveCommand: Command = async (_args, context) => {
   const demoTokens = target.embedded ? await prepareDemo(target.url, context) : undefined;
   const app = await createApp(config, target.url);
   running.app = app;
+  keepSamplePartitionsAhead(app.get(DataSource), context);
   await app.listen(config.PORT, config.HOST);
   context.stdout.write(greeting(config, demoTokens));
   return new Promise<number>(() => undefined);
 };
+
+/** A long-running service keeps next weeks' sample partitions in place, so imports never create one. */
+function keepSamplePartitionsAhead(dataSource: DataSource, context: CliContext): void {
+  const timer = setInterval(() => {
+    ensureUpcomingSamplePartitions(dataSource).catch((error: Error) =>
+      context.stderr.write(`could not create upcoming sample partitions: ${error.message}\n`),
+    );
+  }, PARTITION_MAINTENANCE_INTERVAL_MS);
+  timer.unref();
+}
 
 interface DemoTokens {
   admin: string;
