@@ -14,7 +14,22 @@ export class TcpProxy {
     private readonly targetPort: number,
   ) {}
 
+  /**
+   * Listens on `port`, or on the first free port tried from below the kernel's ephemeral range
+   * (32768+), so that the port cannot be taken by some outgoing connection while the proxy is down.
+   */
   async start(port = this.port): Promise<number> {
+    if (port !== 0) return this.listen(port);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.listen(20_000 + Math.floor(Math.random() * 10_000));
+      } catch (error) {
+        if (attempt > 20) throw error;
+      }
+    }
+  }
+
+  private async listen(port: number): Promise<number> {
     this.server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
       for (const socket of [client, upstream]) {
@@ -24,7 +39,14 @@ export class TcpProxy {
       }
       client.pipe(upstream).pipe(client);
     });
-    await new Promise<void>((resolve) => this.server?.listen(port, '127.0.0.1', resolve));
+    const server = this.server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
     this.port = (this.server.address() as { port: number }).port;
     return this.port;
   }
