@@ -2,6 +2,7 @@ import { BaseSchema1763800000000 } from './1763800000000-base-schema';
 import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
 import { MetricAggregates1763800002000 } from './1763800002000-metric-aggregates';
 import { CapacityUsageRollup1763800003000 } from './1763800003000-capacity-usage-rollup';
+import { RankedMetricsIndexes1763800005000 } from './1763800005000-ranked-metrics-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -9,4 +10,5 @@ export const migrations = [
   WorkloadRollups1763800001000,
   MetricAggregates1763800002000,
   CapacityUsageRollup1763800003000,
+  RankedMetricsIndexes1763800005000,
 ];

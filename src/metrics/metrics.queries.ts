@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
-import type { WorkloadStatus } from '../workloads/entities/workload.entity';
+import { WORKLOAD_STATUSES, type WorkloadStatus } from '../workloads/entities/workload.entity';
 import { SAMPLE_METRICS, type SampleMetric, type SortOrder } from './metric-names';
 
 /** UTC text with microseconds: window bounds go back to PostgreSQL without losing precision. */
@@ -102,44 +102,119 @@ export interface RankedRow {
   scope_average: number;
 }
 
-/** Scope and filters on workloads `w`, as parameters $1..$4. */
-const WORKLOAD_FILTER_SQL = `w.organization_id = $1
-       AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text IS NULL OR w.initiative_id = $3)
-       AND ($4::text IS NULL OR w.status = $4)`;
+/**
+ * GPU-seconds of a workload that is not running, written exactly as the expression indexes of
+ * migration 1763800005000 (SETTLED_GPU_SECONDS_SQL) so the planner reads them; `w` is workloads.
+ */
+const SETTLED_GPU_SECONDS = `(w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))))`;
+
+/** The same figure for a running workload up to now ($6), in hours. */
+const RUNNING_GPU_HOURS = `w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 3600`;
 
 /**
- * The count and mean over every ranked row (one aggregate pass, no sort) beside the page (a top-N
- * heap sort keeping `limit` rows). A window aggregate over the whole set would force a full sort.
- * Ties: workload_id ascending (code point order) whatever the direction. With nothing ranked the
- * one row carries the zero count and a null page.
+ * Parameters shared by both rankings: $1 organization, $2 the caller's initiatives (null: all),
+ * $3 the initiatives to read branch by branch (null: the whole organization at once), $4 the statuses
+ * read from the indexes, $5 limit.
  */
-function rankingSql(rankedSource: string, order: SortOrder): string {
-  const direction = order === 'asc' ? 'ASC' : 'DESC';
-  return `
-    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
-    FROM (SELECT count(*)::int AS total_count, avg(avg_value) AS scope_average FROM (${rankedSource}) ranked) totals
-    LEFT JOIN LATERAL (
-      SELECT * FROM (${rankedSource}) ranked
-      ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC
-      LIMIT $5
-    ) page ON true`;
-}
-
-function filterParameters(scope: AuthScope, filters: RankedFilters): unknown[] {
+function rankedParameters(scope: AuthScope, filters: RankedFilters, statuses: readonly string[]): unknown[] {
+  const scopeIds = scopedInitiativeIds(scope);
   return [
     scope.organizationId,
-    scopedInitiativeIds(scope),
-    filters.initiativeId ?? null,
-    filters.status ?? null,
+    scopeIds,
+    filters.initiativeId !== undefined ? [filters.initiativeId] : scopeIds,
+    statuses,
     filters.limit,
   ];
 }
 
+/** Scope and initiative filter of a table aliased `alias`, as $2 and $3. */
+function initiativeScopeSql(alias: string): string {
+  return `($2::text[] IS NULL OR ${alias}.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR ${alias}.initiative_id = ANY ($3::text[]))`;
+}
+
+interface BranchSource {
+  /** FROM item, e.g. `workloads w`. */
+  from: string;
+  /** Rows of one branch `b` (status, and initiative when read per initiative). */
+  where: (perInitiative: boolean) => string;
+  value: string;
+  workloadId: string;
+  columns: string;
+}
+
 /**
- * Ranked by the lifetime average kept in metric_aggregates (one row per workload that has samples);
- * samples are never read. `metric` comes from a fixed list, never from input text.
+ * The first `limit` rows (value in `order`, workload_id ascending) of every branch (status, or
+ * status × initiative), each read from an index range in index order. An ascending index read
+ * backwards yields ties by workload_id descending, so a descending branch is read as the rows
+ * strictly above its limit-th value plus that value's rows by id ascending: at most 2 × limit rows.
+ */
+function topPerBranchSql(source: BranchSource, order: SortOrder, perInitiative: boolean): string {
+  const branches = perInitiative
+    ? `unnest($4::text[]) AS b(status) CROSS JOIN unnest($3::text[]) AS i(initiative_id)`
+    : `unnest($4::text[]) AS b(status)`;
+  const where = source.where(perInitiative);
+  const id = `${source.workloadId} COLLATE "C"`;
+  const select = `SELECT ${source.columns}, ${source.value} AS sort_value FROM ${source.from}`;
+  if (order === 'asc') {
+    return `
+      SELECT c.* FROM ${branches}
+      CROSS JOIN LATERAL (${select} WHERE ${where} ORDER BY ${source.value}, ${id} LIMIT $5) c`;
+  }
+  return `
+      SELECT c.* FROM ${branches}
+      CROSS JOIN LATERAL (
+        SELECT min(top.v) AS threshold FROM (
+          SELECT ${source.value} AS v FROM ${source.from} WHERE ${where}
+          ORDER BY ${source.value} DESC, ${id} DESC LIMIT $5
+        ) top
+      ) th
+      CROSS JOIN LATERAL (
+        (${select} WHERE ${where} AND ${source.value} > th.threshold ORDER BY ${source.value} DESC, ${id} DESC LIMIT $5)
+        UNION ALL
+        (${select} WHERE ${where} AND ${source.value} = th.threshold ORDER BY ${id} LIMIT $5)
+      ) c`;
+}
+
+/**
+ * The page (candidates sorted, ties by workload_id ascending whatever the order) beside the totals;
+ * with nothing ranked the one row carries the zero count and a null page.
+ */
+function pageWithTotalsSql(
+  candidates: string,
+  totals: string,
+  order: SortOrder,
+  pageColumns: string,
+  pageFrom: string,
+): string {
+  const direction = order === 'asc' ? 'ASC' : 'DESC';
+  return `
+    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
+           totals.total_count, totals.scope_average
+    FROM (${totals}) totals
+    LEFT JOIN LATERAL (
+      SELECT ${pageColumns}
+      FROM (
+        SELECT * FROM (${candidates}) candidates
+        ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC
+        LIMIT $5
+      ) p
+      ${pageFrom}
+      ORDER BY p.avg_value ${direction}, p.workload_id COLLATE "C" ASC
+    ) page ON true`;
+}
+
+/** Whether the branches are read per initiative (a MEMBER, or an initiative filter). */
+function perInitiative(scope: AuthScope, filters: RankedFilters): boolean {
+  return filters.initiativeId !== undefined || scopedInitiativeIds(scope) !== null;
+}
+
+/**
+ * Ranked by the lifetime average kept in metric_aggregates, which also carries the workload's
+ * initiative and status (migration 1763800005000): the page is top-N index ranges per status (and
+ * initiative), the totals one aggregate over the aggregates in scope; only the page's names are read
+ * from workloads. A null initiative marks aggregates without a workload, left out as before.
+ * `metric` comes from a fixed list, never from input text.
  */
 export async function rankBySampleMetric(
   dataSource: DataSource,
@@ -147,18 +222,42 @@ export async function rankBySampleMetric(
   metric: Exclude<SampleMetric, 'temperature'>,
   filters: RankedFilters,
 ): Promise<RankedRow[]> {
-  const source = `
-    SELECT w.workload_id, w.name, w.initiative_id, a.${metric}_avg AS avg_value, a.${metric}_latest AS current_value
+  const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const candidates = topPerBranchSql(
+    {
+      from: 'metric_aggregates a',
+      where: (byInitiative) => `a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL
+        ${byInitiative ? 'AND a.initiative_id = i.initiative_id' : ''}
+        AND ${initiativeScopeSql('a')}`,
+      value: `a.${metric}_avg`,
+      workloadId: 'a.workload_id',
+      columns: `a.workload_id, a.initiative_id, a.${metric}_latest AS current_value`,
+    },
+    filters.order,
+    perInitiative(scope, filters),
+  );
+  const totals = `
+    SELECT count(*)::int AS total_count, avg(a.${metric}_avg) AS scope_average
     FROM metric_aggregates a
-    JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id
-    WHERE a.organization_id = $1 AND a.sample_count > 0 AND ${WORKLOAD_FILTER_SQL}`;
-  return dataSource.query(rankingSql(source, filters.order), filterParameters(scope, filters));
+    WHERE a.organization_id = $1 AND a.sample_count > 0 AND a.initiative_id IS NOT NULL
+      AND a.status = ANY ($4::text[]) AND ${initiativeScopeSql('a')}`;
+  const sql = pageWithTotalsSql(
+    `SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (${candidates}) c`,
+    totals,
+    filters.order,
+    'p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value',
+    'JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id',
+  );
+  return dataSource.query(sql, rankedParameters(scope, filters, statuses));
 }
 
 /**
- * Ranked by gpu_hours_used = gpu_count × whole seconds run / 3600 (running ones up to `now`,
- * never-started ones 0): every workload in scope that matches the filters. float8 epoch arithmetic
- * (date_part) rather than numeric: this reads every workload in scope.
+ * Ranked by gpu_hours_used = gpu_count × whole seconds run / 3600 (never-started ones 0): every
+ * workload in scope that matches the filters. Settled workloads (all but running) come from the
+ * GPU-seconds expression indexes, top-N per status (and initiative); running ones (few, partial index)
+ * are computed up to `now`. total_count and the mean come from workload_status_totals plus the
+ * running ones, never from the workloads in scope one by one.
  */
 export async function rankByGpuHours(
   dataSource: DataSource,
@@ -166,14 +265,44 @@ export async function rankByGpuHours(
   filters: RankedFilters,
   now: Date,
 ): Promise<RankedRow[]> {
-  const source = `
-    SELECT w.workload_id, w.name, w.initiative_id, h.gpu_hours AS avg_value, h.gpu_hours AS current_value
+  const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const settled = statuses.filter((status) => status !== 'running');
+  const settledCandidates = topPerBranchSql(
+    {
+      from: 'workloads w',
+      where: (byInitiative) => `w.organization_id = $1 AND w.status = b.status
+        ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
+        AND ${initiativeScopeSql('w')}`,
+      value: SETTLED_GPU_SECONDS,
+      workloadId: 'w.workload_id',
+      columns: 'w.workload_id, w.name, w.initiative_id',
+    },
+    filters.order,
+    perInitiative(scope, filters),
+  );
+  const running = `
+    SELECT w.workload_id, w.name, w.initiative_id, ${RUNNING_GPU_HOURS} AS gpu_hours
     FROM workloads w
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN w.started_at IS NULL THEN 0::float8
-                  ELSE w.gpu_count * greatest(0, floor(date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) / 3600
-             END AS gpu_hours
-    ) h
-    WHERE ${WORKLOAD_FILTER_SQL}`;
-  return dataSource.query(rankingSql(source, filters.order), [...filterParameters(scope, filters), now]);
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}`;
+  const candidates = `
+    SELECT workload_id, name, initiative_id, sort_value / 3600 AS avg_value, sort_value / 3600 AS current_value
+    FROM (${settledCandidates}) s
+    UNION ALL
+    SELECT workload_id, name, initiative_id, gpu_hours, gpu_hours FROM (${running}) r`;
+  const totals = `
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           (s.gpu_seconds_sum::float8 / 3600 + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
+             AS scope_average
+    FROM (
+      SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
+      FROM workload_status_totals t
+      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${initiativeScopeSql('t')}
+    ) s
+    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (${running}) r) r`;
+  const sql = pageWithTotalsSql(candidates, totals, filters.order, 'p.*', '');
+  return dataSource.query(sql, [
+    ...rankedParameters(scope, filters, settled),
+    now,
+    statuses.includes('running'),
+  ]);
 }
