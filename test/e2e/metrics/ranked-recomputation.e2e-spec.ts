@@ -1,0 +1,309 @@
+import request from 'supertest';
+import {
+  authHeaders,
+  createApiToken,
+  insertSamples,
+  insertWorkloads,
+  seedOrganization,
+  type SampleSeed,
+  type WorkloadSeed,
+} from '../../support/factories';
+import { createTestApp, type TestApp } from '../../support/test-app';
+
+/**
+ * The ranked endpoint reads indexes, per-status totals and aggregates denormalized with each
+ * workload's initiative and status; these tests hold every answer to a naive recomputation from the
+ * raw workloads and samples, on generated data full of ties, running workloads and status changes.
+ */
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const INITIATIVES = ['i-1', 'i-2', 'i-3'];
+const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+const SORTS = ['gpu_utilization', 'memory_utilization', 'power_usage', 'gpu_hours'] as const;
+type Sort = (typeof SORTS)[number];
+
+interface RawWorkload {
+  workload_id: string;
+  name: string;
+  initiative_id: string;
+  status: string;
+  gpu_count: number;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+interface RawSample {
+  workload_id: string;
+  sampled_at: Date;
+  gpu_utilization: number;
+  memory_utilization: number;
+  power_usage: number;
+}
+
+interface Ranked {
+  workload_id: string;
+  name: string;
+  initiative_id: string;
+  value: number;
+  current: number;
+}
+
+/** Deterministic generator, so a failure reproduces. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function round4(value: number | null): number | null {
+  if (value === null) return null;
+  const rounded = Math.round(value * 10_000) / 10_000;
+  return rounded === 0 ? 0 : rounded;
+}
+
+/** Code point order, as PostgreSQL's "C" collation. */
+function byId(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function generate(now: number): { workloads: WorkloadSeed[]; samples: SampleSeed[] } {
+  const next = random(20260202);
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)];
+  const workloads: WorkloadSeed[] = [];
+  const samples: SampleSeed[] = [];
+  const base = now - 10 * 24 * 60 * MINUTE;
+  for (let k = 0; k < 160; k++) {
+    // Mixed case and punctuation, so the tie order is code point order, not a locale's.
+    const workloadId = `${pick(['wl', 'WL', 'w_l', 'w.l'])}-${k % 7}-${k}`;
+    const status = pick(STATUSES);
+    const initiativeId = pick(INITIATIVES);
+    const gpuCount = pick([0, 1, 2, 4]);
+    const submittedAt = new Date(base + k * MINUTE);
+    // Few distinct durations, some with a fraction of a second (floored): plenty of gpu_hours ties.
+    const ranFor = pick([0, 30, 60]) * MINUTE + pick([0, 999]);
+    const seed: WorkloadSeed = { workloadId, name: `job ${k}`, initiativeId, gpuCount, status, submittedAt };
+    if (status === 'running') {
+      seed.submittedAt = new Date(now - 4 * 60 * MINUTE);
+      seed.startedAt = new Date(now - ranFor - pick([1, 2]) * 60 * MINUTE);
+    } else if (status !== 'pending') {
+      const neverStarted = status === 'cancelled' && next() < 0.5;
+      seed.startedAt = neverStarted ? null : new Date(submittedAt.getTime() + MINUTE);
+      seed.completedAt = new Date(submittedAt.getTime() + MINUTE + ranFor);
+      seed.exitCode = status === 'cancelled' ? null : status === 'failed' ? 1 : 0;
+    }
+    workloads.push(seed);
+    if (next() < 0.6) {
+      const count = 1 + Math.floor(next() * 4);
+      for (let s = 0; s < count; s++) {
+        samples.push({
+          workloadId,
+          at: new Date(base + s * MINUTE),
+          gpuUtilization: pick([0, 25, 50, 100]),
+          memoryUtilization: pick([0, 50, 100]),
+          powerUsage: pick([0, 100, 400]),
+        });
+      }
+    }
+  }
+  return { workloads, samples };
+}
+
+function naiveRanking(
+  sort: Sort,
+  workloads: RawWorkload[],
+  samples: RawSample[],
+  now: number,
+): Map<string, Ranked> {
+  const ranked = new Map<string, Ranked>();
+  if (sort === 'gpu_hours') {
+    for (const w of workloads) {
+      const end = w.completed_at?.getTime() ?? now;
+      const seconds = w.started_at ? Math.max(0, Math.floor((end - w.started_at.getTime()) / SECOND)) : 0;
+      const hours = (w.gpu_count * seconds) / 3600;
+      ranked.set(w.workload_id, { ...w, value: hours, current: hours });
+    }
+    return ranked;
+  }
+  const byWorkload = new Map(workloads.map((w) => [w.workload_id, w]));
+  const perWorkload = new Map<string, RawSample[]>();
+  for (const s of samples) perWorkload.set(s.workload_id, [...(perWorkload.get(s.workload_id) ?? []), s]);
+  for (const [id, list] of perWorkload) {
+    const w = byWorkload.get(id);
+    if (!w) continue;
+    const values = list.map((s) => s[sort]);
+    const latest = [...list].sort((a, b) => b.sampled_at.getTime() - a.sampled_at.getTime())[0];
+    const avg = values.reduce((sum, v) => sum + v, 0) / values.length;
+    ranked.set(id, { ...w, value: avg, current: latest[sort] });
+  }
+  return ranked;
+}
+
+interface Query {
+  sort: Sort;
+  order: 'asc' | 'desc';
+  limit: number;
+  status?: string;
+  initiativeId?: string;
+}
+
+function expectedBody(query: Query, scope: string[] | null, raw: Raw, now: number) {
+  const all = naiveRanking(query.sort, raw.workloads, raw.samples, now);
+  const rows = raw.workloads
+    .filter((w) => scope === null || scope.includes(w.initiative_id))
+    .filter((w) => query.status === undefined || w.status === query.status)
+    .filter((w) => query.initiativeId === undefined || w.initiative_id === query.initiativeId)
+    .map((w) => all.get(w.workload_id))
+    .filter((r): r is Ranked => r !== undefined);
+  const direction = query.order === 'asc' ? 1 : -1;
+  rows.sort((a, b) => (a.value - b.value) * direction || byId(a.workload_id, b.workload_id));
+  const mean = rows.length ? rows.reduce((sum, r) => sum + r.value, 0) / rows.length : null;
+  return {
+    data: {
+      workloads: rows.slice(0, query.limit).map((r) => ({
+        workload_id: r.workload_id,
+        name: r.name,
+        initiative_id: r.initiative_id,
+        [query.sort]: { avg: round4(r.value), current: round4(r.current) },
+      })),
+      scope_average: { [query.sort]: round4(mean) },
+    },
+    total_count: rows.length,
+  };
+}
+
+interface Raw {
+  workloads: RawWorkload[];
+  samples: RawSample[];
+}
+
+describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () => {
+  let t: TestApp;
+  let orgId: string;
+  let admin: Record<string, string>;
+  let member: Record<string, string>;
+
+  async function readRaw(): Promise<Raw> {
+    const workloads: RawWorkload[] = await t.dataSource.query(
+      `SELECT workload_id, name, initiative_id, status, gpu_count, started_at, completed_at
+       FROM workloads WHERE organization_id = $1`,
+      [orgId],
+    );
+    const samples: RawSample[] = await t.dataSource.query(
+      `SELECT workload_id, sampled_at, gpu_utilization, memory_utilization, power_usage
+       FROM metric_samples WHERE organization_id = $1`,
+      [orgId],
+    );
+    return { workloads, samples };
+  }
+
+  /** Running workloads grow by the second: the answer must match `now` before or after the request. */
+  async function expectRanked(headers: Record<string, string>, scope: string[] | null, query: Query) {
+    const raw = await readRaw();
+    const before = Date.now();
+    const params: Record<string, string | number> = {
+      sort_by: query.sort,
+      order: query.order,
+      limit: query.limit,
+    };
+    if (query.status) params.status = query.status;
+    if (query.initiativeId) params.initiative_id = query.initiativeId;
+    const res = await request(t.server).get('/v1/workloads/metrics').query(params).set(headers).expect(200);
+    const after = Date.now();
+    const actual = { data: res.body.data, total_count: res.body.metadata.total_count };
+    const candidates = [expectedBody(query, scope, raw, before), expectedBody(query, scope, raw, after)];
+    const matches = candidates.some((expected) => JSON.stringify(expected) === JSON.stringify(actual));
+    if (!matches) expect({ query, ...actual }).toEqual({ query, ...candidates[1] });
+  }
+
+  function queries(initiativeFilter: string): Query[] {
+    const list: Query[] = [];
+    for (const sort of SORTS) {
+      for (const order of ['asc', 'desc'] as const) {
+        for (const limit of [1, 7, 100]) list.push({ sort, order, limit });
+        for (const status of STATUSES) list.push({ sort, order, limit: 5, status });
+        list.push({ sort, order, limit: 6, initiativeId: initiativeFilter });
+        list.push({ sort, order, limit: 100, initiativeId: initiativeFilter, status: 'completed' });
+      }
+    }
+    return list;
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    orgId = await seedOrganization(t.dataSource, { initiatives: INITIATIVES });
+    admin = authHeaders(await createApiToken(t.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
+    member = authHeaders(
+      await createApiToken(t.dataSource, orgId, { role: 'MEMBER', initiativeIds: ['i-1', 'i-3'] }),
+      orgId,
+    );
+    const { workloads, samples } = generate(Date.now());
+    // Samples arrive in two batches, so aggregates are built and then updated by the triggers.
+    await insertWorkloads(t.dataSource, orgId, workloads.slice(0, 80));
+    await insertSamples(t.dataSource, orgId, samples.slice(0, 150));
+    await insertWorkloads(t.dataSource, orgId, workloads.slice(80));
+    await insertSamples(t.dataSource, orgId, samples.slice(150));
+  }, 60_000);
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('as ORG_ADMIN, for every sort_by × order, each status, an initiative and several limits', async () => {
+    for (const query of queries('i-2')) await expectRanked(admin, null, query);
+  }, 120_000);
+
+  it('as a MEMBER of two initiatives', async () => {
+    for (const query of queries('i-3')) await expectRanked(member, ['i-1', 'i-3'], query);
+  }, 120_000);
+
+  it('after workloads finish, move to another initiative and are deleted', async () => {
+    const sampled: { workload_id: string; status: string }[] = await t.dataSource.query(
+      `SELECT w.workload_id, w.status FROM workloads w
+       WHERE w.organization_id = $1
+         AND EXISTS (SELECT 1 FROM metric_samples s WHERE s.organization_id = w.organization_id AND s.workload_id = w.workload_id)
+       ORDER BY w.workload_id`,
+      [orgId],
+    );
+    const running = sampled.filter((w) => w.status === 'running').map((w) => w.workload_id);
+    const settled = sampled.filter((w) => w.status !== 'running').map((w) => w.workload_id);
+    expect(running.length).toBeGreaterThan(1);
+    expect(settled.length).toBeGreaterThan(3);
+    await t.dataSource.query(
+      `UPDATE workloads SET status = 'completed', completed_at = now(), exit_code = 0
+       WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
+      [orgId, running.slice(0, 2)],
+    );
+    await t.dataSource.query(
+      `UPDATE workloads SET initiative_id = CASE WHEN initiative_id = 'i-2' THEN 'i-1' ELSE 'i-2' END
+       WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
+      [orgId, settled.slice(0, 3)],
+    );
+    await t.dataSource.query(`DELETE FROM workloads WHERE organization_id = $1 AND workload_id = $2`, [
+      orgId,
+      settled[3],
+    ]);
+    for (const query of queries('i-2')) await expectRanked(admin, null, query);
+    for (const query of queries('i-1')) await expectRanked(member, ['i-1', 'i-3'], query);
+  }, 120_000);
+
+  it('a MEMBER with no initiative sees nothing ranked', async () => {
+    const nobody = authHeaders(
+      await createApiToken(t.dataSource, orgId, { role: 'MEMBER', initiativeIds: [] }),
+      orgId,
+    );
+    for (const sort of SORTS) {
+      const res = await request(t.server)
+        .get('/v1/workloads/metrics')
+        .query({ sort_by: sort })
+        .set(nobody)
+        .expect(200);
+      expect(res.body.data).toEqual({ workloads: [], scope_average: { [sort]: null } });
+      expect(res.body.metadata.total_count).toBe(0);
+    }
+  });
+});
