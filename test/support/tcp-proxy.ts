@@ -19,6 +19,7 @@ export class TcpProxy {
    * (32768+), so that the port cannot be taken by some outgoing connection while the proxy is down.
    */
   async start(port = this.port): Promise<number> {
+    if (this.server?.listening) return this.port;
     if (port !== 0) return this.listen(port);
     for (let attempt = 0; ; attempt++) {
       try {
