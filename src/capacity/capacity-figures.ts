@@ -1,3 +1,4 @@
+import { round4 } from '../common/http/decimal';
 import { DAY_MS } from './usage-window';
 
 /** Burn rates are measured over the 7 × 24 hours up to now. */
@@ -5,12 +6,6 @@ export const BURN_WINDOW_DAYS = 7;
 
 /** ISO 8601 with a four-digit year ends here; a projection beyond it means "not in any useful future". */
 const LATEST_PROJECTION_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
-/** Contract §1: non-integer numbers carry at most 4 decimals (and never a negative zero). */
-export function round4(value: number): number {
-  const rounded = Math.round(value * 10_000) / 10_000;
-  return rounded === 0 ? 0 : rounded;
-}
 
 /** GPU-hour figures of one pool, initiative or the summary, already rounded for the response. */
 export interface BudgetFigures {

@@ -27,13 +27,6 @@ export type RankMetric = (typeof RANK_METRICS)[number];
 export const SORT_ORDERS = ['asc', 'desc'] as const;
 export type SortOrder = (typeof SORT_ORDERS)[number];
 
-/** Non-integer numbers carry at most 4 decimals (contract §1); -0 reads as 0. */
-export function round4(value: number | null): number | null {
-  if (value === null) return null;
-  const rounded = Math.round(value * 10_000) / 10_000;
-  return rounded === 0 ? 0 : rounded;
-}
-
 /**
  * Parses the `metrics` parameter: a comma list of known names, repeats ignored, kept in the
  * canonical order. Returns the unknown names instead when there are any.

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { ApiError } from '../common/http/api-error';
+import { round4OrNull } from '../common/http/decimal';
 import { WithMetadata, type CountMetadata } from '../common/http/envelope';
 import type {
   MetricSummaryDto,
@@ -16,7 +17,6 @@ import {
   METRIC_NAMES,
   type MetricName,
   parseMetricList,
-  round4,
   type SampleMetric,
   type TimeRange,
   WINDOW_SECONDS,
@@ -76,10 +76,10 @@ export class MetricsService {
       workload_id: row.workload_id,
       name: row.name,
       initiative_id: row.initiative_id,
-      [sortBy]: { avg: round4(row.avg_value), current: round4(row.current_value) },
+      [sortBy]: { avg: round4OrNull(row.avg_value), current: round4OrNull(row.current_value) },
     }));
     const totalCount = rows[0]?.total_count ?? 0;
-    const scopeAverage = totalCount > 0 ? round4(rows[0].scope_average) : null;
+    const scopeAverage = totalCount > 0 ? round4OrNull(rows[0].scope_average) : null;
     return new WithMetadata(
       { workloads, scope_average: { [sortBy]: scopeAverage } },
       { total_count: totalCount },
@@ -103,9 +103,9 @@ function summarize(stats: WindowStats | null, name: MetricName, gpuCount: number
       ? (value: number | null) => (value === null ? null : (gpuCount * value) / 100)
       : (value: number | null) => value;
   return {
-    avg: round4(scale(stats[`${source}_avg`])),
-    min: round4(scale(stats[`${source}_min`])),
-    max: round4(scale(stats[`${source}_max`])),
-    current: round4(scale(stats[`${source}_current`])),
+    avg: round4OrNull(scale(stats[`${source}_avg`])),
+    min: round4OrNull(scale(stats[`${source}_min`])),
+    max: round4OrNull(scale(stats[`${source}_max`])),
+    current: round4OrNull(scale(stats[`${source}_current`])),
   };
 }

@@ -1,6 +1,7 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
-import { DURATION_SECONDS_SQL, round4, splitByUtcDay, SqlQuery } from './workloads.queries';
+import { round4 } from '../common/http/decimal';
+import { DURATION_SECONDS_SQL, splitByUtcDay, SqlQuery } from './workloads.queries';
 
 export const STATS_TIME_RANGES = [
   'today',

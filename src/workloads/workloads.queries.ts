@@ -2,6 +2,7 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 import type { WorkloadStatus } from './entities/workload.entity';
+import { round4 } from '../common/http/decimal';
 
 /**
  * The workloads SQL, as pure functions returning `{text, values}` (run with `dataSource.query`), and
@@ -265,9 +266,4 @@ export function toWorkloadDetail(row: WorkloadDetailRow, now: Date): WorkloadDet
     cluster_id: row.cluster_id,
     namespace: row.namespace,
   };
-}
-
-/** Contract §1: non-integer numbers carry at most 4 decimals. */
-export function round4(value: number): number {
-  return Math.round(value * 10_000) / 10_000;
 }
