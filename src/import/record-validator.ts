@@ -1,10 +1,9 @@
 import { ROLES } from '../common/auth/auth-scope';
-import { parseContractDate } from '../common/validation/contract-date';
+import { parseContractTimestamp } from '../common/validation/contract-date';
+import { IDENTIFIER_PATTERN as IDENTIFIER } from '../common/validation/identifier';
 import { WORKLOAD_STATUSES } from '../workloads/entities/workload.entity';
 import type { SectionName, SectionRows } from './import-sections';
 
-const IDENTIFIER = /^[A-Za-z0-9._:-]{1,128}$/;
-const TIMESTAMP_WITH_OFFSET = /T.*(Z|[+-]\d{2}:?\d{2})$/i;
 const MAX_TEXT = 256;
 const MAX_INT32 = 2_147_483_647;
 
@@ -189,8 +188,7 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
 
 function checkTimestamp(raw: unknown): { value: Date } | string {
   const rule = 'must be an ISO 8601 timestamp with an offset, such as 2026-11-20T08:00:00Z';
-  if (typeof raw !== 'string' || !TIMESTAMP_WITH_OFFSET.test(raw)) return rule;
-  const parsed = parseContractDate(raw);
+  const parsed = typeof raw === 'string' ? parseContractTimestamp(raw) : null;
   return parsed ? { value: parsed } : rule;
 }
 

@@ -4,7 +4,8 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
 import { RankedMetricsEnvelopeDto, WorkloadMetricsEnvelopeDto } from './dto/metrics-response.dto';
 import { RankedMetricsQueryDto } from './dto/ranked-metrics-query.dto';
-import { WorkloadMetricsParams, WorkloadMetricsQueryDto } from './dto/workload-metrics-query.dto';
+import { WorkloadIdParams } from '../workloads/dto/workload-id-params.dto';
+import { WorkloadMetricsQueryDto } from './dto/workload-metrics-query.dto';
 import { MetricsService } from './metrics.service';
 
 @ApiTags('metrics')
@@ -26,7 +27,7 @@ export class MetricsController {
   @ApiOkResponse({ type: WorkloadMetricsEnvelopeDto })
   workloadMetrics(
     @Scope() scope: AuthScope,
-    @Param() params: WorkloadMetricsParams,
+    @Param() params: WorkloadIdParams,
     @Query() query: WorkloadMetricsQueryDto,
   ) {
     return this.metrics.workloadMetrics(scope, params.workload_id, query);

@@ -4,7 +4,7 @@ import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppConfig } from '../config/app-config';
 import { ApiError } from '../http/api-error';
-import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../validation/query-decorators';
+import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../validation/identifier';
 import type { AuthScope } from './auth-scope';
 import type { RequestWithScope } from './auth-scope.decorator';
 import { isApiTokenShaped } from './api-token-format';

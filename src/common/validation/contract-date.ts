@@ -20,6 +20,11 @@ export function parseContractDate(text: string): Date | null {
   return Number.isNaN(parsed.getTime()) ? null : parsed;
 }
 
+/** Only the full-timestamp form (with an offset) of a contract date: what imported records carry. */
+export function parseContractTimestamp(text: string): Date | null {
+  return TIMESTAMP_WITH_OFFSET.test(text) ? parseContractDate(text) : null;
+}
+
 function calendarDate(year: string, month: string, day: string): boolean {
   const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
   return (

@@ -2,9 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInstance, IsInt, Matches, Max, Min } from 'class-validator';
 import { parseContractDate } from './contract-date';
-
-export const IDENTIFIER_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
-export const IDENTIFIER_ISSUE = 'must be 1 to 128 characters from A-Z a-z 0-9 . _ : -';
+import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from './identifier';
 
 /** An identifier (contract §4): 1..128 characters of [A-Za-z0-9._:-]. */
 export function IsIdentifier(): PropertyDecorator {

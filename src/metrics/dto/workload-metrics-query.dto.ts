@@ -1,13 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, ValidateBy } from 'class-validator';
-import { IsIdentifier, QueryEnum } from '../../common/validation/query-decorators';
+import { QueryEnum } from '../../common/validation/query-decorators';
 import { METRIC_NAMES, parseMetricList, TIME_RANGES, type TimeRange } from '../metric-names';
-
-export class WorkloadMetricsParams {
-  @ApiProperty({ description: '1 to 128 characters from A-Z a-z 0-9 . _ : -' })
-  @IsIdentifier()
-  workload_id: string;
-}
 
 /** A comma list of known metric names; the issue names the unknown ones. */
 function IsMetricList(): PropertyDecorator {
