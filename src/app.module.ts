@@ -1,7 +1,6 @@
-import { DynamicModule, Module, RequestMethod } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LoggerModule } from 'nestjs-pino';
 import { CapacityModule } from './capacity/capacity.module';
 import { AuthModule } from './common/auth/auth.module';
 import { CredentialThrottlerGuard } from './common/auth/credential-throttler.guard';
@@ -12,7 +11,6 @@ import { ApiExceptionFilter } from './common/http/api-exception.filter';
 import { ContractValidationPipe } from './common/http/contract-validation.pipe';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { rateLimitModule } from './common/http/rate-limit.module';
-import { assignRequestId } from './common/http/request-id';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -26,15 +24,6 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
-        LoggerModule.forRoot({
-          forRoutes: [{ path: '{*path}', method: RequestMethod.ALL }],
-          pinoHttp: {
-            level: config.LOG_LEVEL,
-            genReqId: assignRequestId,
-            redact: ['req.headers.authorization', 'req.headers.cookie'],
-            autoLogging: { ignore: (request) => request.url === '/v1/health' },
-          },
-        }),
         TypeOrmModule.forRoot({
           ...dataSourceOptions(databaseUrl, config.DATABASE_POOL_SIZE),
           // The service must start (and answer health with 503) while the database is away.

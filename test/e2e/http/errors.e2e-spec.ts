@@ -137,13 +137,18 @@ describe('rate limiting per credential', () => {
 
   it('answers 429 RATE_LIMITED with Retry-After once a credential is over its limit', async () => {
     const first = authHeaders(await createApiToken(testApp.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
-    for (let i = 0; i < 3; i++) await request(testApp.server).get('/v1/workloads').set(first).expect(200);
+    await request(testApp.server).get('/v1/workloads').set(first).expect(200);
+    await request(testApp.server).get('/v1/workloads/stats').set(first).expect(200);
+    await request(testApp.server).get('/v1/workloads').set(first).expect(200);
     const limited = await request(testApp.server).get('/v1/workloads').set(first).expect(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.body).toEqual({
       error: { code: 'RATE_LIMITED', message: expect.any(String), details: [] },
       request_id: expect.any(String),
     });
+
+    // The budget is the credential's, not a route's.
+    await request(testApp.server).get('/v1/capacity').set(first).expect(429);
 
     // Another credential has its own budget, and health is never limited.
     const second = authHeaders(await createApiToken(testApp.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
