@@ -11,6 +11,8 @@ import { createRootLogger, nestLogger, requestLogging } from './common/logging/r
 export async function createApp(config: AppConfig, databaseUrl: string): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bufferLogs: true,
+    // Read-only API (GET and HEAD): no request body is ever read, so no parser runs per request.
+    bodyParser: false,
   });
   const rootLogger = createRootLogger(config.LOG_LEVEL);
   app.useLogger(nestLogger(rootLogger));
