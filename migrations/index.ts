@@ -3,6 +3,7 @@ import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
 import { MetricAggregates1763800002000 } from './1763800002000-metric-aggregates';
 import { CapacityUsageRollup1763800003000 } from './1763800003000-capacity-usage-rollup';
 import { RankedMetricsIndexes1763800005000 } from './1763800005000-ranked-metrics-indexes';
+import { RankedMetricTotals1763800006000 } from './1763800006000-ranked-metric-totals';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   MetricAggregates1763800002000,
   CapacityUsageRollup1763800003000,
   RankedMetricsIndexes1763800005000,
+  RankedMetricTotals1763800006000,
 ];

@@ -212,8 +212,9 @@ function perInitiative(scope: AuthScope, filters: RankedFilters): boolean {
 /**
  * Ranked by the lifetime average kept in metric_aggregates, which also carries the workload's
  * initiative and status (migration 1763800005000): the page is top-N index ranges per status (and
- * initiative), the totals one aggregate over the aggregates in scope; only the page's names are read
- * from workloads. A null initiative marks aggregates without a workload, left out as before.
+ * initiative); the totals sum the per (initiative, status) rows of metric_ranked_totals (migration
+ * 1763800006000), so no part of the answer grows with the workloads in scope; only the page's names
+ * are read from workloads. A null initiative marks aggregates without a workload, left out as before.
  * `metric` comes from a fixed list, never from input text.
  */
 export async function rankBySampleMetric(
@@ -238,10 +239,10 @@ export async function rankBySampleMetric(
     perInitiative(scope, filters),
   );
   const totals = `
-    SELECT count(*)::int AS total_count, avg(a.${metric}_avg) AS scope_average
-    FROM metric_aggregates a
-    WHERE a.organization_id = $1 AND a.sample_count > 0 AND a.initiative_id IS NOT NULL
-      AND a.status = ANY ($4::text[]) AND ${initiativeScopeSql('a')}`;
+    SELECT coalesce(sum(t.workload_count), 0)::int AS total_count,
+           (sum(t.${metric}_avg_sum) / nullif(sum(t.workload_count), 0))::float8 AS scope_average
+    FROM metric_ranked_totals t
+    WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${initiativeScopeSql('t')}`;
   const sql = pageWithTotalsSql(
     `SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (${candidates}) c`,
     totals,

@@ -50,6 +50,34 @@ async function compare(dataSource: DataSource, orgId: string) {
      ) r ORDER BY workload_id`,
     [orgId],
   );
+  const rankedTotals = await compareRankedTotals(dataSource, orgId);
+  expect(rankedTotals.stored).toEqual(rankedTotals.recomputed);
+  return { stored, recomputed };
+}
+
+const RANKED_METRICS = ['gpu_utilization', 'memory_utilization', 'power_usage'] as const;
+
+/** The ranked endpoint's per (initiative, status) totals next to a recomputation from the aggregates. */
+async function compareRankedTotals(dataSource: DataSource, orgId: string) {
+  const sums = (prefix: string) =>
+    RANKED_METRICS.map((m) => `trim_scale(${prefix}${m}_avg_sum)::text AS ${m}_avg_sum`).join(', ');
+  const stored = await dataSource.query(
+    `SELECT initiative_id, status, workload_count::text, ${sums('')}
+     FROM metric_ranked_totals WHERE organization_id = $1 AND workload_count <> 0
+     ORDER BY initiative_id, status`,
+    [orgId],
+  );
+  const recomputed = await dataSource.query(
+    `SELECT initiative_id, status, workload_count::text, ${sums('r.')}
+     FROM (
+       SELECT initiative_id, status, count(*) AS workload_count,
+              ${RANKED_METRICS.map((m) => `sum(${m}_avg::numeric) AS ${m}_avg_sum`).join(', ')}
+       FROM metric_aggregates
+       WHERE organization_id = $1 AND sample_count > 0 AND initiative_id IS NOT NULL
+       GROUP BY initiative_id, status
+     ) r ORDER BY initiative_id, status`,
+    [orgId],
+  );
   return { stored, recomputed };
 }
 
@@ -126,6 +154,20 @@ describe('metric aggregates stay equal to a recomputation from raw samples', () 
     ({ stored, recomputed } = await compare(t.dataSource, orgId));
     expect(stored).toEqual(recomputed);
     expect(stored.map((row: { workload_id: string }) => row.workload_id)).toEqual(['agg-1', 'agg-2']);
+
+    // A workload that changes status moves its averages to the other status's totals.
+    await t.dataSource.query(
+      `UPDATE workloads SET status = 'failed' WHERE organization_id = $1 AND workload_id = 'agg-2'`,
+      [orgId],
+    );
+    const moved = await compareRankedTotals(t.dataSource, orgId);
+    expect(moved.stored).toEqual(moved.recomputed);
+    expect(
+      moved.stored.map((row: { status: string; workload_count: string }) => [row.status, row.workload_count]),
+    ).toEqual([
+      ['completed', '1'],
+      ['failed', '1'],
+    ]);
   });
 
   it('the ranked endpoint reports the raw lifetime average and latest sample', async () => {
