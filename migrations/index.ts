@@ -4,6 +4,7 @@ import { MetricAggregates1763800002000 } from './1763800002000-metric-aggregates
 import { CapacityUsageRollup1763800003000 } from './1763800003000-capacity-usage-rollup';
 import { RankedMetricsIndexes1763800005000 } from './1763800005000-ranked-metrics-indexes';
 import { RankedMetricTotals1763800006000 } from './1763800006000-ranked-metric-totals';
+import { WorkloadPeriodRollups1763800007000 } from './1763800007000-workload-period-rollups';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   CapacityUsageRollup1763800003000,
   RankedMetricsIndexes1763800005000,
   RankedMetricTotals1763800006000,
+  WorkloadPeriodRollups1763800007000,
 ];

@@ -1,7 +1,9 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
-import { DURATION_SECONDS_SQL, splitByUtcDay, SqlQuery } from './workloads.queries';
+import { FACT_COLUMNS, PeriodDimension, periodFactsSql, workloadCountSql } from './period-rollup.queries';
+import { splitByPeriod } from './period-split';
+import type { SqlQuery } from './workloads.queries';
 
 export const STATS_TIME_RANGES = [
   'today',
@@ -43,60 +45,50 @@ export interface StatsRequest {
   groupBy?: StatsGroupBy;
 }
 
-const GROUP_COLUMN: Record<StatsGroupBy, string> = {
-  submitted_by: 'submitted_by',
-  initiative_id: 'initiative_id',
-  instance_type: 'instance_type',
+/** The rollup dimension and the group key, on rollup rows and on raw rows, per `group_by`. */
+const GROUPING: Record<
+  StatsGroupBy | 'none',
+  { dimension: PeriodDimension; rollupKey: string; rawKey: string }
+> = {
+  none: { dimension: 'none', rollupKey: 'NULL::text', rawKey: 'NULL::text' },
+  initiative_id: { dimension: 'none', rollupKey: 'initiative_id', rawKey: 'initiative_id' },
+  submitted_by: { dimension: 'submitted_by', rollupKey: 'dimension_value', rawKey: 'submitted_by' },
+  instance_type: { dimension: 'instance_type', rollupKey: 'dimension_value', rawKey: 'instance_type' },
 };
 
 /**
- * Statistics of the workloads submitted in [from, to): whole UTC days from the daily rollup (plus the
- * GPU-seconds so far of the running ones among them, read through the partial index), the partial
- * days at the edges from raw rows. Summary and groups come from one pass (GROUPING SETS).
+ * Statistics of the workloads submitted in [from, to): whole UTC days and hours from
+ * workload_period_rollups, the partial hours at the edges from raw rows (periodFactsSql), plus the
+ * GPU-seconds so far of the running ones, read through the partial index of running workloads.
+ * Summary and groups come from one pass (GROUPING SETS).
  */
 export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): SqlQuery {
   const values: unknown[] = [scope.organizationId, request.now];
   const add = (value: unknown) => `$${values.push(value)}`;
-  const common = ['organization_id = $1'];
+  const where = ['organization_id = $1'];
   const initiatives = scopedInitiativeIds(scope);
-  if (initiatives !== null) common.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
-  if (request.initiativeId !== undefined) common.push(`initiative_id = ${add(request.initiativeId)}`);
-  const key = request.groupBy ? GROUP_COLUMN[request.groupBy] : 'NULL::text';
+  if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
+  if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
+  const grouping = GROUPING[request.groupBy ?? 'none'];
+  const facts = periodFactsSql(splitByPeriod(request.from, request.to), { add, where, ...grouping });
   const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
-
-  const facts: string[] = [];
-  const split = splitByUtcDay(request.from, request.to);
-  if (!split.rawOnly && split.fullFrom && split.fullTo) {
-    const from = add(split.fullFrom);
-    const to = add(split.fullTo);
-    facts.push(`SELECT ${key} AS group_key, status, workload_count, finished_count, duration_seconds_sum, gpu_seconds_sum
-      FROM workload_daily_rollups WHERE ${common.join(' AND ')} AND bucket_start >= ${from} AND bucket_start < ${to}`);
-    facts.push(`SELECT ${key}, status, 0, 0, 0, ${runningSeconds}
-      FROM workloads WHERE ${common.join(' AND ')} AND status = 'running'
-        AND submitted_at >= ${from} AND submitted_at < ${to}`);
-  }
-  for (const edge of split.edges) {
-    facts.push(`SELECT ${key}, status, 1,
-        (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int,
-        coalesce(${DURATION_SECONDS_SQL}, 0),
-        CASE WHEN status = 'running' THEN ${runningSeconds}
-             ELSE coalesce(gpu_count::bigint * ${DURATION_SECONDS_SQL}, 0) END
-      FROM workloads WHERE ${common.join(' AND ')}
-        AND submitted_at >= ${add(edge.from)} AND submitted_at < ${add(edge.to)}`);
-  }
-  const grouping = request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()';
+  facts.push(`SELECT ${grouping.rawKey}, ${FACT_COLUMNS.slice(0, -1)
+    .map(() => '0')
+    .join(', ')}, ${runningSeconds}
+      FROM workloads WHERE ${where.join(' AND ')} AND status = 'running'
+        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`);
+  const sets = request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()';
   const isSummary = request.groupBy ? 'GROUPING(group_key) = 1' : 'true';
   const order = request.groupBy ? 'ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C"' : '';
   const text = `SELECT ${isSummary} AS is_summary, ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      coalesce(sum(workload_count), 0)::float8 AS workload_count,
+      coalesce(sum(${workloadCountSql()}), 0)::float8 AS workload_count,
       coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
       coalesce(sum(finished_count), 0)::float8 AS finished_count,
       coalesce(sum(duration_seconds_sum), 0)::float8 AS duration_seconds,
-      coalesce(sum(workload_count) FILTER (WHERE status = 'completed'), 0)::float8 AS completed_count,
-      coalesce(sum(workload_count) FILTER (WHERE status = 'failed'), 0)::float8 AS failed_count
-    FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, status, workload_count, finished_count,
-      duration_seconds_sum, gpu_seconds_sum)
-    GROUP BY ${grouping}
+      coalesce(sum(completed_count), 0)::float8 AS completed_count,
+      coalesce(sum(failed_count), 0)::float8 AS failed_count
+    FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, ${FACT_COLUMNS.join(', ')})
+    GROUP BY ${sets}
     ${order}`;
   return { text, values };
 }

@@ -3,6 +3,13 @@ import { scopedInitiativeIds } from '../common/auth/auth-scope';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 import type { WorkloadStatus } from './entities/workload.entity';
 import { round4 } from '../common/http/decimal';
+import {
+  DURATION_SECONDS_SQL,
+  FACT_COLUMNS,
+  periodFactsSql,
+  workloadCountSql,
+} from './period-rollup.queries';
+import { splitByPeriod } from './period-split';
 
 /**
  * The workloads SQL, as pure functions returning `{text, values}` (run with `dataSource.query`), and
@@ -26,9 +33,6 @@ export interface WorkloadListFilters {
 }
 
 const DAY_MS = 86_400_000;
-
-/** Whole seconds from start to end (floor): the one definition of `duration_seconds`. */
-export const DURATION_SECONDS_SQL = 'floor(extract(epoch FROM completed_at - started_at))';
 
 const SUMMARY_COLUMNS = `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   submitted_at, started_at, submitted_at::text AS submitted_at_key`;
@@ -149,10 +153,39 @@ function rollupDateConditions(params: Params, split: DaySplit): string[] {
 }
 
 /**
- * The exact number of workloads matching the filters and scope: whole days from the daily rollup,
- * partial days at the edges counted from raw rows through the (organization, …, submitted_at) indexes.
+ * The exact number of workloads matching the filters and scope. Filtered at most by initiative,
+ * status and dates, it sums workload_period_rollups: a few rows per day and per edge hour, raw rows
+ * only for the partial hours at the edges. A submitter or is_managed filter needs the finer keys
+ * of workload_daily_rollups (countByDailyRollupQuery).
  */
 export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
+  if (filters.submittedBy !== undefined || filters.isManaged !== undefined) {
+    return countByDailyRollupQuery(scope, filters);
+  }
+  const params = new Params();
+  const where = [`organization_id = ${params.add(scope.organizationId)}`, ...scopeCondition(params, scope)];
+  if (filters.initiativeId !== undefined) where.push(`initiative_id = ${params.add(filters.initiativeId)}`);
+  const facts = periodFactsSql(splitByPeriod(filters.startDate, filters.endDate), {
+    add: (value) => params.add(value),
+    where,
+    dimension: 'none',
+    rollupKey: 'NULL::text',
+    rawKey: 'NULL::text',
+  });
+  if (facts.length === 0) return { text: 'SELECT 0::float8 AS total_count', values: [] };
+  return {
+    text: `SELECT coalesce(sum(${workloadCountSql(filters.status)}), 0)::float8 AS total_count
+      FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, ${FACT_COLUMNS.join(', ')})`,
+    values: params.values,
+  };
+}
+
+/**
+ * The same count over workload_daily_rollups, whose key holds every list filter: whole days from
+ * the rollup, partial days at the edges counted from raw rows through the (organization, …,
+ * submitted_at) indexes.
+ */
+function countByDailyRollupQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
   const params = new Params();
   const organization = params.add(scope.organizationId);
   const shared = [...attributeConditions(params, filters), ...scopeCondition(params, scope)];

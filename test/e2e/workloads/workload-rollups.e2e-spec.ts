@@ -41,6 +41,32 @@ async function rollupDifferences(dataSource: DataSource, organizationId: string)
           + (SELECT count(*) FROM (SELECT * FROM rolled EXCEPT SELECT * FROM raw) b) AS differences`,
     [organizationId],
   );
+  return Number(row.differences) + (await periodRollupDifferences(dataSource, organizationId));
+}
+
+/** The same for workload_period_rollups: per UTC day and hour, by nothing, submitter and instance type. */
+async function periodRollupDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
+  const [row] = await dataSource.query(
+    `WITH raw AS (
+       SELECT organization_id, p.period, d.dimension,
+              date_trunc(p.period, submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket_start,
+              initiative_id, d.dimension_value,
+              ${['pending', 'running', 'completed', 'failed', 'cancelled'].map((s) => `count(*) FILTER (WHERE status = '${s}')::bigint`).join(', ')},
+              count(*) FILTER (WHERE status IN ('completed','failed','cancelled') AND started_at IS NOT NULL)::bigint,
+              coalesce(sum(floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
+              coalesce(sum(gpu_count * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint
+       FROM workloads
+       CROSS JOIN (VALUES ('day'), ('hour')) AS p (period)
+       CROSS JOIN LATERAL (VALUES ('none', ''), ('submitted_by', submitted_by), ('instance_type', instance_type))
+         AS d (dimension, dimension_value)
+       WHERE organization_id = $1 GROUP BY 1, 2, 3, 4, 5, 6),
+     rolled AS (SELECT * FROM workload_period_rollups WHERE organization_id = $1)
+     SELECT (SELECT count(*) FROM (SELECT * FROM raw EXCEPT SELECT * FROM rolled) a)
+          + (SELECT count(*) FROM (SELECT * FROM rolled EXCEPT SELECT * FROM raw) b) AS differences,
+            (SELECT count(*) FROM rolled) AS rolled_rows`,
+    [organizationId],
+  );
+  expect(Number(row.rolled_rows)).toBeGreaterThan(0);
   return Number(row.differences);
 }
 

@@ -1,0 +1,76 @@
+import type { WorkloadStatus } from './entities/workload.entity';
+import type { PeriodSplit, Span } from './period-split';
+
+/** The duration of a finished run, whole seconds (floor): the one definition of `duration_seconds`. */
+export const DURATION_SECONDS_SQL = 'floor(extract(epoch FROM completed_at - started_at))';
+
+export type PeriodDimension = 'none' | 'submitted_by' | 'instance_type';
+
+const STATUS_COUNT_COLUMNS: Record<WorkloadStatus, string> = {
+  pending: 'pending_count',
+  running: 'running_count',
+  completed: 'completed_count',
+  failed: 'failed_count',
+  cancelled: 'cancelled_count',
+};
+
+/** Columns of every fact row, in this order (rollup rows and raw rows alike). */
+export const FACT_COLUMNS = [
+  ...Object.values(STATUS_COUNT_COLUMNS),
+  'finished_count',
+  'duration_seconds_sum',
+  'gpu_seconds_sum',
+];
+
+/** The same measures computed from one raw workloads row (running ones count 0 GPU-seconds). */
+const RAW_MEASURES = [
+  ...Object.keys(STATUS_COUNT_COLUMNS).map((status) => `(status = '${status}')::int`),
+  `(status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int`,
+  `coalesce(${DURATION_SECONDS_SQL}, 0)`,
+  `coalesce(gpu_count::bigint * ${DURATION_SECONDS_SQL}, 0)`,
+];
+
+/** Workloads of a status (all when undefined), as an expression over the fact columns. */
+export function workloadCountSql(status?: WorkloadStatus): string {
+  return status === undefined
+    ? Object.values(STATUS_COUNT_COLUMNS).join(' + ')
+    : STATUS_COUNT_COLUMNS[status];
+}
+
+export interface PeriodFactsRequest {
+  /** Adds a parameter, returns its placeholder. */
+  add: (value: unknown) => string;
+  /** Conditions on organization_id and initiative_id, valid on both the rollup and workloads. */
+  where: string[];
+  dimension: PeriodDimension;
+  /** The group key on rollup rows (`initiative_id`, `dimension_value`, or `NULL::text`)... */
+  rollupKey: string;
+  /** ...and the same key on workloads rows. */
+  rawKey: string;
+}
+
+/**
+ * SELECTs whose rows together hold the measures of every workload submitted in the split range:
+ * `group_key` then FACT_COLUMNS. Rollup rows for whole days and hours, raw rows for the rest, so
+ * the work per request stays a few rows per day however many workloads a day holds.
+ */
+export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest): string[] {
+  const { add, where } = request;
+  const rollup = (period: 'day' | 'hour', span: Span) => {
+    const conditions = [...where, `period = '${period}'`, `dimension = '${request.dimension}'`];
+    if (span.from) conditions.push(`bucket_start >= ${add(span.from)}`);
+    if (span.to) conditions.push(`bucket_start < ${add(span.to)}`);
+    return `SELECT ${request.rollupKey} AS group_key, ${FACT_COLUMNS.join(', ')}
+      FROM workload_period_rollups WHERE ${conditions.join(' AND ')}`;
+  };
+  const raw = (span: Span) => {
+    const conditions = [...where, `submitted_at >= ${add(span.from)}`, `submitted_at < ${add(span.to)}`];
+    return `SELECT ${request.rawKey}, ${RAW_MEASURES.join(', ')}
+      FROM workloads WHERE ${conditions.join(' AND ')}`;
+  };
+  return [
+    ...(split.days ? [rollup('day', split.days)] : []),
+    ...split.hours.map((span) => rollup('hour', span)),
+    ...split.raw.map(raw),
+  ];
+}

@@ -1,0 +1,51 @@
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** [from, to): undefined is open-ended. */
+export interface Span {
+  from?: Date;
+  to?: Date;
+}
+
+/**
+ * A time range cut into what each source answers exactly: whole UTC days (the 'day' rollup rows),
+ * whole UTC hours of the partial days at the edges (the 'hour' rows), and the partial hours left at
+ * the edges (raw workloads). Every instant of the range is in exactly one part.
+ */
+export interface PeriodSplit {
+  days: Span | null;
+  hours: Span[];
+  raw: Span[];
+}
+
+function ceilTo(date: Date, unit: number): Date {
+  return new Date(Math.ceil(date.getTime() / unit) * unit);
+}
+
+function floorTo(date: Date, unit: number): Date {
+  return new Date(Math.floor(date.getTime() / unit) * unit);
+}
+
+/** Cuts [from, to) at whole `unit`s: the whole part (null when there is none) and the edges around it. */
+function cut(span: Span, unit: number): { whole: Span | null; edges: Span[] } {
+  const wholeFrom = span.from && ceilTo(span.from, unit);
+  const wholeTo = span.to && floorTo(span.to, unit);
+  if (wholeFrom && wholeTo && wholeFrom >= wholeTo) return { whole: null, edges: [span] };
+  const edges: Span[] = [];
+  if (span.from && wholeFrom && span.from < wholeFrom) edges.push({ from: span.from, to: wholeFrom });
+  if (span.to && wholeTo && wholeTo < span.to) edges.push({ from: wholeTo, to: span.to });
+  return { whole: { from: wholeFrom, to: wholeTo }, edges };
+}
+
+export function splitByPeriod(from: Date | undefined, to: Date | undefined): PeriodSplit {
+  if (from && to && from >= to) return { days: null, hours: [], raw: [] };
+  const byDay = cut({ from, to }, DAY_MS);
+  const hours: Span[] = [];
+  const raw: Span[] = [];
+  for (const edge of byDay.edges) {
+    const byHour = cut(edge, HOUR_MS);
+    if (byHour.whole) hours.push(byHour.whole);
+    raw.push(...byHour.edges);
+  }
+  return { days: byDay.whole, hours, raw };
+}
