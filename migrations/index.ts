@@ -5,6 +5,7 @@ import { CapacityUsageRollup1763800003000 } from './1763800003000-capacity-usage
 import { RankedMetricsIndexes1763800005000 } from './1763800005000-ranked-metrics-indexes';
 import { RankedMetricTotals1763800006000 } from './1763800006000-ranked-metric-totals';
 import { WorkloadPeriodRollups1763800007000 } from './1763800007000-workload-period-rollups';
+import { MemberSubmitterIndex1763800008000 } from './1763800008000-member-submitter-index';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   RankedMetricsIndexes1763800005000,
   RankedMetricTotals1763800006000,
   WorkloadPeriodRollups1763800007000,
+  MemberSubmitterIndex1763800008000,
 ];
