@@ -15,8 +15,15 @@ export interface DatasetMarker {
   loadSeconds: number;
   /** The time demo-data reports for its own work (generation and load), when it prints one. */
   generatorSeconds?: number;
+  /** The loader's INSERT statements alone (GPUCAP_IMPORT_TRACE), without generation and staging. */
+  statements?: { workloads: StatementTotal; samples: StatementTotal };
   rows: { workloads: number; samples: number };
   builtAt: string;
+}
+
+export interface StatementTotal {
+  rows: number;
+  seconds: number;
 }
 
 export interface Dataset {
@@ -56,6 +63,7 @@ export async function ensureDataset(
   await recreateDatabase(adminUrl, databaseName);
   await runCli(['migrate'], { DATABASE_URL: url }, log);
   const started = process.hrtime.bigint();
+  const statements = new StatementTotals();
   const printed = await runCli(
     [
       'demo-data',
@@ -66,8 +74,9 @@ export async function ensureDataset(
       '--samples',
       String(size.samples),
     ],
-    { DATABASE_URL: url },
+    { DATABASE_URL: url, GPUCAP_IMPORT_TRACE: '1' },
     log,
+    (line) => statements.take(line),
   );
   const loadSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const rows = await countRows(url);
@@ -79,6 +88,7 @@ export async function ensureDataset(
     fingerprint,
     loadSeconds,
     generatorSeconds,
+    statements: statements.totals(),
     rows,
     builtAt: new Date().toISOString(),
   };
@@ -95,6 +105,30 @@ export function describe(marker: DatasetMarker): string {
     `${rows.workloads.toLocaleString('en-US')} workloads, ${rows.samples.toLocaleString('en-US')} samples, ` +
     `loaded in ${loadSeconds.toFixed(1)} s = ${Math.round(total / loadSeconds).toLocaleString('en-US')} rows/s`
   );
+}
+
+/**
+ * Sums the loader's trace lines (`[import] <ms> ms  <rows>  <statement>`) of the INSERTs into workloads and
+ * metric_samples: the import rate of the database work alone, next to the end-to-end load time.
+ */
+class StatementTotals {
+  private readonly sums = { workloads: { rows: 0, seconds: 0 }, samples: { rows: 0, seconds: 0 } };
+
+  /** True for every trace line (kept out of the log: a large load prints thousands). */
+  take(line: string): boolean {
+    if (!line.startsWith('[import] ')) return false;
+    const match = /^\[import\] (\d+) ms\s+(\d+)\s+INSERT INTO (workloads|metric_samples) /.exec(line);
+    if (match) {
+      const total = match[3] === 'workloads' ? this.sums.workloads : this.sums.samples;
+      total.seconds += Number(match[1]) / 1000;
+      total.rows += Number(match[2]);
+    }
+    return true;
+  }
+
+  totals(): { workloads: StatementTotal; samples: StatementTotal } {
+    return { workloads: { ...this.sums.workloads }, samples: { ...this.sums.samples } };
+  }
 }
 
 function reportedSeconds(stdout: string): number | undefined {

@@ -15,11 +15,15 @@ export const DATABASE_POOL_SIZE = 20;
 /** Shared by the service and the baseline so both sign next_token alike and their JSON can be compared. */
 const CURSOR_SECRET = 'gpucap-bench-cursor-secret';
 
-/** Runs a gpucap command to completion; stderr lines go to the log, stdout is returned. */
+/**
+ * Runs a gpucap command to completion; stdout is returned, stderr lines go to the log except those
+ * `divert` takes (it returns true for a line it keeps for itself).
+ */
 export function runCli(
   args: string[],
   env: Record<string, string>,
   log: (line: string) => void,
+  divert: (line: string) => boolean = () => false,
 ): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [GPUCAP, ...args], {
@@ -29,7 +33,9 @@ export function runCli(
     });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    forwardLines(child, (line) => log(`  gpucap ${args[0]}: ${line}`));
+    forwardLines(child, (line) => {
+      if (!divert(line)) log(`  gpucap ${args[0]}: ${line}`);
+    });
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code === 0) resolvePromise(stdout);

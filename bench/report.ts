@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe } from './dataset';
+import { type DatasetMarker, describe } from './dataset';
 import { ROOT } from './processes';
 import type { BenchRun, ScenarioResult, SizeRun } from './results';
 
@@ -186,11 +186,6 @@ function renderTargets(run: BenchRun): string {
   const lowRatio = compared.filter((s) => ratio(s) < RATIO_TARGET);
   const growth = scalingRows(run);
   const fastGrowth = growth.filter((g) => !(g.p50Growth <= GROWTH_TARGET));
-  const { rows, loadSeconds } = size.dataset;
-  const workloadsPerSecond = rows.workloads / loadSeconds;
-  const samplesPerSecond = rows.samples / loadSeconds;
-  const importMet =
-    workloadsPerSecond >= WORKLOADS_PER_SECOND_TARGET && samplesPerSecond >= SAMPLES_PER_SECOND_TARGET;
   const lines = [
     `- p99 < ${P99_TARGET_MS} ms on every endpoint at ${run.settings.connections} connections (${size.size} dataset): ` +
       (slow.length === 0 && skipped.length === 0
@@ -214,9 +209,7 @@ function renderTargets(run: BenchRun): string {
           ? '**met**.'
           : `**missed** by ${fastGrowth.map((g) => `${g.name} (${times(g.p50Growth)})`).join(', ')}.`),
     `- Import ≥ ${int(WORKLOADS_PER_SECOND_TARGET)} workloads/s and ≥ ${int(SAMPLES_PER_SECOND_TARGET)} samples/s: ` +
-      `the whole demo-data load (workloads and samples together, one process) ran at ${int(workloadsPerSecond)} workloads/s ` +
-      `and ${int(samplesPerSecond)} samples/s counted over the same ${loadSeconds.toFixed(1)} s, so each rate alone was at least that: ` +
-      (importMet ? '**met**.' : '**not shown** by this end-to-end measurement (see the notes).'),
+      importTarget(size.dataset),
     `- Service RSS < ${mb(RSS_TARGET_BYTES)} under load: ` +
       (size.serviceRssBytes === null
         ? 'not measured.'
@@ -231,4 +224,27 @@ function renderTargets(run: BenchRun): string {
     );
   }
   return `#### Targets (issue 6)\n\n${lines.join('\n')}\n`;
+}
+
+/** Per INSERT statement when the load was traced (the database work alone), else end to end. */
+function importTarget(dataset: DatasetMarker): string {
+  const { statements, rows, loadSeconds } = dataset;
+  if (statements && statements.workloads.seconds > 0 && statements.samples.seconds > 0) {
+    const workloads = statements.workloads.rows / statements.workloads.seconds;
+    const samples = statements.samples.rows / statements.samples.seconds;
+    const met = workloads >= WORKLOADS_PER_SECOND_TARGET && samples >= SAMPLES_PER_SECOND_TARGET;
+    return (
+      `the loader's INSERT statements ran at ${int(workloads)} workloads/s (${int(statements.workloads.rows)} rows in ` +
+      `${statements.workloads.seconds.toFixed(1)} s) and ${int(samples)} samples/s (${int(statements.samples.rows)} rows in ` +
+      `${statements.samples.seconds.toFixed(1)} s), rollup triggers included: ${met ? '**met**' : '**missed** (see the notes)'}.`
+    );
+  }
+  const workloads = rows.workloads / loadSeconds;
+  const samples = rows.samples / loadSeconds;
+  const met = workloads >= WORKLOADS_PER_SECOND_TARGET && samples >= SAMPLES_PER_SECOND_TARGET;
+  return (
+    `the whole demo-data load (workloads and samples together, one process) ran at ${int(workloads)} workloads/s ` +
+    `and ${int(samples)} samples/s counted over the same ${loadSeconds.toFixed(1)} s, so each rate alone was at least that: ` +
+    (met ? '**met**.' : '**not shown** by this end-to-end measurement (see the notes).')
+  );
 }
