@@ -116,14 +116,14 @@ export async function usageByInitiativeAndPool(
               CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0
        FROM (
          SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
-                r.spanning_gpus * extract(epoch FROM e.part_to - e.part_from)::double precision * 1e6 AS us
+                r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6 AS us
          FROM edge_days e
          JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
          WHERE r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * extract(epoch FROM least(w.completed_at, e.part_to)
-                                               - greatest(w.started_at, e.part_from))::double precision * 1e6
+                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to)
+                                             - greatest(w.started_at, e.part_from)) * 1e6
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
@@ -131,8 +131,8 @@ export async function usageByInitiativeAndPool(
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * extract(epoch FROM least(w.completed_at, e.part_to)
-                                               - greatest(w.started_at, e.part_from))::double precision * 1e6
+                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to)
+                                             - greatest(w.started_at, e.part_from)) * 1e6
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
@@ -141,17 +141,23 @@ export async function usageByInitiativeAndPool(
        ) part
        UNION ALL
        SELECT w.initiative_id, w.instance_type,
-              w.gpu_count * greatest(0, extract(epoch FROM $15::timestamptz - greatest(w.started_at, $14::timestamptz)))::double precision * 1e6,
-              w.gpu_count * greatest(0, extract(epoch FROM $17::timestamptz - greatest(w.started_at, $16::timestamptz)))::double precision * 1e6,
+              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
+              w.gpu_count * greatest(0, date_part('epoch', $17::timestamptz - greatest(w.started_at, $16::timestamptz))) * 1e6,
               w.gpu_count
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
+     ),
+     usage_by_type AS (
+       SELECT initiative_id, instance_type,
+              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus
+       FROM usage
+       GROUP BY initiative_id, instance_type
      )
      SELECT u.initiative_id, p.pool_id,
             sum(u.period_us) / 3.6e9 AS used_gpu_hours,
             sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
             sum(u.active_gpus)::integer AS active_gpus
-     FROM usage u
+     FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
      GROUP BY u.initiative_id, p.pool_id`,
