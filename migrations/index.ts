@@ -6,6 +6,7 @@ import { RankedMetricsIndexes1763800005000 } from './1763800005000-ranked-metric
 import { RankedMetricTotals1763800006000 } from './1763800006000-ranked-metric-totals';
 import { WorkloadPeriodRollups1763800007000 } from './1763800007000-workload-period-rollups';
 import { MemberSubmitterIndex1763800008000 } from './1763800008000-member-submitter-index';
+import { WriterLocks1763800009000 } from './1763800009000-writer-locks';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   RankedMetricTotals1763800006000,
   WorkloadPeriodRollups1763800007000,
   MemberSubmitterIndex1763800008000,
+  WriterLocks1763800009000,
 ];

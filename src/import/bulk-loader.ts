@@ -7,7 +7,7 @@ import { ImportRejectedError } from './import-errors';
 import { ImportRecord, SectionName, SECTIONS } from './import-sections';
 import { DedicatedConnection, takeConnection } from './pg-connection';
 import type { QueryFn } from './reference-tracker';
-import { APPLY_SQL, DUPLICATE_SAMPLES_SQL, SAMPLE_SQL, STAGING } from './staging-tables';
+import { APPLY_SQL, SAMPLE_SQL, sampleChunkTable, STAGING } from './staging-tables';
 
 const PARENT_SECTIONS = SECTIONS.filter(
   (section): section is Exclude<SectionName, 'metric_samples'> => section !== 'metric_samples',
@@ -19,19 +19,13 @@ const YIELD_EVERY_RECORDS = 2000;
 /** Encoded text waiting for the connection; the producer waits above this. */
 const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /**
- * Samples per INSERT ... SELECT: large set-based statements suit the statement-level rollup
- * triggers, while the staging table stays small.
+ * Samples per staging table, and so per INSERT ... SELECT: large set-based statements suit the
+ * statement-level rollup triggers, while each statement's transition tables stay in memory.
  */
 export const DEFAULT_SAMPLE_CHUNK = 1_000_000;
 
 export interface BulkLoaderOptions {
   sampleChunkRows?: number;
-  /**
-   * Asked before staged parent rows are written mid-file (to make room for samples): false keeps
-   * everything staged until the end, e.g. while an NDJSON file still references records it has not
-   * reached yet.
-   */
-  canApplyParents?: (query: QueryFn) => Promise<boolean>;
 }
 
 export interface LoadSummary {
@@ -39,13 +33,8 @@ export interface LoadSummary {
   records: Record<SectionName, number>;
   /** Rows inserted or changed per section (identical rows are left alone and not counted). */
   written: Record<SectionName, number>;
-}
-
-interface SampleSpan {
-  organizationId: string;
-  workloadId: string;
-  low: number;
-  high: number;
+  /** Samples older than their organization's retention boundary (already pruned), left out. */
+  skippedPrunedSamples: number;
 }
 
 interface SectionBuffer {
@@ -58,38 +47,38 @@ function perSection(): Record<SectionName, number> {
 }
 
 /**
- * Writes records in one transaction: COPY into temporary staging tables, then one set-based upsert
- * per table. All or nothing: `finish()` commits, anything else (`abort()`, an error) rolls back.
- * Statements run one after another on a single connection while the caller keeps producing.
+ * Writes records in one transaction: COPY into temporary staging tables while the input is read,
+ * then, once it has all been read, the writer locks of its organizations (docs/architecture.md,
+ * "Writers") and one set-based upsert per table. Nothing reaches the real tables before the locks,
+ * so the order in which a file names organizations can never make two writers wait on each other.
+ * All or nothing: `finish()` commits, anything else (`abort()`, an error) rolls back.
  */
 export class BulkLoader {
   private readonly buffers = new Map<SectionName, SectionBuffer>();
   private readonly records = perSection();
   private readonly written = perSection();
+  private skippedPrunedSamples = 0;
+  private readonly organizations = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private queuedBytes = 0;
   private failure: Error | null = null;
-  private stagedParents = 0;
-  private stagedSamples = 0;
-  private nextSampleFlushAt: number;
-  /** Per staged workload: the span of its staged samples (to tell a fresh load from an overlapping one). */
-  private sampleSpans = new Map<string, SampleSpan>();
+  private sampleChunks = 0;
+  private samplesInChunk = 0;
+  private earliestSample = Infinity;
+  private latestSample = -Infinity;
+  private locked = false;
   private done = false;
   private sinceYield = 0;
 
   private constructor(
+    private readonly dataSource: DataSource,
     private readonly connection: DedicatedConnection,
-    private readonly options: Required<BulkLoaderOptions>,
-  ) {
-    this.nextSampleFlushAt = options.sampleChunkRows;
-  }
+    private readonly sampleChunkRows: number,
+  ) {}
 
   static async open(dataSource: DataSource, options: BulkLoaderOptions = {}): Promise<BulkLoader> {
     const connection = await takeConnection(dataSource);
-    const loader = new BulkLoader(connection, {
-      sampleChunkRows: options.sampleChunkRows ?? DEFAULT_SAMPLE_CHUNK,
-      canApplyParents: options.canApplyParents ?? (async () => true),
-    });
+    const loader = new BulkLoader(dataSource, connection, options.sampleChunkRows ?? DEFAULT_SAMPLE_CHUNK);
     try {
       await loader.begin();
     } catch (error) {
@@ -121,7 +110,7 @@ export class BulkLoader {
     await this.client.query('SET LOCAL statement_timeout = 0');
     // The rollup triggers group and sort a whole statement's rows; let them do it in memory.
     await this.client.query("SET LOCAL work_mem = '256MB'");
-    for (const section of SECTIONS) {
+    for (const section of PARENT_SECTIONS) {
       const { table, columns } = STAGING[section];
       await this.client.query(`CREATE TEMPORARY TABLE ${table} (loc integer, ${columns}) ON COMMIT DROP`);
     }
@@ -140,7 +129,9 @@ export class BulkLoader {
   /** Stages one record; resolves at once unless the connection is too far behind. */
   async add(record: ImportRecord): Promise<void> {
     this.throwIfFailed();
+    if (this.locked) throw new Error('BulkLoader.add after lockOrganizations');
     const { section } = record;
+    if (section === 'metric_samples') this.noteSample(record.row.timestamp.getTime());
     const text = (STAGING[section].encode as (row: unknown, location: number) => string)(
       record.row,
       record.location,
@@ -150,35 +141,49 @@ export class BulkLoader {
     buffer.bytes += text.length;
     this.buffers.set(section, buffer);
     this.records[section] += 1;
-    if (section === 'metric_samples') {
-      this.noteSample(record.row.organization_id, record.row.workload_id, record.row.timestamp.getTime());
-      this.stagedSamples += 1;
-    } else {
-      this.stagedParents += 1;
-    }
+    this.organizations.add(record.row.organization_id);
     if (buffer.bytes >= COPY_BATCH_BYTES) this.copyBuffer(section);
     // A producer that never waits would starve the socket: give pending I/O a turn now and then.
     if (++this.sinceYield >= YIELD_EVERY_RECORDS) {
       this.sinceYield = 0;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (this.stagedSamples >= this.nextSampleFlushAt) await this.flushSamplesIfPossible();
     if (this.queuedBytes > MAX_QUEUED_BYTES) await this.drain();
   }
 
-  /** Writes everything still staged and commits. */
-  async finish(): Promise<LoadSummary> {
+  /**
+   * Takes the writer lock of every organization the staged records name. Call once the whole input
+   * has been staged, before reading the database to check references, so that check and the writes
+   * see the same settled state. `finish()` calls it when the caller has not.
+   */
+  async lockOrganizations(): Promise<void> {
     this.throwIfFailed();
+    if (this.locked) return;
+    this.locked = true;
     for (const section of SECTIONS) this.copyBuffer(section);
-    this.enqueueApplyParents();
-    this.enqueueApplySamples();
+    await this.drain();
+    await this.ensureSamplePartitions();
+    await this.query('SELECT gpucap_lock_organizations($1::text[])', [[...this.organizations]]);
+  }
+
+  /** Writes everything staged and commits. */
+  async finish(): Promise<LoadSummary> {
+    await this.lockOrganizations();
+    void this.enqueue(() => this.applyParents());
+    for (let chunk = 0; chunk < this.sampleChunks; chunk += 1) {
+      void this.enqueue(() => this.applySampleChunk(sampleChunkTable(chunk)));
+    }
     void this.enqueue(async () => {
       await this.client.query('COMMIT');
       this.done = true;
     });
     await this.drain();
     await this.connection.release();
-    return { records: { ...this.records }, written: { ...this.written } };
+    return {
+      records: { ...this.records },
+      written: { ...this.written },
+      skippedPrunedSamples: this.skippedPrunedSamples,
+    };
   }
 
   /** Rolls back (nothing written) and returns the connection; safe to call after a failure. */
@@ -200,55 +205,57 @@ export class BulkLoader {
     return { records: total, samples: this.records.metric_samples };
   }
 
-  private noteSample(organizationId: string, workloadId: string, time: number): void {
-    const key = `${organizationId}\u0000${workloadId}`;
-    const span = this.sampleSpans.get(key);
-    if (!span) this.sampleSpans.set(key, { organizationId, workloadId, low: time, high: time });
-    else if (time < span.low) span.low = time;
-    else if (time > span.high) span.high = time;
-  }
-
-  private async flushSamplesIfPossible(): Promise<void> {
-    for (const section of SECTIONS) this.copyBuffer(section);
-    await this.drain();
-    if (this.stagedParents > 0 && !(await this.options.canApplyParents(this.query))) {
-      // Keep staging; try again after another chunk.
-      this.nextSampleFlushAt = this.stagedSamples + this.options.sampleChunkRows;
+  /** Samples go to a new staging table every `sampleChunkRows`, each applied by its own statement. */
+  private noteSample(time: number): void {
+    if (time < this.earliestSample) this.earliestSample = time;
+    if (time > this.latestSample) this.latestSample = time;
+    if (this.sampleChunks > 0 && this.samplesInChunk < this.sampleChunkRows) {
+      this.samplesInChunk += 1;
       return;
     }
-    this.enqueueApplyParents();
-    this.enqueueApplySamples();
-    this.nextSampleFlushAt = this.options.sampleChunkRows;
+    this.copyBuffer('metric_samples');
+    const table = sampleChunkTable(this.sampleChunks);
+    this.sampleChunks += 1;
+    this.samplesInChunk = 1;
+    void this.enqueue(async () => {
+      await this.client.query(SAMPLE_SQL.create(table));
+    });
   }
 
-  /** Counters are reset when the work is queued: the producer keeps staging rows meanwhile. */
-  private enqueueApplyParents(): void {
-    if (this.stagedParents === 0) return;
-    this.stagedParents = 0;
-    void this.enqueue(() => this.applyParents());
-  }
-
-  private enqueueApplySamples(): void {
-    const spans = [...this.sampleSpans.values()];
-    if (this.stagedSamples === 0 || spans.length === 0) return;
-    this.stagedSamples = 0;
-    this.sampleSpans = new Map();
-    void this.enqueue(() => this.applySamples(spans));
+  /**
+   * The weeks the samples fall in, created on another connection before the locks: creating a
+   * partition locks the samples table for readers until its transaction ends, which here is a
+   * moment, not the whole import. Weeks wholly before every organization's retention boundary are
+   * not recreated (their samples are skipped).
+   */
+  private async ensureSamplePartitions(): Promise<void> {
+    if (this.earliestSample > this.latestSample) return;
+    const organizations = [...this.organizations];
+    await this.dataSource.query(
+      `SELECT gpucap_ensure_sample_partitions(
+         greatest($1::timestamptz, (SELECT min(samples_before) FROM sample_retention
+                                    WHERE organization_id = ANY ($3::text[])
+                                    HAVING count(*) = cardinality($3::text[]))),
+         $2::timestamptz)`,
+      [new Date(this.earliestSample), new Date(this.latestSample), organizations],
+    );
   }
 
   private copyBuffer(section: SectionName): void {
     const buffer = this.buffers.get(section);
     if (!buffer || buffer.bytes === 0) return;
     const payload = buffer.parts.join('');
+    const table =
+      section === 'metric_samples' ? sampleChunkTable(this.sampleChunks - 1) : STAGING[section].table;
     this.buffers.set(section, { parts: [], bytes: 0 });
     this.queuedBytes += payload.length;
     void this.enqueue(async () => {
       const started = Date.now();
-      const stream = this.client.query(copyFrom(`COPY ${STAGING[section].table} FROM STDIN`));
+      const stream = this.client.query(copyFrom(`COPY ${table} FROM STDIN`));
       await pipeline(Readable.from([payload]), stream);
       if (process.env.GPUCAP_IMPORT_TRACE) {
         process.stderr.write(
-          `[import] ${Date.now() - started} ms  COPY ${payload.length} bytes into ${STAGING[section].table}\n`,
+          `[import] ${Date.now() - started} ms  COPY ${payload.length} bytes into ${table}\n`,
         );
       }
       this.queuedBytes -= payload.length;
@@ -260,39 +267,31 @@ export class BulkLoader {
       for (const sql of APPLY_SQL[section]) {
         this.written[section] += (await this.run(sql)).rowCount ?? 0;
       }
-      await this.run(`TRUNCATE ${STAGING[section].table}`);
     }
   }
 
-  private async applySamples(spans: SampleSpan[]): Promise<void> {
-    const min = Math.min(...spans.map((span) => span.low));
-    const max = Math.max(...spans.map((span) => span.high));
-    await this.run('SELECT gpucap_ensure_sample_partitions($1, $2)', [new Date(min), new Date(max)]);
-    const [{ overlapping }] = (
-      await this.run(SAMPLE_SQL.overlapping, [
-        spans.map((span) => span.organizationId),
-        spans.map((span) => span.workloadId),
-        spans.map((span) => new Date(span.low)),
-        spans.map((span) => new Date(span.high)),
-      ])
-    ).rows as { overlapping: number }[];
+  private async applySampleChunk(table: string): Promise<void> {
+    this.skippedPrunedSamples += (await this.run(SAMPLE_SQL.skipPruned(table))).rowCount ?? 0;
+    const [{ overlapping }] = (await this.run(SAMPLE_SQL.overlapping(table))).rows as {
+      overlapping: boolean;
+    }[];
     await this.client.query('SAVEPOINT samples');
     try {
-      const result = await this.run(overlapping > 0 ? SAMPLE_SQL.upsert : SAMPLE_SQL.insert);
+      const result = await this.run(overlapping ? SAMPLE_SQL.upsert(table) : SAMPLE_SQL.insert(table));
       this.written.metric_samples += result.rowCount ?? 0;
     } catch (error) {
       // 21000 (upsert) / 23505 (insert): the chunk repeats a sample (same workload and timestamp).
       const code = (error as { code?: string }).code;
       if (code !== '21000' && code !== '23505') throw error;
       await this.client.query('ROLLBACK TO SAVEPOINT samples');
-      throw await this.duplicateSamplesError();
+      throw await this.duplicateSamplesError(table);
     }
     await this.client.query('RELEASE SAVEPOINT samples');
-    await this.run(`TRUNCATE ${STAGING.metric_samples.table}`);
+    await this.run(`DROP TABLE ${table}`);
   }
 
-  private async duplicateSamplesError(): Promise<ImportRejectedError> {
-    const rows = (await this.client.query(DUPLICATE_SAMPLES_SQL)).rows as {
+  private async duplicateSamplesError(table: string): Promise<ImportRejectedError> {
+    const rows = (await this.client.query(SAMPLE_SQL.duplicates(table))).rows as {
       first: number;
       second: number;
       workload_id: string;

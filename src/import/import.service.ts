@@ -33,9 +33,7 @@ export async function importDataset(
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   const source = await openImportSource(input);
   const tracker = new ReferenceTracker();
-  const loader = await BulkLoader.open(dataSource, {
-    canApplyParents: (query) => tracker.allResolved(query),
-  });
+  const loader = await BulkLoader.open(dataSource);
   const issues = new IssueList();
   try {
     let seen = 0;
@@ -56,7 +54,10 @@ export async function importDataset(
       }
       if (issues.full) break;
     }
-    if (issues.empty) for (const issue of await tracker.check(loader.query)) issues.add(issue);
+    if (issues.empty) {
+      await loader.lockOrganizations();
+      for (const issue of await tracker.check(loader.query)) issues.add(issue);
+    }
     if (!issues.empty) throw new ImportRejectedError(issues.sorted(source.style), issues.full);
     const summary = await loader.finish();
     return { ...summary, format: source.format, seconds: elapsed() };

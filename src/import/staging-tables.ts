@@ -143,25 +143,39 @@ export const APPLY_SQL: Record<Exclude<SectionName, 'metric_samples'>, string[]>
 const SAMPLE_KEYS = ['organization_id', 'workload_id', 'sampled_at'];
 const SAMPLE_COLUMNS = [...SAMPLE_KEYS, ...SAMPLE_VALUES].join(', ');
 
-export const SAMPLE_SQL = {
-  /** Staged workloads ($1..$4: their spans) that already have stored samples in that span (one index probe each). */
-  overlapping: `
-    SELECT count(*)::int AS overlapping
-    FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[])
-         AS r (organization_id, workload_id, low, high)
-    WHERE EXISTS (SELECT 1 FROM metric_samples m
-                  WHERE m.organization_id = r.organization_id AND m.workload_id = r.workload_id
-                    AND m.sampled_at BETWEEN r.low AND r.high)`,
-  /** Nothing overlaps: a plain INSERT (a sample repeated within the chunk fails on the primary key). */
-  insert: `INSERT INTO metric_samples (${SAMPLE_COLUMNS}) SELECT ${SAMPLE_COLUMNS} FROM stage_metric_samples`,
-  upsert: conflictUpsertSql('metric_samples', 'stage_metric_samples', SAMPLE_KEYS, SAMPLE_VALUES),
-};
+/** The n-th staging table of samples: a number from the loader, never derived from input. */
+export function sampleChunkTable(chunk: number): string {
+  return `stage_metric_samples_${chunk}`;
+}
 
-/** Staged samples that share a key (the upsert cannot apply both); first few, with their records. */
-export const DUPLICATE_SAMPLES_SQL = `
-  SELECT min(loc) AS first, max(loc) AS second, organization_id, workload_id, sampled_at
-  FROM stage_metric_samples
-  GROUP BY organization_id, workload_id, sampled_at
-  HAVING count(*) > 1
-  ORDER BY 1
-  LIMIT 20`;
+/** Statements over one chunk table of staged samples (`table` from sampleChunkTable). */
+export const SAMPLE_SQL = {
+  create: (table: string) =>
+    `CREATE TEMPORARY TABLE ${table} (loc integer, ${STAGING.metric_samples.columns}) ON COMMIT DROP`,
+  /** Samples older than their organization's retention boundary were pruned: counting them again would double them. */
+  skipPruned: (table: string) => `
+    DELETE FROM ${table} s USING sample_retention r
+    WHERE r.organization_id = s.organization_id AND s.sampled_at < r.samples_before`,
+  /** Whether any staged workload already has stored samples in its staged span (one index probe per workload). */
+  overlapping: (table: string) => `
+    SELECT EXISTS (
+      SELECT 1
+      FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high
+            FROM ${table} GROUP BY organization_id, workload_id) r
+      WHERE EXISTS (SELECT 1 FROM metric_samples m
+                    WHERE m.organization_id = r.organization_id AND m.workload_id = r.workload_id
+                      AND m.sampled_at BETWEEN r.low AND r.high)
+    ) AS overlapping`,
+  /** Nothing overlaps: a plain INSERT (a sample repeated within the chunk fails on the primary key). */
+  insert: (table: string) =>
+    `INSERT INTO metric_samples (${SAMPLE_COLUMNS}) SELECT ${SAMPLE_COLUMNS} FROM ${table}`,
+  upsert: (table: string) => conflictUpsertSql('metric_samples', table, SAMPLE_KEYS, SAMPLE_VALUES),
+  /** Staged samples that share a key (the upsert cannot apply both); first few, with their records. */
+  duplicates: (table: string) => `
+    SELECT min(loc) AS first, max(loc) AS second, organization_id, workload_id, sampled_at
+    FROM ${table}
+    GROUP BY organization_id, workload_id, sampled_at
+    HAVING count(*) > 1
+    ORDER BY 1
+    LIMIT 20`,
+};

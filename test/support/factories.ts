@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { withWriterLock } from '../../src/import/writer-lock';
 import type { Role } from '../../src/common/auth/auth-scope';
 import { ApiTokenService } from '../../src/common/auth/api-token.service';
 import { ApiToken } from '../../src/common/auth/entities/api-token.entity';
@@ -107,31 +108,35 @@ export async function insertWorkloads(
   seeds: WorkloadSeed[],
 ): Promise<WorkloadRow[]> {
   const rows = seeds.map((seed) => completeWorkload(seed));
-  for (const row of rows) {
-    await dataSource.query(
-      `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
+  await withWriterLock(dataSource, [organizationId], async (manager) => {
+    for (const row of rows) await insertWorkloadRow(manager, organizationId, row);
+  });
+  return rows;
+}
+
+async function insertWorkloadRow(manager: EntityManager, organizationId: string, row: WorkloadRow) {
+  await manager.query(
+    `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
          gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      [
-        organizationId,
-        row.workloadId,
-        row.initiativeId,
-        row.name,
-        row.status,
-        row.submittedBy,
-        row.instanceType,
-        row.gpuCount,
-        row.isManaged,
-        row.clusterId,
-        row.namespace,
-        row.submittedAt,
-        row.startedAt,
-        row.completedAt,
-        row.exitCode,
-      ],
-    );
-  }
-  return rows;
+    [
+      organizationId,
+      row.workloadId,
+      row.initiativeId,
+      row.name,
+      row.status,
+      row.submittedBy,
+      row.instanceType,
+      row.gpuCount,
+      row.isManaged,
+      row.clusterId,
+      row.namespace,
+      row.submittedAt,
+      row.startedAt,
+      row.completedAt,
+      row.exitCode,
+    ],
+  );
 }
 
 function completeWorkload(seed: WorkloadSeed): WorkloadRow {
@@ -179,24 +184,28 @@ export async function insertSamples(dataSource: DataSource, organizationId: stri
   if (samples.length === 0) return;
   const times = samples.map((sample) => new Date(sample.at).getTime());
   await dataSource.query('SELECT gpucap_ensure_sample_partitions($1, $2)', [
-    new Date(Math.min(...times)),
-    new Date(Math.max(...times)),
+    new Date(times.reduce((a, b) => Math.min(a, b))),
+    new Date(times.reduce((a, b) => Math.max(a, b))),
   ]);
-  for (const sample of samples) {
-    await dataSource.query(
-      `INSERT INTO metric_samples (organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization,
+  await withWriterLock(dataSource, [organizationId], async (manager) => {
+    for (const sample of samples) await insertSampleRow(manager, organizationId, sample);
+  });
+}
+
+async function insertSampleRow(manager: EntityManager, organizationId: string, sample: SampleSeed) {
+  await manager.query(
+    `INSERT INTO metric_samples (organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization,
          temperature, power_usage) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        organizationId,
-        sample.workloadId,
-        new Date(sample.at),
-        sample.gpuUtilization ?? 50,
-        sample.memoryUtilization ?? 40,
-        sample.temperature ?? 60,
-        sample.powerUsage ?? 300,
-      ],
-    );
-  }
+    [
+      organizationId,
+      sample.workloadId,
+      new Date(sample.at),
+      sample.gpuUtilization ?? 50,
+      sample.memoryUtilization ?? 40,
+      sample.temperature ?? 60,
+      sample.powerUsage ?? 300,
+    ],
+  );
 }
 
 export interface TokenSeed {
@@ -236,4 +245,12 @@ export function signJwt(
 
 export function authHeaders(token: string, organizationId: string): Record<string, string> {
   return { Authorization: `Bearer ${token}`, 'X-Organization-Id': organizationId };
+}
+
+/**
+ * One statement run as a writer of the organization in its `$1` (tests that move or delete rows
+ * directly): writes to workloads and samples need the organization's writer lock.
+ */
+export async function writeAs(dataSource: DataSource, sql: string, parameters: unknown[]): Promise<unknown> {
+  return withWriterLock(dataSource, [parameters[0] as string], (manager) => manager.query(sql, parameters));
 }

@@ -53,12 +53,18 @@ function reportFailure(error: unknown, context: CliContext): number {
   throw error;
 }
 
-export function summaryText(summary: Pick<ImportSummary, 'records' | 'written' | 'seconds'>): string {
+export function summaryText(
+  summary: Pick<ImportSummary, 'records' | 'written' | 'seconds' | 'skippedPrunedSamples'>,
+): string {
   const lines = SECTIONS.filter((section) => summary.records[section] > 0).map(
     (section) =>
       `  ${section.padEnd(15)} ${summary.records[section].toLocaleString('en-US').padStart(12)} records, ${summary.written[section].toLocaleString('en-US').padStart(12)} rows written or changed`,
   );
   const total = SECTIONS.reduce((sum, section) => sum + summary.records[section], 0);
   const rate = summary.seconds > 0 ? Math.round(total / summary.seconds) : total;
-  return `Imported ${total.toLocaleString('en-US')} records in ${summary.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')} records/s):\n${lines.join('\n')}\n`;
+  const skipped =
+    summary.skippedPrunedSamples > 0
+      ? `  ${summary.skippedPrunedSamples.toLocaleString('en-US')} samples skipped: older than their organization's retention boundary (pruned; lifetime aggregates already count them)\n`
+      : '';
+  return `Imported ${total.toLocaleString('en-US')} records in ${summary.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')} records/s):\n${lines.join('\n')}\n${skipped}`;
 }

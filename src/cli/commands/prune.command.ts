@@ -52,6 +52,26 @@ async function dropPartition(dataSource: DataSource, name: string): Promise<numb
   return samples as number;
 }
 
+/**
+ * Records, for every organization, that samples before `boundary` are gone, under every
+ * organization's writer lock: an import that starts later skips such samples instead of counting
+ * them a second time in the lifetime aggregates (which outlive the partitions). Written before the
+ * partitions are dropped, so no import can slip a pruned week back in between.
+ */
+async function recordRetentionBoundary(dataSource: DataSource, boundary: Date): Promise<void> {
+  await dataSource.transaction(async (manager) => {
+    await manager.query(
+      `SELECT gpucap_lock_organizations(coalesce(array_agg(organization_id), '{}')) FROM organizations`,
+    );
+    await manager.query(
+      `INSERT INTO sample_retention AS r (organization_id, samples_before)
+       SELECT organization_id, $1 FROM organizations
+       ON CONFLICT (organization_id) DO UPDATE SET samples_before = greatest(r.samples_before, excluded.samples_before)`,
+      [boundary],
+    );
+  });
+}
+
 export const pruneCommand: Command = async (args, context) => {
   const { values } = parseArgs({
     args,
@@ -63,6 +83,8 @@ export const pruneCommand: Command = async (args, context) => {
 
   return withDatabase(context, async (dataSource) => {
     const partitions = await expiredPartitions(dataSource, cutoff);
+    const boundary = partitions.at(-1)?.range_end;
+    if (boundary && !dryRun) await recordRetentionBoundary(dataSource, boundary);
     for (const partition of partitions) {
       const range = `[${partition.range_start.toISOString()}, ${partition.range_end.toISOString()})`;
       if (dryRun) {
@@ -74,7 +96,9 @@ export const pruneCommand: Command = async (args, context) => {
     }
     context.stdout.write(
       `${partitions.length} partition(s) ${dryRun ? 'would be ' : ''}dropped; samples before ` +
-        `${cutoff.toISOString()} in partly newer weeks are kept; per-workload lifetime aggregates are kept\n`,
+        `${cutoff.toISOString()} in partly newer weeks are kept; per-workload lifetime aggregates are kept` +
+        (boundary ? `; later imports skip samples before ${boundary.toISOString()}` : '') +
+        '\n',
     );
     return 0;
   });

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { authHeaders, createApiToken, seedOrganization, uniqueId } from '../../support/factories';
+import { authHeaders, createApiToken, seedOrganization, uniqueId, writeAs } from '../../support/factories';
 import { createTestApp, TestApp } from '../../support/test-app';
 
 const MINUTE = 60_000;
@@ -90,7 +90,8 @@ async function upsertWorkloads(
   organizationId: string,
   workloads: GeneratedWorkload[],
 ) {
-  await dataSource.query(
+  await writeAs(
+    dataSource,
     `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
        gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
      SELECT $1, w.workload_id, w.initiative_id, 'job', w.status, 'someone', w.instance_type, w.gpu_count, true,
@@ -209,11 +210,13 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
       workload_id: `new-${workload.workload_id}`,
     }));
     await upsertWorkloads(testApp.dataSource, organizationId, [...changed, ...added]);
-    await testApp.dataSource.query(
+    await writeAs(
+      testApp.dataSource,
       `DELETE FROM workloads WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
       [organizationId, changed.filter(() => random.next() < 0.1).map((workload) => workload.workload_id)],
     );
-    await testApp.dataSource.query(
+    await writeAs(
+      testApp.dataSource,
       `UPDATE workloads SET initiative_id = 'i4' WHERE organization_id = $1 AND workload_id LIKE 'w1%'`,
       [organizationId],
     );
@@ -312,7 +315,7 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
       one({ status: 'completed', completed_at: finishedAt, exit_code: 0, gpu_count: 1 }),
     ]);
     expect((await rollup()).map((row: { spanning: number }) => row.spanning)).toEqual([0, 1, 0]);
-    await testApp.dataSource.query('DELETE FROM workloads WHERE organization_id = $1', [organizationId]);
+    await writeAs(testApp.dataSource, 'DELETE FROM workloads WHERE organization_id = $1', [organizationId]);
     expect(await rollup()).toEqual([]);
   });
 });

@@ -1,6 +1,12 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { authHeaders, createApiToken, insertWorkloads, seedOrganization } from '../../support/factories';
+import {
+  authHeaders,
+  createApiToken,
+  insertWorkloads,
+  seedOrganization,
+  writeAs,
+} from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
@@ -15,7 +21,8 @@ async function upsert(dataSource: DataSource, orgId: string, rows: Row[]): Promi
     new Date(BASE),
     new Date(BASE + 1000 * STEP),
   ]);
-  await dataSource.query(
+  await writeAs(
+    dataSource,
     `INSERT INTO metric_samples (organization_id, workload_id, sampled_at, ${METRICS.join(', ')})
      SELECT $1, * FROM unnest($2::text[], $3::timestamptz[], $4::float8[], $5::float8[], $6::float8[], $7::float8[])
      ON CONFLICT (organization_id, workload_id, sampled_at) DO UPDATE
@@ -143,11 +150,13 @@ describe('metric aggregates stay equal to a recomputation from raw samples', () 
     expect(stored).toEqual(recomputed);
 
     // Deletes: some samples, then all samples of one workload.
-    await t.dataSource.query(
+    await writeAs(
+      t.dataSource,
       `DELETE FROM metric_samples WHERE organization_id = $1 AND workload_id = 'agg-1' AND sampled_at > $2`,
       [orgId, new Date(BASE + 120 * STEP)],
     );
-    await t.dataSource.query(
+    await writeAs(
+      t.dataSource,
       `DELETE FROM metric_samples WHERE organization_id = $1 AND workload_id = 'agg-3'`,
       [orgId],
     );
@@ -156,7 +165,8 @@ describe('metric aggregates stay equal to a recomputation from raw samples', () 
     expect(stored.map((row: { workload_id: string }) => row.workload_id)).toEqual(['agg-1', 'agg-2']);
 
     // A workload that changes status moves its averages to the other status's totals.
-    await t.dataSource.query(
+    await writeAs(
+      t.dataSource,
       `UPDATE workloads SET status = 'failed' WHERE organization_id = $1 AND workload_id = 'agg-2'`,
       [orgId],
     );

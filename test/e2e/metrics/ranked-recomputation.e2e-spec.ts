@@ -7,6 +7,7 @@ import {
   seedOrganization,
   type SampleSeed,
   type WorkloadSeed,
+  writeAs,
 } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
@@ -273,17 +274,19 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
     const settled = sampled.filter((w) => w.status !== 'running').map((w) => w.workload_id);
     expect(running.length).toBeGreaterThan(1);
     expect(settled.length).toBeGreaterThan(3);
-    await t.dataSource.query(
+    await writeAs(
+      t.dataSource,
       `UPDATE workloads SET status = 'completed', completed_at = now(), exit_code = 0
        WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
       [orgId, running.slice(0, 2)],
     );
-    await t.dataSource.query(
+    await writeAs(
+      t.dataSource,
       `UPDATE workloads SET initiative_id = CASE WHEN initiative_id = 'i-2' THEN 'i-1' ELSE 'i-2' END
        WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
       [orgId, settled.slice(0, 3)],
     );
-    await t.dataSource.query(`DELETE FROM workloads WHERE organization_id = $1 AND workload_id = $2`, [
+    await writeAs(t.dataSource, `DELETE FROM workloads WHERE organization_id = $1 AND workload_id = $2`, [
       orgId,
       settled[3],
     ]);

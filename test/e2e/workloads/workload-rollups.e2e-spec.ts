@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
+import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../support/factories';
 import { createTestApp, TestApp } from '../../support/test-app';
 
 /** Generated workloads of one organization over ~40 days, every status, several people and types. */
@@ -10,7 +10,8 @@ async function generate(
   count: number,
   offset = 0,
 ): Promise<void> {
-  await dataSource.query(
+  await writeAs(
+    dataSource,
     `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
        gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
      SELECT $1, 'gen-' || g, 'init-' || (1 + g % 3), 'job', st, 'user' || (g % 7), 'type-' || (g % 4), 1 + g % 8,
@@ -142,17 +143,19 @@ describe('workload rollup: exact equality with raw rows', () => {
 
   it('matches after updates, deletes, an upsert import and a second identical import', async () => {
     const ds = testApp.dataSource;
-    await ds.query(
+    await writeAs(
+      ds,
       `UPDATE workloads SET status = 'completed', completed_at = started_at + interval '99 seconds', exit_code = 0
        WHERE organization_id = $1 AND status = 'running' AND workload_id LIKE 'gen-1%'`,
       [organizationId],
     );
-    await ds.query(
+    await writeAs(
+      ds,
       `UPDATE workloads SET initiative_id = 'init-2', submitted_by = 'moved', submitted_at = submitted_at - interval '3 days'
        WHERE organization_id = $1 AND workload_id LIKE 'gen-2%' AND status <> 'running'`,
       [organizationId],
     );
-    await ds.query(`DELETE FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'gen-3%'`, [
+    await writeAs(ds, `DELETE FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'gen-3%'`, [
       organizationId,
     ]);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
@@ -173,9 +176,10 @@ describe('workload rollup: exact equality with raw rows', () => {
        ON CONFLICT (organization_id, workload_id) DO UPDATE SET
          instance_type = excluded.instance_type, gpu_count = excluded.gpu_count, is_managed = excluded.is_managed,
          submitted_at = excluded.submitted_at, started_at = excluded.started_at, completed_at = excluded.completed_at`;
-    await ds.query(upsert, [organizationId]);
+    await writeAs(ds, upsert, [organizationId]);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
-    await ds.query(
+    await writeAs(
+      ds,
       `INSERT INTO workloads SELECT * FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'new-%'
        ON CONFLICT (organization_id, workload_id) DO UPDATE SET name = excluded.name`,
       [organizationId],
