@@ -6,6 +6,7 @@ import { AuthModule } from './common/auth/auth.module';
 import { CredentialThrottlerGuard } from './common/auth/credential-throttler.guard';
 import { CredentialGuard } from './common/auth/credential.guard';
 import { AppConfig } from './common/config/app-config';
+import { ClockModule } from './common/clock';
 import { AppConfigModule } from './common/config/config.module';
 import { ApiExceptionFilter } from './common/http/api-exception.filter';
 import { ContractValidationPipe } from './common/http/contract-validation.pipe';
@@ -24,6 +25,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
+        ClockModule,
         TypeOrmModule.forRoot({
           ...dataSourceOptions(databaseUrl, config.DATABASE_POOL_SIZE),
           // The service must start (and answer health with 503) while the database is away.

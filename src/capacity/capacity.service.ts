@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { BURN_WINDOW_DAYS, budgetFigures } from './capacity-figures';
@@ -44,7 +45,10 @@ interface Tally {
 
 @Injectable()
 export class CapacityService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
 
   async report(scope: AuthScope, query: CapacityQueryDto): Promise<CapacityReportDto> {
     assertInitiativeInScope(scope, query.initiative_id);
@@ -52,7 +56,7 @@ export class CapacityService {
       initiativeId: query.initiative_id ?? null,
       poolId: query.pool_id ?? null,
     };
-    const now = new Date();
+    const now = this.clock.now();
     const period = await findBudgetPeriod(this.dataSource, scope);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };

@@ -55,6 +55,9 @@ const WINDOW_STATS_SQL = `
     FROM metric_samples
     WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
   ) agg
+  -- The workload was found in scope by an earlier statement; a writer may have moved it since.
+  JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
+                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))
   LEFT JOIN LATERAL (
     SELECT ${SAMPLE_METRICS.join(', ')}
     FROM metric_samples
@@ -74,14 +77,15 @@ export async function windowStats(
   workloadId: string,
   windowStart: string,
   windowEnd: string,
-): Promise<WindowStats> {
+): Promise<WindowStats | null> {
   const rows: WindowStats[] = await dataSource.query(WINDOW_STATS_SQL, [
     scope.organizationId,
     workloadId,
     windowStart,
     windowEnd,
+    scopedInitiativeIds(scope),
   ]);
-  return rows[0];
+  return rows[0] ?? null;
 }
 
 export interface RankedFilters {
@@ -248,7 +252,9 @@ export async function rankBySampleMetric(
     totals,
     filters.order,
     'p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value',
-    'JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id',
+    // Re-checked against the workload itself, not only the initiative copied into its aggregate.
+    `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
+       AND w.initiative_id = p.initiative_id AND ${initiativeScopeSql('w')}`,
   );
   return dataSource.query(sql, rankedParameters(scope, filters, statuses));
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { ApiError } from '../common/http/api-error';
@@ -35,7 +36,10 @@ const EMPTY_SUMMARY: MetricSummaryDto = { avg: null, min: null, max: null, curre
 
 @Injectable()
 export class MetricsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
 
   async workloadMetrics(
     scope: AuthScope,
@@ -45,11 +49,18 @@ export class MetricsService {
     const timeRange: TimeRange = query.time_range ?? 'last_1h';
     const names = requestedMetrics(query.metrics);
     const windowSeconds = timeRange === 'job_lifetime' ? null : WINDOW_SECONDS[timeRange];
-    const window = await findWorkloadWindow(this.dataSource, scope, workloadId, windowSeconds, new Date());
+    const window = await findWorkloadWindow(
+      this.dataSource,
+      scope,
+      workloadId,
+      windowSeconds,
+      this.clock.now(),
+    );
     if (!window) throw ApiError.notFound(`Workload '${workloadId}' not found`);
     const stats = window.window_start
       ? await windowStats(this.dataSource, scope, workloadId, window.window_start, window.window_end)
       : null;
+    if (window.window_start && !stats) throw ApiError.notFound(`Workload '${workloadId}' not found`);
     const metrics: Partial<Record<MetricName, MetricSummaryDto>> = {};
     for (const name of names) metrics[name] = summarize(stats, name, window.gpu_count);
     return { workload_id: workloadId, time_range: timeRange, metrics };
@@ -69,7 +80,7 @@ export class MetricsService {
     };
     const rows: RankedRow[] =
       sortBy === 'gpu_hours'
-        ? await rankByGpuHours(this.dataSource, scope, filters, new Date())
+        ? await rankByGpuHours(this.dataSource, scope, filters, this.clock.now())
         : await rankBySampleMetric(this.dataSource, scope, sortBy, filters);
     const page = rows.filter((row): row is RankedRow & { workload_id: string } => row.workload_id !== null);
     const workloads = page.map((row): RankedWorkloadDto => ({

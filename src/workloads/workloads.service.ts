@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
 import { AppConfig } from '../common/config/app-config';
@@ -50,6 +51,7 @@ export class WorkloadsService {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.cursors = cursorCodecFor(config);
@@ -95,13 +97,13 @@ export class WorkloadsService {
     const { text, values } = workloadDetailQuery(scope, workloadId);
     const rows = await this.dataSource.query<WorkloadDetailRow[]>(text, values);
     if (rows.length === 0) throw ApiError.notFound(`Workload '${workloadId}' was not found`);
-    return toWorkloadDetail(rows[0], new Date());
+    return toWorkloadDetail(rows[0], this.clock.now());
   }
 
   async stats(scope: AuthScope, query: WorkloadStatsQueryDto): Promise<WorkloadStatsResult> {
     const timeRange = resolveTimeRangeName(query);
     assertInitiativeInScope(scope, query.initiative_id);
-    const now = new Date();
+    const now = this.clock.now();
     let from: Date;
     let to = now;
     if (timeRange === 'custom') {
