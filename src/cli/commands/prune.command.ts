@@ -72,6 +72,30 @@ async function recordRetentionBoundary(dataSource: DataSource, boundary: Date): 
   });
 }
 
+export interface PrunedPartition extends SamplePartition {
+  samples: number;
+}
+
+/**
+ * Drops every weekly sample partition that ends at or before `cutoff`, after recording the
+ * retention boundary; returns what was dropped (or would be, with `dryRun`).
+ */
+export async function pruneSamples(
+  dataSource: DataSource,
+  cutoff: Date,
+  dryRun = false,
+): Promise<{ partitions: PrunedPartition[]; boundary: Date | null }> {
+  const partitions = await expiredPartitions(dataSource, cutoff);
+  const boundary = partitions.at(-1)?.range_end ?? null;
+  if (dryRun) return { partitions: partitions.map((p) => ({ ...p, samples: 0 })), boundary };
+  if (boundary) await recordRetentionBoundary(dataSource, boundary);
+  const pruned: PrunedPartition[] = [];
+  for (const partition of partitions) {
+    pruned.push({ ...partition, samples: await dropPartition(dataSource, partition.name) });
+  }
+  return { partitions: pruned, boundary };
+}
+
 export const pruneCommand: Command = async (args, context) => {
   const { values } = parseArgs({
     args,
@@ -82,22 +106,19 @@ export const pruneCommand: Command = async (args, context) => {
   const dryRun = values['dry-run'] === true;
 
   return withDatabase(context, async (dataSource) => {
-    const partitions = await expiredPartitions(dataSource, cutoff);
-    const boundary = partitions.at(-1)?.range_end;
-    if (boundary && !dryRun) await recordRetentionBoundary(dataSource, boundary);
+    const { partitions, boundary } = await pruneSamples(dataSource, cutoff, dryRun);
     for (const partition of partitions) {
       const range = `[${partition.range_start.toISOString()}, ${partition.range_end.toISOString()})`;
-      if (dryRun) {
-        context.stdout.write(`Would drop ${partition.name} ${range}\n`);
-      } else {
-        const samples = await dropPartition(dataSource, partition.name);
-        context.stdout.write(`Dropped ${partition.name} ${range}: ${samples} samples\n`);
-      }
+      context.stdout.write(
+        dryRun
+          ? `Would drop ${partition.name} ${range}\n`
+          : `Dropped ${partition.name} ${range}: ${partition.samples} samples\n`,
+      );
     }
     context.stdout.write(
       `${partitions.length} partition(s) ${dryRun ? 'would be ' : ''}dropped; samples before ` +
         `${cutoff.toISOString()} in partly newer weeks are kept; per-workload lifetime aggregates are kept` +
-        (boundary ? `; later imports skip samples before ${boundary.toISOString()}` : '') +
+        (boundary && !dryRun ? `; later imports skip samples before ${boundary.toISOString()}` : '') +
         '\n',
     );
     return 0;
