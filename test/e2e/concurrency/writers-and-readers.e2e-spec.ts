@@ -1,0 +1,313 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import request from 'supertest';
+import type { DataSource } from 'typeorm';
+import { pruneSamples } from '../../../src/cli/commands/prune.command';
+import { projectRoot } from '../../../src/database/project-root';
+import { importDataset } from '../../../src/import/import.service';
+import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
+import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
+import { aggregateDifferences, rollupResidue } from '../../support/rollup-residue';
+import { createTestApp, type TestApp } from '../../support/test-app';
+
+/**
+ * Several writers into one organization at once — imports that move workloads between teams and
+ * through their lifecycle, re-sent overlapping samples with new extremes, `prune`, and two
+ * `gpucap import` processes — while readers poll every endpoint as MEMBER, TEAM_LEAD and ORG_ADMIN.
+ * Readers must never see a row, count or average from outside their scope; afterwards every rollup
+ * must equal its recomputation from raw rows. Prune reaches every organization: own database.
+ */
+
+const DAY = 86_400_000;
+const MINUTE = 60_000;
+const ROUNDS = 6;
+const INITIATIVES = ['i-1', 'i-2', 'i-3'];
+const MOVERS = Array.from({ length: 8 }, (_, k) => `mover-${k}`);
+const LIFECYCLE = Array.from({ length: 6 }, (_, k) => `life-${k}`);
+const AGED = ['aged-0', 'aged-1'];
+/** Team i-3's own workloads draw far more power than anything else: a leak shows in an average. */
+const I3_POWER = 5000;
+const MAX_OTHER_POWER = 500;
+
+type Role = 'admin' | 'lead' | 'member';
+const SCOPES: Record<Role, string[] | null> = { admin: null, lead: ['i-2'], member: ['i-1'] };
+
+const now = Date.now();
+const base = now - 5 * DAY;
+
+function workload(org: string, id: string, initiative: string, status: string, offset = 0) {
+  const submitted = base + offset * MINUTE;
+  const started = status === 'pending' ? null : submitted + MINUTE;
+  const finished = status === 'completed' || status === 'failed' ? submitted + 90 * MINUTE : null;
+  return {
+    workload_id: id,
+    organization_id: org,
+    initiative_id: initiative,
+    name: `job ${id}`,
+    status,
+    submitted_by: `${initiative}@example.com`,
+    instance_type: 'p5.48xlarge',
+    gpu_count: 1 + (offset % 8),
+    is_managed: offset % 2 === 0,
+    cluster_id: 'c1',
+    namespace: 'ns',
+    submitted_at: new Date(submitted).toISOString(),
+    started_at: started === null ? null : new Date(started).toISOString(),
+    completed_at: finished === null ? null : new Date(finished).toISOString(),
+    exit_code: finished === null ? null : status === 'completed' ? 0 : 1,
+  };
+}
+
+function sample(org: string, id: string, at: number, gpu: number, power: number) {
+  return {
+    organization_id: org,
+    workload_id: id,
+    timestamp: new Date(at).toISOString(),
+    gpu_utilization: gpu,
+    memory_utilization: (gpu * 7) % 100,
+    temperature: 40 + (gpu % 30),
+    power_usage: power,
+  };
+}
+
+const agedSampleTimes = Array.from({ length: 6 }, (_, week) => now - (215 - week * 7) * DAY);
+
+function importJson(dataSource: DataSource, document: object) {
+  return importDataset(dataSource, Readable.from([JSON.stringify(document)]));
+}
+
+describe('writers at once while readers poll every endpoint', () => {
+  let db: OwnDatabase;
+  let t: TestApp;
+  let org: string;
+  const headers = {} as Record<Role, Record<string, string>>;
+  const violations: string[] = [];
+  let readerRounds = 0;
+
+  beforeAll(async () => {
+    db = await createOwnDatabase('concurrency', 8);
+    t = await createTestApp({ RATE_LIMIT_PER_MINUTE: '1000000' }, db.url);
+    org = await seedOrganization(db.dataSource, {
+      initiatives: INITIATIVES,
+      pools: [{ poolId: 'p5', instanceTypes: ['p5.48xlarge'] }],
+      allocations: INITIATIVES.map((initiativeId) => ({
+        initiativeId,
+        poolId: 'p5',
+        allocatedGpuHours: 1000,
+      })),
+    });
+    headers.admin = authHeaders(await createApiToken(db.dataSource, org, { role: 'ORG_ADMIN' }), org);
+    headers.lead = authHeaders(
+      await createApiToken(db.dataSource, org, { role: 'TEAM_LEAD', initiativeIds: ['i-2'] }),
+      org,
+    );
+    headers.member = authHeaders(
+      await createApiToken(db.dataSource, org, { role: 'MEMBER', initiativeIds: ['i-1'] }),
+      org,
+    );
+    const statics = INITIATIVES.flatMap((initiative, i) =>
+      [0, 1, 2].map((k) => workload(org, `static-${initiative}-${k}`, initiative, 'completed', 10 * i + k)),
+    );
+    await importJson(db.dataSource, {
+      workloads: [
+        ...statics,
+        ...MOVERS.map((id, k) => workload(org, id, 'i-1', 'running', 40 + k)),
+        ...LIFECYCLE.map((id, k) => workload(org, id, INITIATIVES[k % 3], 'pending', 60 + k)),
+        ...AGED.map((id, k) => workload(org, id, 'i-1', 'completed', 70 + k)),
+      ],
+      metric_samples: [
+        ...statics.flatMap((w) =>
+          [0, 1, 2].map((j) =>
+            sample(
+              org,
+              w.workload_id,
+              base + (2 + j) * MINUTE,
+              30 + j,
+              w.initiative_id === 'i-3' ? I3_POWER : 200,
+            ),
+          ),
+        ),
+        ...AGED.flatMap((id) => agedSampleTimes.map((at, j) => sample(org, id, at, 10 + j, 100))),
+      ],
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await db?.drop();
+  });
+
+  /** Moves every mover to another team and through running → completed → failed each round. */
+  async function moveTeams(): Promise<void> {
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      const status = ['running', 'completed', 'failed'][round % 3];
+      await importJson(db.dataSource, {
+        workloads: MOVERS.map((id, k) => workload(org, id, INITIATIVES[(round + k) % 3], status, 40 + k)),
+      });
+    }
+  }
+
+  /** Pending → running → completed/failed, and a new workload each round. */
+  async function runLifecycles(): Promise<void> {
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      const status = ['pending', 'running', round % 2 === 0 ? 'completed' : 'failed'][round % 3];
+      await importJson(db.dataSource, {
+        workloads: [
+          ...LIFECYCLE.map((id, k) => workload(org, id, INITIATIVES[k % 3], status, 60 + k)),
+          workload(org, `new-${round}`, INITIATIVES[round % 3], 'completed', 80 + round),
+        ],
+      });
+    }
+  }
+
+  /** Overlapping samples of the movers with a new extreme each round, and the aged ones re-sent. */
+  async function resendSamples(): Promise<void> {
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      await importJson(db.dataSource, {
+        metric_samples: [
+          ...MOVERS.flatMap((id) =>
+            Array.from({ length: 8 }, (_, j) =>
+              sample(
+                org,
+                id,
+                base + (2 + j + round) * MINUTE,
+                j === round % 8 ? 90 + round : (round * 7 + j * 13) % 80,
+                100 + ((round + j) % 5) * 80,
+              ),
+            ),
+          ),
+          ...AGED.flatMap((id) => agedSampleTimes.map((at, j) => sample(org, id, at, 10 + j, 100))),
+        ],
+      });
+    }
+  }
+
+  async function pruneOldWeeks(): Promise<void> {
+    for (let round = 0; round < 3; round += 1) {
+      await pruneSamples(db.dataSource, new Date(now - (200 - round * 7) * DAY));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** Two `gpucap import` processes, each moving the movers to team i-2 with a few samples. */
+  async function importProcesses(): Promise<void> {
+    const runs = [0, 1].map((n) => {
+      const file = join(tmpdir(), `gpucap-concurrency-${process.pid}-${n}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          workloads: MOVERS.map((id, k) => workload(org, id, 'i-2', 'completed', 40 + k)),
+          metric_samples: MOVERS.map((id) => sample(org, id, base + (30 + n) * MINUTE, 50 + n, 150)),
+        }),
+      );
+      return new Promise<string>((resolve) => {
+        const child = spawn(process.execPath, ['bin/gpucap.js', 'import', file], {
+          cwd: projectRoot(),
+          env: { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'silent' },
+        });
+        let output = '';
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('close', (code) => resolve(code === 0 ? '' : `gpucap import exited ${code}: ${output}`));
+      });
+    });
+    for (const failure of await Promise.all(runs)) if (failure) violations.push(failure);
+  }
+
+  function inScope(role: Role, initiative: unknown): boolean {
+    const scope = SCOPES[role];
+    return scope === null || scope.includes(initiative as string);
+  }
+
+  async function get(role: Role, path: string, query: Record<string, string | number> = {}) {
+    const res = await request(t.server).get(path).query(query).set(headers[role]);
+    if (res.status !== 200 && res.status !== 404) {
+      violations.push(`${role} ${path} ${JSON.stringify(query)} answered ${res.status}`);
+    }
+    return res;
+  }
+
+  /** One pass over every endpoint as `role`, recording whatever falls outside its scope. */
+  async function readAll(role: Role): Promise<void> {
+    const note = (what: string) => violations.push(`${role}: ${what}`);
+    const list = await get(role, '/v1/workloads', { limit: 100 });
+    for (const w of list.body.data?.workloads ?? []) {
+      if (!inScope(role, w.initiative_id)) note(`list shows ${w.workload_id} of ${w.initiative_id}`);
+    }
+    for (const id of MOVERS.slice(0, 3)) {
+      const detail = await get(role, `/v1/workloads/${id}`);
+      if (detail.status === 200 && !inScope(role, detail.body.data.initiative_id)) {
+        note(`detail shows ${id} of ${detail.body.data.initiative_id}`);
+      }
+      await get(role, `/v1/workloads/${id}/metrics`, { time_range: 'job_lifetime' });
+    }
+    const stats = await get(role, '/v1/workloads/stats', {
+      time_range: 'last_30_days',
+      group_by: 'initiative_id',
+    });
+    for (const group of stats.body.data?.grouped ?? []) {
+      if (!inScope(role, group.initiative_id)) note(`stats group ${JSON.stringify(group)}`);
+    }
+    for (const sortBy of ['power_usage', 'gpu_utilization', 'gpu_hours']) {
+      const ranked = await get(role, '/v1/workloads/metrics', { sort_by: sortBy, limit: 50 });
+      for (const w of ranked.body.data?.workloads ?? []) {
+        if (!inScope(role, w.initiative_id))
+          note(`ranked ${sortBy} shows ${w.workload_id} of ${w.initiative_id}`);
+        if (sortBy === 'power_usage' && role !== 'admin' && w.power_usage.avg > MAX_OTHER_POWER) {
+          note(`ranked power of ${w.workload_id} is ${w.power_usage.avg}`);
+        }
+      }
+      const average = ranked.body.data?.scope_average?.power_usage;
+      if (sortBy === 'power_usage' && role !== 'admin' && average > MAX_OTHER_POWER) {
+        note(`ranked power scope_average ${average}`);
+      }
+    }
+    const capacity = await get(role, '/v1/capacity');
+    for (const initiative of capacity.body.data?.initiatives ?? []) {
+      if (!inScope(role, initiative.initiative_id)) note(`capacity lists ${initiative.initiative_id}`);
+    }
+  }
+
+  it('keeps every answer in scope during the run and every rollup exact after it', async () => {
+    let writing = true;
+    const readers = (['admin', 'lead', 'member'] as Role[]).map(async (role) => {
+      while (writing) {
+        await readAll(role);
+        readerRounds += 1;
+      }
+    });
+    const writers = Promise.allSettled([
+      moveTeams(),
+      runLifecycles(),
+      resendSamples(),
+      pruneOldWeeks(),
+      importProcesses(),
+    ]);
+    const settled = await writers;
+    writing = false;
+    await Promise.all(readers);
+
+    for (const result of settled) {
+      if (result.status === 'rejected') violations.push(`a writer failed: ${String(result.reason)}`);
+    }
+    expect(violations).toEqual([]);
+    expect(readerRounds).toBeGreaterThan(3);
+
+    expect(await aggregateDifferences(db.dataSource, org, AGED)).toEqual([]);
+    expect(await rollupResidue(db.dataSource, org, AGED)).toEqual({});
+    // Pruned samples stay counted once in the lifetime aggregates, never twice.
+    const aged = await db.dataSource.query(
+      `SELECT workload_id, sample_count::int FROM metric_aggregates WHERE organization_id = $1 AND workload_id = ANY ($2)
+       ORDER BY workload_id`,
+      [org, AGED],
+    );
+    expect(aged).toEqual(AGED.map((workload_id) => ({ workload_id, sample_count: agedSampleTimes.length })));
+    const [{ retained }] = await db.dataSource.query(
+      `SELECT count(*)::int AS retained FROM metric_samples WHERE organization_id = $1 AND workload_id = ANY ($2)`,
+      [org, AGED],
+    );
+    expect(retained).toBeLessThan(AGED.length * agedSampleTimes.length);
+  }, 300_000);
+});

@@ -1,0 +1,103 @@
+import type { DataSource } from 'typeorm';
+
+/** Every table kept by triggers from workloads and metric samples, with an organization column. */
+const ROLLUP_TABLES = [
+  'workload_daily_rollups',
+  'workload_period_rollups',
+  'workload_status_totals',
+  'metric_aggregates',
+  'metric_ranked_totals',
+  'capacity_usage_daily',
+];
+
+async function measureColumns(dataSource: DataSource, table: string): Promise<string[]> {
+  const rows: { column_name: string }[] = await dataSource.query(
+    `SELECT column_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = $1
+       AND data_type IN ('bigint', 'integer', 'numeric') AND is_generated = 'NEVER'`,
+    [table],
+  );
+  return rows.map((row) => row.column_name);
+}
+
+/**
+ * What the rollups of one organization still hold once every raw row they were built from is
+ * deleted through the same triggers, in a transaction that is rolled back: an exact rollup nets to
+ * zero; a lost or doubled delta (a race between writers) leaves a residue, listed per table.
+ * Aggregates of `keptWorkloads` (whose pruned samples are counted on purpose) are left out.
+ */
+export async function rollupResidue(
+  dataSource: DataSource,
+  organizationId: string,
+  keptWorkloads: string[] = [],
+): Promise<Record<string, unknown[]>> {
+  const residue: Record<string, unknown[]> = {};
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  await runner.startTransaction();
+  try {
+    await runner.query('SELECT gpucap_lock_organizations($1::text[])', [[organizationId]]);
+    await runner.query(
+      'DELETE FROM metric_samples WHERE organization_id = $1 AND NOT (workload_id = ANY ($2::text[]))',
+      [organizationId, keptWorkloads],
+    );
+    await runner.query('DELETE FROM workloads WHERE organization_id = $1', [organizationId]);
+    for (const table of ROLLUP_TABLES) {
+      if (!(await runner.query('SELECT to_regclass($1) AS t', [table]))[0].t) continue;
+      const measures = await measureColumns(dataSource, table);
+      const exempt =
+        table === 'metric_aggregates'
+          ? 'AND NOT (workload_id = ANY ($2::text[]))'
+          : 'AND $2::text[] IS NOT NULL';
+      const rows = await runner.query(
+        `SELECT * FROM ${table} WHERE organization_id = $1 ${exempt}
+           AND (${measures.map((column) => `coalesce(${column}, 0) <> 0`).join(' OR ')})`,
+        [organizationId, keptWorkloads],
+      );
+      if (rows.length > 0) residue[table] = rows;
+    }
+  } finally {
+    await runner.rollbackTransaction();
+    await runner.release();
+  }
+  return residue;
+}
+
+/** Stored per-workload aggregates that differ from the same figures recomputed from raw samples. */
+export async function aggregateDifferences(
+  dataSource: DataSource,
+  organizationId: string,
+  exceptWorkloads: string[] = [],
+): Promise<unknown[]> {
+  return dataSource.query(
+    `WITH raw AS (
+       SELECT s.workload_id, count(*) AS sample_count,
+              sum(gpu_utilization::numeric) AS gpu_sum, min(gpu_utilization) AS gpu_min, max(gpu_utilization) AS gpu_max,
+              sum(power_usage::numeric) AS power_sum, min(power_usage) AS power_min, max(power_usage) AS power_max,
+              min(sampled_at) AS first_at, max(sampled_at) AS latest_at,
+              (array_agg(gpu_utilization ORDER BY sampled_at DESC))[1] AS gpu_latest
+       FROM metric_samples s WHERE s.organization_id = $1 GROUP BY s.workload_id
+     ),
+     expected AS (
+       SELECT r.*, w.initiative_id, w.status FROM raw r
+       LEFT JOIN workloads w ON w.organization_id = $1 AND w.workload_id = r.workload_id
+     ),
+     stored AS (
+       SELECT workload_id, sample_count, gpu_utilization_sum AS gpu_sum, gpu_utilization_min AS gpu_min,
+              gpu_utilization_max AS gpu_max, power_usage_sum AS power_sum, power_usage_min AS power_min,
+              power_usage_max AS power_max, first_sampled_at AS first_at, latest_sampled_at AS latest_at,
+              gpu_utilization_latest AS gpu_latest, initiative_id, status
+       FROM metric_aggregates WHERE organization_id = $1
+     )
+     SELECT coalesce(e.workload_id, s.workload_id) AS workload_id, to_jsonb(e) AS expected, to_jsonb(s) AS stored
+     FROM expected e FULL JOIN stored s USING (workload_id)
+     WHERE NOT (coalesce(e.workload_id, s.workload_id) = ANY ($2::text[]))
+       AND (e.workload_id IS NULL OR s.workload_id IS NULL
+            OR (e.sample_count, e.gpu_sum, e.gpu_min, e.gpu_max, e.power_sum, e.power_min, e.power_max, e.first_at,
+                e.latest_at, e.gpu_latest, e.initiative_id, e.status)
+               IS DISTINCT FROM
+               (s.sample_count, s.gpu_sum, s.gpu_min, s.gpu_max, s.power_sum, s.power_min, s.power_max, s.first_at,
+                s.latest_at, s.gpu_latest, s.initiative_id, s.status))`,
+    [organizationId, exceptWorkloads],
+  );
+}
