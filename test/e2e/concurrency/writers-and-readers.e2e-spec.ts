@@ -28,6 +28,9 @@ const INITIATIVES = ['i-1', 'i-2', 'i-3'];
 const MOVERS = Array.from({ length: 8 }, (_, k) => `mover-${k}`);
 const LIFECYCLE = Array.from({ length: 6 }, (_, k) => `life-${k}`);
 const AGED = ['aged-0', 'aged-1'];
+/** Workloads whose first samples arrive in the very round another writer moves them to another team. */
+const freshOf = (round: number) => Array.from({ length: 6 }, (_, k) => `fresh-${round}-${k}`);
+const FRESH = Array.from({ length: ROUNDS }, (_, r) => freshOf(r + 1)).flat();
 /** Team i-3's own workloads draw far more power than anything else: a leak shows in an average. */
 const I3_POWER = 5000;
 const MAX_OTHER_POWER = 500;
@@ -75,8 +78,37 @@ function sample(org: string, id: string, at: number, gpu: number, power: number)
 
 const agedSampleTimes = Array.from({ length: 6 }, (_, week) => now - (215 - week * 7) * DAY);
 
+/** Lets the writers that race on purpose start each round together. */
+class RoundBarrier {
+  private readonly arrived = new Map<number, { count: number; release: () => void; opened: Promise<void> }>();
+
+  constructor(private readonly parties: number) {}
+
+  async arrive(round: number): Promise<void> {
+    let entry = this.arrived.get(round);
+    if (!entry) {
+      let release = () => {};
+      const opened = new Promise<void>((resolve) => (release = resolve));
+      entry = { count: 0, release, opened };
+      this.arrived.set(round, entry);
+    }
+    entry.count += 1;
+    if (entry.count === this.parties) entry.release();
+    await entry.opened;
+  }
+}
+
 function importJson(dataSource: DataSource, document: object) {
   return importDataset(dataSource, Readable.from([JSON.stringify(document)]));
+}
+
+/** A writer's failure is recorded, not thrown: the others must still meet it at every round. */
+async function recorded(failures: string[], what: string, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    failures.push(`${what} failed: ${(error as Error).message}`);
+  }
 }
 
 describe('writers at once while readers poll every endpoint', () => {
@@ -117,6 +149,7 @@ describe('writers at once while readers poll every endpoint', () => {
         ...MOVERS.map((id, k) => workload(org, id, 'i-1', 'running', 40 + k)),
         ...LIFECYCLE.map((id, k) => workload(org, id, INITIATIVES[k % 3], 'pending', 60 + k)),
         ...AGED.map((id, k) => workload(org, id, 'i-1', 'completed', 70 + k)),
+        ...FRESH.map((id, k) => workload(org, id, 'i-1', 'running', 100 + k)),
       ],
       metric_samples: [
         ...statics.flatMap((w) =>
@@ -140,13 +173,38 @@ describe('writers at once while readers poll every endpoint', () => {
     await db?.drop();
   });
 
-  /** Moves every mover to another team and through running → completed → failed each round. */
+  const racing = new RoundBarrier(3);
+
+  /**
+   * Moves every mover to another team and through running → completed → failed each round, and this
+   * round's fresh workloads to team i-3 while their first samples arrive.
+   */
   async function moveTeams(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round += 1) {
       const status = ['running', 'completed', 'failed'][round % 3];
-      await importJson(db.dataSource, {
-        workloads: MOVERS.map((id, k) => workload(org, id, INITIATIVES[(round + k) % 3], status, 40 + k)),
-      });
+      await racing.arrive(round);
+      await recorded(violations, `move round ${round}`, () =>
+        importJson(db.dataSource, {
+          workloads: [
+            ...freshOf(round).map((id) => workload(org, id, 'i-3', 'completed', 100)),
+            ...MOVERS.map((id, k) => workload(org, id, INITIATIVES[(round + k) % 3], status, 40 + k)),
+          ],
+        }),
+      );
+    }
+  }
+
+  /** A spike on every mover at its own instants, racing the overlapping re-sends below. */
+  async function spikeSamples(): Promise<void> {
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      await racing.arrive(round);
+      await recorded(violations, `spike round ${round}`, () =>
+        importJson(db.dataSource, {
+          metric_samples: MOVERS.map((id) =>
+            sample(org, id, base + (20 + round) * MINUTE, 95 + (round % 5), 480),
+          ),
+        }),
+      );
     }
   }
 
@@ -166,22 +224,26 @@ describe('writers at once while readers poll every endpoint', () => {
   /** Overlapping samples of the movers with a new extreme each round, and the aged ones re-sent. */
   async function resendSamples(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round += 1) {
-      await importJson(db.dataSource, {
-        metric_samples: [
-          ...MOVERS.flatMap((id) =>
-            Array.from({ length: 8 }, (_, j) =>
-              sample(
-                org,
-                id,
-                base + (2 + j + round) * MINUTE,
-                j === round % 8 ? 90 + round : (round * 7 + j * 13) % 80,
-                100 + ((round + j) % 5) * 80,
+      await racing.arrive(round);
+      await recorded(violations, `samples round ${round}`, () =>
+        importJson(db.dataSource, {
+          metric_samples: [
+            ...freshOf(round).map((id) => sample(org, id, base + 5 * MINUTE, 40, 200)),
+            ...MOVERS.flatMap((id) =>
+              Array.from({ length: 8 }, (_, j) =>
+                sample(
+                  org,
+                  id,
+                  base + (2 + j + round) * MINUTE,
+                  j === round % 8 ? 90 + round : (round * 7 + j * 13) % 80,
+                  100 + ((round + j) % 5) * 80,
+                ),
               ),
             ),
-          ),
-          ...AGED.flatMap((id) => agedSampleTimes.map((at, j) => sample(org, id, at, 10 + j, 100))),
-        ],
-      });
+            ...AGED.flatMap((id) => agedSampleTimes.map((at, j) => sample(org, id, at, 10 + j, 100))),
+          ],
+        }),
+      );
     }
   }
 
@@ -280,6 +342,7 @@ describe('writers at once while readers poll every endpoint', () => {
     });
     const writers = Promise.allSettled([
       moveTeams(),
+      spikeSamples(),
       runLifecycles(),
       resendSamples(),
       pruneOldWeeks(),
