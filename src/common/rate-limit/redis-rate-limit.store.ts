@@ -17,13 +17,13 @@ const KEY_PREFIX = 'gpucap:rate-limit:';
 
 /**
  * Nothing waits for Redis: no offline queue and no retried commands, a short command timeout, and a
- * socket that hears nothing for a second is dropped, so a Redis that stops answering (rather than
+ * socket that hears nothing for two seconds is dropped, so a Redis that stops answering (rather than
  * refusing) is noticed. Reconnection backs off up to 5 s and never gives up.
  */
 const REDIS_OPTIONS: RedisOptions = {
   connectTimeout: 1_000,
   commandTimeout: 75,
-  socketTimeout: 1_000,
+  socketTimeout: 2_000,
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
   retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 5_000),
