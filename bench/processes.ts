@@ -123,6 +123,7 @@ export function startService(
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: String(BENCH_RATE_LIMIT_PER_MINUTE),
+      RATE_LIMIT_PER_IP_PER_MINUTE: String(BENCH_RATE_LIMIT_PER_MINUTE),
       DATABASE_POOL_SIZE: String(DATABASE_POOL_SIZE),
       CURSOR_SECRET,
     },

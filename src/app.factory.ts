@@ -6,6 +6,9 @@ import type { AppConfig } from './common/config/app-config';
 import { methodPolicy } from './common/http/method-policy.middleware';
 import { setupOpenApi } from './common/http/openapi';
 import { createRootLogger, nestLogger, requestLogging } from './common/logging/request-logging';
+import { clientAddressRateLimit } from './common/rate-limit/client-address-rate-limit.middleware';
+import { RateLimiter } from './common/rate-limit/rate-limiter';
+import { trustedProxyList } from './common/rate-limit/trusted-proxies';
 
 /** Builds the HTTP application; shared by `gpucap serve`, the e2e tests and the benchmark. */
 export async function createApp(config: AppConfig, databaseUrl: string): Promise<INestApplication> {
@@ -18,10 +21,12 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.useLogger(nestLogger(rootLogger));
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', true);
+  // request.ip: X-Forwarded-For is believed only as far back as the proxies the operator trusts.
+  app.set('trust proxy', trustedProxyList(config.TRUSTED_PROXIES));
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
   app.use(methodPolicy);
+  app.use(clientAddressRateLimit(app.get(RateLimiter), config.RATE_LIMIT_PER_IP_PER_MINUTE));
   app.setGlobalPrefix('v1');
   setupOpenApi(app);
   await app.init();

@@ -3,7 +3,6 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CapacityModule } from './capacity/capacity.module';
 import { AuthModule } from './common/auth/auth.module';
-import { CredentialThrottlerGuard } from './common/auth/credential-throttler.guard';
 import { CredentialGuard } from './common/auth/credential.guard';
 import { AppConfig } from './common/config/app-config';
 import { ClockModule } from './common/clock';
@@ -11,7 +10,8 @@ import { AppConfigModule } from './common/config/config.module';
 import { ApiExceptionFilter } from './common/http/api-exception.filter';
 import { ContractValidationPipe } from './common/http/contract-validation.pipe';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
-import { rateLimitModule } from './common/http/rate-limit.module';
+import { CredentialRateLimitGuard } from './common/rate-limit/credential-rate-limit.guard';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -32,7 +32,7 @@ export class AppModule {
           retryAttempts: 0,
           manualInitialization: false,
         }),
-        rateLimitModule(config),
+        RateLimitModule.forRoot(config),
         AuthModule,
         HealthModule,
         // Metrics before Workloads: /v1/workloads/metrics must be routed before /v1/workloads/:workload_id.
@@ -41,9 +41,10 @@ export class AppModule {
         CapacityModule,
       ],
       providers: [
-        // Guards run in this order: authenticate and resolve scope, then count against the credential.
+        // Guards run in this order: authenticate and resolve scope, then count against the credential
+        // (the client address was already counted by middleware, before authentication).
         { provide: APP_GUARD, useExisting: CredentialGuard },
-        { provide: APP_GUARD, useClass: CredentialThrottlerGuard },
+        { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_PIPE, useClass: ContractValidationPipe },

@@ -2,9 +2,15 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../common/auth/public.decorator';
-import { HealthEnvelopeDto, HealthReport } from './dto/health-report.dto';
+import {
+  HealthEnvelopeDto,
+  HealthReport,
+  LivenessEnvelopeDto,
+  LivenessReport,
+} from './dto/health-report.dto';
 import { HealthService } from './health.service';
 
+/** Both probes need no credentials and no organization header, and are never rate limited. */
 @ApiTags('health')
 @Controller('health')
 @Public()
@@ -12,7 +18,10 @@ export class HealthController {
   constructor(private readonly health: HealthService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Service health; needs no credentials and no organization header' })
+  @ApiOperation({
+    summary: 'Readiness: whether this replica can serve requests (its database is reachable)',
+    description: 'Needs no credentials and no organization header; never rate limited.',
+  })
   @ApiOkResponse({ type: HealthEnvelopeDto, description: 'healthy' })
   @ApiServiceUnavailableResponse({
     type: HealthEnvelopeDto,
@@ -23,5 +32,16 @@ export class HealthController {
     response.setHeader('Cache-Control', 'no-store');
     if (report.status !== 'healthy') response.status(503);
     return report;
+  }
+
+  @Get('live')
+  @ApiOperation({
+    summary: 'Liveness: the process is running; checks no dependency, so an outage never restarts it',
+    description: 'Needs no credentials and no organization header; never rate limited.',
+  })
+  @ApiOkResponse({ type: LivenessEnvelopeDto, description: 'alive' })
+  live(@Res({ passthrough: true }) response: Response): LivenessReport {
+    response.setHeader('Cache-Control', 'no-store');
+    return this.health.live();
   }
 }

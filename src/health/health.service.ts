@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { HealthReport } from './dto/health-report.dto';
+import { RATE_LIMIT_STORE, RateLimitStore } from '../common/rate-limit/rate-limit.store';
+import { RedisRateLimitStore } from '../common/rate-limit/redis-rate-limit.store';
+import { HealthChecksDto, HealthReport, LivenessReport } from './dto/health-report.dto';
 
 /** Reported version of the interface; kept to the reference deployment's so monitors keep matching. */
 export const API_VERSION = '1.4.0';
@@ -8,16 +10,27 @@ const DATABASE_PING_TIMEOUT_MS = 1500;
 
 @Injectable()
 export class HealthService {
-  constructor(private readonly database: TypeOrmHealthIndicator) {}
+  constructor(
+    private readonly database: TypeOrmHealthIndicator,
+    @Inject(RATE_LIMIT_STORE) private readonly rateLimitStore: RateLimitStore,
+  ) {}
 
+  /** Readiness: whether this replica can answer data requests, which needs the database. */
   async check(): Promise<HealthReport> {
-    const database = await this.databaseStatus();
+    const checks: HealthChecksDto = { database: await this.databaseStatus() };
+    // Redis's state is what the rate limiter last saw: reading it never waits on Redis.
+    if (this.rateLimitStore instanceof RedisRateLimitStore) checks.redis = this.rateLimitStore.health;
     return {
-      status: database === 'ok' ? 'healthy' : 'unhealthy',
+      status: checks.database === 'ok' ? 'healthy' : 'unhealthy',
       version: API_VERSION,
       timestamp: new Date().toISOString(),
-      checks: { database },
+      checks,
     };
+  }
+
+  /** Liveness: the process and its event loop; it depends on nothing outside, so a restart cannot fix it. */
+  live(): LivenessReport {
+    return { status: 'alive', version: API_VERSION, timestamp: new Date().toISOString() };
   }
 
   private async databaseStatus(): Promise<'ok' | 'down'> {

@@ -28,6 +28,7 @@ export async function createTestApp(
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '100000',
     DATABASE_POOL_SIZE: '5',
     ...env,
   });

@@ -1,5 +1,6 @@
 import { plainToInstance, Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
+import { isValidTrustedProxyList } from '../rate-limit/trusted-proxies';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -51,6 +52,17 @@ export class AppConfig {
   @Min(1)
   RATE_LIMIT_PER_MINUTE = 1200;
 
+  /** Spent before authentication, so unauthenticated floods never reach the database. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  RATE_LIMIT_PER_IP_PER_MINUTE = 6000;
+
+  /** Proxies whose X-Forwarded-For is believed (comma-separated addresses or CIDRs); unset: none. */
+  @IsOptional()
+  @IsString()
+  TRUSTED_PROXIES?: string;
+
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
@@ -97,6 +109,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const jwtModes = [config.JWT_SECRET, config.JWT_PUBLIC_KEY, config.JWT_JWKS_URI].filter(Boolean).length;
   if (jwtModes > 1) {
     problems.push('JWT_SECRET, JWT_PUBLIC_KEY, JWT_JWKS_URI: set at most one of them');
+  }
+  if (config.TRUSTED_PROXIES !== undefined && !isValidTrustedProxyList(config.TRUSTED_PROXIES)) {
+    problems.push('TRUSTED_PROXIES: must be a comma-separated list of IP addresses or CIDR ranges');
   }
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

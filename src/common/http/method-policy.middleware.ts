@@ -6,7 +6,7 @@ import { writeError } from './write-error';
 
 /** Every path the API serves; other methods on these are 405, everything else falls through to 404. */
 const API_PATHS = [
-  /^\/v1\/health\/?$/,
+  /^\/v1\/health(\/live)?\/?$/,
   /^\/v1\/openapi\.json$/,
   /^\/v1\/workloads\/?$/,
   /^\/v1\/workloads\/[^/]+\/?$/,

@@ -1,8 +1,16 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export class HealthChecksDto {
   @ApiProperty({ enum: ['ok', 'down'] })
   database: 'ok' | 'down';
+
+  @ApiPropertyOptional({
+    enum: ['ok', 'degraded'],
+    description:
+      'Only with REDIS_URL set. `degraded`: Redis cannot be reached and each replica counts rate limits on its ' +
+      'own; requests are still served, so this alone never makes the service unhealthy.',
+  })
+  redis?: 'ok' | 'degraded';
 }
 
 export class HealthReport {
@@ -22,6 +30,25 @@ export class HealthReport {
 export class HealthEnvelopeDto {
   @ApiProperty({ type: HealthReport })
   data: HealthReport;
+
+  @ApiProperty()
+  request_id: string;
+}
+
+export class LivenessReport {
+  @ApiProperty({ enum: ['alive'] })
+  status: 'alive';
+
+  @ApiProperty({ example: '1.4.0' })
+  version: string;
+
+  @ApiProperty({ example: '2026-11-20T10:15:00.000Z' })
+  timestamp: string;
+}
+
+export class LivenessEnvelopeDto {
+  @ApiProperty({ type: LivenessReport })
+  data: LivenessReport;
 
   @ApiProperty()
   request_id: string;
