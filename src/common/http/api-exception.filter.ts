@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../../database/database-unavailable';
+import { loggableError } from '../logging/loggable-error';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
 import { requestIdOf } from './request-id';
@@ -43,7 +44,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
     }
     if (exception instanceof HttpException) return this.fromHttpException(exception, request);
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn({ requestId, err: describe(exception) }, 'database unavailable');
+      this.logger.warn(
+        { request_id: requestId, error: loggableError(exception, false) },
+        'database unavailable',
+      );
       return new ApiError(
         ErrorCode.SERVICE_UNAVAILABLE,
         'The service cannot reach its database; retry shortly',
@@ -53,7 +57,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
         },
       );
     }
-    this.logger.error({ requestId, err: exception }, 'unexpected error');
+    this.logger.error({ request_id: requestId, error: loggableError(exception) }, 'unexpected error');
     return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
   }
 
@@ -70,11 +74,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
         { field: 'request', location: 'header', issue: exception.message },
       ]);
     }
-    this.logger.error({ err: exception }, 'unexpected http exception');
+    this.logger.error(
+      { request_id: requestIdOf(request), error: loggableError(exception) },
+      'unexpected http exception',
+    );
     return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
   }
-}
-
-function describe(exception: unknown): string {
-  return exception instanceof Error ? exception.message : String(exception);
 }
