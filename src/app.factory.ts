@@ -27,6 +27,8 @@ export async function createApp(
   });
   const rootLogger = createRootLogger(config.LOG_LEVEL, options.logDestination);
   app.useLogger(nestLogger(rootLogger));
+  // Nest flushes buffered logs at listen(); an app served without it (tests, bench) would keep them.
+  app.flushLogs();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', true);

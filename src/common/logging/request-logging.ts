@@ -22,6 +22,8 @@ export const REQUEST_ID_KEY = 'request_id';
 export function createRootLogger(level: string, destination?: pino.DestinationStream): pino.Logger {
   const options: pino.LoggerOptions = {
     level,
+    // No `hostname`: log lines name no host; the platform's collector knows which replica wrote them.
+    base: { pid: process.pid },
     // Level names ("warn") rather than pino's numbers (40): what an operator greps for.
     formatters: { level: (label) => ({ level: label }) },
   };
