@@ -1,8 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './common/config/app-config';
+import { hardenHttpServer } from './common/http/harden-http-server';
 import { methodPolicy } from './common/http/method-policy.middleware';
 import { setupOpenApi } from './common/http/openapi';
 import { createRootLogger, nestLogger, requestLogging } from './common/logging/request-logging';
@@ -10,19 +12,31 @@ import { clientAddressRateLimit } from './common/rate-limit/client-address-rate-
 import { RateLimiter } from './common/rate-limit/rate-limiter';
 import { trustedProxyList } from './common/rate-limit/trusted-proxies';
 
+export interface AppOptions {
+  /** Where logs go (default stdout); tests read them from here. */
+  logDestination?: DestinationStream;
+}
+
 /** Builds the HTTP application; shared by `gpucap serve`, the e2e tests and the benchmark. */
-export async function createApp(config: AppConfig, databaseUrl: string): Promise<INestApplication> {
+export async function createApp(
+  config: AppConfig,
+  databaseUrl: string,
+  options: AppOptions = {},
+): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bufferLogs: true,
     // Read-only API (GET and HEAD): no request body is ever read, so no parser runs per request.
     bodyParser: false,
   });
-  const rootLogger = createRootLogger(config.LOG_LEVEL);
+  const rootLogger = createRootLogger(config.LOG_LEVEL, options.logDestination);
   app.useLogger(nestLogger(rootLogger));
+  // Nest flushes buffered logs at listen(); an app served without it (tests, bench) would keep them.
+  app.flushLogs();
   app.disable('x-powered-by');
   app.set('etag', false);
   // request.ip: X-Forwarded-For is believed only as far back as the proxies the operator trusts.
   app.set('trust proxy', trustedProxyList(config.TRUSTED_PROXIES));
+  hardenHttpServer(app.getHttpServer(), rootLogger);
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
   app.use(methodPolicy);

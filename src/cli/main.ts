@@ -34,7 +34,8 @@ export function registerCommand(name: string, command: Command): void {
 
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
-  const command = name ? COMMANDS[name] : undefined;
+  // Own properties only: `gpucap constructor` must be an unknown command, not Object's constructor.
+  const command = name && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(`${name && name !== '--help' ? `Unknown command '${name}'\n\n` : ''}${USAGE}\n`);
     return name && name !== '--help' ? 2 : 0;

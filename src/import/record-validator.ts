@@ -110,7 +110,8 @@ export function validateRecord<S extends SectionName>(
   const specs = FIELDS[section] as Record<string, FieldSpec>;
   const issues: string[] = [];
   for (const key of Object.keys(input)) {
-    if (key in specs || ignoredKeys.includes(key)) continue;
+    // Own properties only: `in` would take `constructor` or `toString` for declared fields.
+    if (Object.hasOwn(specs, key) || ignoredKeys.includes(key)) continue;
     issues.push(
       DERIVED_FIELDS.has(key)
         ? `${key} is derived by the service and cannot be imported; remove it`
@@ -174,7 +175,7 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
     case 'timezone':
       return typeof raw === 'string' && isTimeZone(raw)
         ? { value: raw }
-        : 'must be an IANA time zone such as Europe/Berlin';
+        : 'must be an IANA time zone such as Europe/Berlin (Area/Location or UTC, no abbreviation)';
     case 'role':
       return (ROLES as readonly unknown[]).includes(raw)
         ? { value: raw }
@@ -204,20 +205,46 @@ function hasControlCharacter(text: string): boolean {
   return false;
 }
 
+/** The areas of the IANA database's region/city names (not `US/…` and other legacy links). */
+const IANA_AREAS = new Set([
+  'Africa',
+  'America',
+  'Antarctica',
+  'Arctic',
+  'Asia',
+  'Atlantic',
+  'Australia',
+  'Etc',
+  'Europe',
+  'Indian',
+  'Pacific',
+]);
+const AREA_LOCATION = /^([A-Z][a-z]+)(?:\/[A-Z0-9][A-Za-z0-9_+-]*){1,2}$/;
 const timeZoneCache = new Map<string, boolean>();
 
+/**
+ * Stats compute "today" and "this week" in PostgreSQL with the stored name, the rest of the service
+ * with ICU: a name must mean the same zone to both. Abbreviations do not (`BST` is Asia/Dhaka to ICU,
+ * +01:00 to PostgreSQL), and neither do links tzdata dropped (`US/Pacific-New`, which ICU still knows
+ * and PostgreSQL refuses). Area/Location names of the IANA database, as ICU knows them, are safe.
+ */
 function isTimeZone(name: string): boolean {
   let known = timeZoneCache.get(name);
   if (known === undefined) {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: name });
-      known = true;
-    } catch {
-      known = false;
-    }
+    const area = AREA_LOCATION.exec(name)?.[1];
+    known = name === 'UTC' || (area !== undefined && IANA_AREAS.has(area) && icuKnows(name));
     timeZoneCache.set(name, known);
   }
   return known;
+}
+
+function icuKnows(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function crossFieldIssues(section: SectionName, row: Record<string, unknown>): string[] {

@@ -6,7 +6,7 @@ import { assertInitiativeInScope, assertOrganizationInScope } from '../common/au
 import { AppConfig } from '../common/config/app-config';
 import { ApiError, ErrorDetail } from '../common/http/api-error';
 import { PageMetadata, WithMetadata } from '../common/http/envelope';
-import { filterFingerprint, KeysetCursorCodec } from '../common/pagination/keyset-cursor';
+import { cursorCodecFor, filterFingerprint, KeysetCursorCodec } from '../common/pagination/keyset-cursor';
 import { DEFAULT_PAGE_SIZE, ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
 import {
@@ -30,17 +30,6 @@ import {
   WorkloadSummaryRow,
 } from './workloads.queries';
 
-/**
- * Replicas behind a load balancer must accept each other's cursors, so the key comes from shared
- * configuration. A deployment should set CURSOR_SECRET; the fallbacks only keep tokens tamper-evident
- * to clients that do not know the code (a signature here guards integrity, not secrets).
- */
-export function cursorCodecFor(config: AppConfig): KeysetCursorCodec {
-  return KeysetCursorCodec.fromSecret(
-    config.CURSOR_SECRET ?? config.JWT_SECRET ?? 'gpucap-default-cursor-key',
-  );
-}
-
 export interface WorkloadStatsResult extends StatsJson {
   range: { time_range: StatsTimeRange; start: string; end: string };
 }
@@ -54,7 +43,7 @@ export class WorkloadsService {
     private readonly clock: Clock,
     config: AppConfig,
   ) {
-    this.cursors = cursorCodecFor(config);
+    this.cursors = cursorCodecFor(config.CURSOR_SECRET);
   }
 
   async list(

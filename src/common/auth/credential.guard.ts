@@ -116,11 +116,13 @@ function organizationHeader(request: Request): string {
   return value;
 }
 
+/**
+ * Fixed messages only: jsonwebtoken's own ("jwt issuer invalid. expected: https://idp.internal…")
+ * would tell any caller which identity provider, audience and algorithms the service trusts.
+ */
 function describeJwtFailure(info: unknown): string {
-  const name = (info as { name?: string })?.name;
+  const name = (info as { name?: unknown } | undefined)?.name;
   if (name === 'TokenExpiredError') return 'The token has expired';
   if (name === 'NotBeforeError') return 'The token is not valid yet';
-  const message = (info as { message?: string })?.message;
-  if (name === 'JsonWebTokenError' && message) return `The token is not valid: ${message}`;
   return 'The token is not valid';
 }

@@ -1,15 +1,20 @@
-import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { passportJwtSecret } from 'jwks-rsa';
 import { ExtractJwt, Strategy, StrategyOptionsWithoutRequest } from 'passport-jwt';
 import type { Algorithm } from 'jsonwebtoken';
 import { AppConfig } from '../config/app-config';
+import { loggableError } from '../logging/loggable-error';
 
 export interface JwtIdentity {
   subject: string;
 }
 
 export const JWT_CLOCK_TOLERANCE_SECONDS = 30;
+/** A JWKS endpoint that hangs must not hold requests for jwks-rsa's default 30 s. */
+const JWKS_TIMEOUT_MS = 5_000;
+const logger = new Logger('JwtStrategy');
 const ASYMMETRIC_ALGORITHMS: Algorithm[] = [
   'RS256',
   'RS384',
@@ -39,6 +44,8 @@ function keyOptions(config: AppConfig): Partial<StrategyOptionsWithoutRequest> {
         cache: true,
         rateLimit: true,
         jwksRequestsPerMinute: 10,
+        timeout: JWKS_TIMEOUT_MS,
+        handleSigningKeyError: logJwksFailure,
       }),
       algorithms: ['RS256', 'ES256'],
     };
@@ -46,8 +53,34 @@ function keyOptions(config: AppConfig): Partial<StrategyOptionsWithoutRequest> {
   if (config.JWT_PUBLIC_KEY) {
     return { secretOrKey: config.JWT_PUBLIC_KEY.replace(/\\n/g, '\n'), algorithms: ASYMMETRIC_ALGORITHMS };
   }
-  // Without any configured key, a random secret makes every JWT fail verification.
-  return { secretOrKey: config.JWT_SECRET ?? `unconfigured-${Math.random()}`, algorithms: ['HS256'] };
+  // Without any configured key, an unguessable secret makes every JWT fail verification.
+  return { secretOrKey: config.JWT_SECRET ?? randomBytes(32).toString('base64'), algorithms: ['HS256'] };
+}
+
+/**
+ * An unknown `kid` is the caller's problem (no key, so the token fails); anything else means the
+ * keys could not be fetched, which the operator must see. Logged without the message, which names
+ * the JWKS host ("getaddrinfo ENOTFOUND idp.internal").
+ */
+function logJwksFailure(error: Error | null, callback: (error: Error | null) => void): void {
+  if (error && error.name !== 'SigningKeyNotFoundError') {
+    logger.warn(
+      { error: loggableError(error, false) },
+      'could not fetch the JWKS signing keys; JWTs are refused',
+    );
+    callback(error);
+    return;
+  }
+  callback(null);
+}
+
+/** A subject is looked up in PostgreSQL text columns, which cannot hold NUL; imports refuse control characters. */
+function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code < 32 || code === 127) return true;
+  }
+  return false;
 }
 
 @Injectable()
@@ -67,6 +100,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   validate(payload: { sub?: unknown; exp?: unknown }): JwtIdentity | false {
     if (typeof payload.exp !== 'number') return false;
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) return false;
+    if (hasControlCharacter(payload.sub)) return false;
     return { subject: payload.sub };
   }
 }

@@ -30,7 +30,7 @@ export class AppConfig {
   @IsString()
   JWT_PUBLIC_KEY?: string;
 
-  /** Signs list cursors (tamper evidence); every replica must share it. Unset: derived from JWT_SECRET. */
+  /** Signs page tokens (tamper evidence); every replica must share it. Unset: a random key per process. */
   @IsOptional()
   @IsString()
   CURSOR_SECRET?: string;

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { ThrottlerException } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { isDatabaseUnavailable } from '../../database/database-unavailable';
+import { loggableError } from '../logging/loggable-error';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
 import { requestIdOf } from './request-id';
@@ -38,12 +38,12 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
   private toApiError(exception: unknown, request: Request, requestId: string): ApiError {
     if (exception instanceof ApiError) return exception;
-    if (exception instanceof ThrottlerException) {
-      return new ApiError(ErrorCode.RATE_LIMITED, 'Too many requests for this credential; retry later');
-    }
     if (exception instanceof HttpException) return this.fromHttpException(exception, request);
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn({ requestId, err: describe(exception) }, 'database unavailable');
+      this.logger.warn(
+        { request_id: requestId, error: loggableError(exception, false) },
+        'database unavailable',
+      );
       return new ApiError(
         ErrorCode.SERVICE_UNAVAILABLE,
         'The service cannot reach its database; retry shortly',
@@ -53,7 +53,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
         },
       );
     }
-    this.logger.error({ requestId, err: exception }, 'unexpected error');
+    this.logger.error({ request_id: requestId, error: loggableError(exception) }, 'unexpected error');
     return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
   }
 
@@ -70,11 +70,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
         { field: 'request', location: 'header', issue: exception.message },
       ]);
     }
-    this.logger.error({ err: exception }, 'unexpected http exception');
+    this.logger.error(
+      { request_id: requestIdOf(request), error: loggableError(exception) },
+      'unexpected http exception',
+    );
     return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
   }
-}
-
-function describe(exception: unknown): string {
-  return exception instanceof Error ? exception.message : String(exception);
 }

@@ -13,7 +13,12 @@ const API_PATHS = [
   /^\/v1\/workloads\/[^/]+\/metrics\/?$/,
   /^\/v1\/capacity\/?$/,
 ];
-const ALLOW = 'GET, HEAD';
+export const ALLOW = 'GET, HEAD';
+
+/** Whether `path` is one the API serves (with any method): other methods there are 405, not 404. */
+export function isApiPath(path: string): boolean {
+  return API_PATHS.some((pattern) => pattern.test(path));
+}
 
 /**
  * The API is read-only (contract §2): OPTIONS is answered here and never an error, and a write
@@ -27,7 +32,7 @@ export function methodPolicy(request: Request, response: Response, next: NextFun
     response.status(204).end();
     return;
   }
-  if (!API_PATHS.some((pattern) => pattern.test(request.path))) return next();
+  if (!isApiPath(request.path)) return next();
   response.setHeader('Allow', ALLOW);
   writeError(
     response,

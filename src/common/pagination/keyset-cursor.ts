@@ -1,5 +1,7 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { ApiError } from '../http/api-error';
+import { IDENTIFIER_PATTERN } from '../validation/identifier';
 
 /** Where the next page starts: the sort key and the id of the last item of the previous page. */
 export interface KeysetPosition {
@@ -10,6 +12,29 @@ export interface KeysetPosition {
 
 const SIGNATURE_BYTES = 16;
 const FIELD = 'next_token';
+const NOT_ISSUED_HERE = 'is not a token issued by this service';
+/** `submitted_at::text` as PostgreSQL prints it (DateStyle ISO): `2026-11-20 10:15:00.123456+00`. */
+const POSTGRES_TIMESTAMP =
+  /^(\d{4,5})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2})(?::(\d{2}))?)?$/;
+
+let processKey: Buffer | undefined;
+
+/**
+ * The codec of this process: keyed by CURSOR_SECRET, which every replica must share. Without it the
+ * key is random, made once per process (never derived from anything in the source, which would let
+ * anyone forge positions): tokens are then refused after a restart and by other replicas.
+ */
+export function cursorCodecFor(secret: string | undefined): KeysetCursorCodec {
+  if (secret) return KeysetCursorCodec.fromSecret(secret);
+  if (!processKey) {
+    processKey = randomBytes(32);
+    new Logger('KeysetCursor').warn(
+      'CURSOR_SECRET is unset: page tokens are signed with a random key of this process and are ' +
+        'refused after a restart and by other replicas; set CURSOR_SECRET on every replica',
+    );
+  }
+  return new KeysetCursorCodec(processKey);
+}
 
 /**
  * Opaque, tamper-evident keyset cursors. The token carries the position and a fingerprint of the
@@ -35,10 +60,13 @@ export class KeysetCursorCodec {
   decode(token: string, fingerprint: string): KeysetPosition {
     const [payload, signature, extra] = token.split('.');
     if (extra !== undefined || !payload || !signature || !this.verify(payload, signature)) {
-      throw ApiError.invalidField(FIELD, 'query', 'is not a token issued by this service', token);
+      throw ApiError.invalidField(FIELD, 'query', NOT_ISSUED_HERE, token);
     }
+    // Checked even though signed: a leaked CURSOR_SECRET must not turn into 500s from the database.
     const decoded = parsePayload(payload);
-    if (!decoded) throw ApiError.invalidField(FIELD, 'query', 'is not a token issued by this service', token);
+    if (!decoded || !isPostgresTimestamp(decoded[0]) || !IDENTIFIER_PATTERN.test(decoded[1])) {
+      throw ApiError.invalidField(FIELD, 'query', NOT_ISSUED_HERE, token);
+    }
     if (decoded[2] !== fingerprint) {
       throw ApiError.invalidField(
         FIELD,
@@ -72,9 +100,27 @@ function parsePayload(payload: string): [string, string, string] | null {
       return value as [string, string, string];
     }
   } catch {
-    // A signed payload always parses; this is only reached with a forged signature match (never).
+    // Only reached with a payload signed by a leaked key: refused like any other forgery.
   }
   return null;
+}
+
+/** A timestamp PostgreSQL will take back as timestamptz: a real calendar date from year 1. */
+function isPostgresTimestamp(text: string): boolean {
+  const match = POSTGRES_TIMESTAMP.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes, offsetSeconds] = match
+    .slice(1)
+    .map((part) => Number(part ?? 0));
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  const realDate =
+    year >= 1 &&
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day;
+  const realTime = hour <= 23 && minute <= 59 && second <= 59;
+  return realDate && realTime && offsetHours <= 15 && offsetMinutes <= 59 && offsetSeconds <= 59;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { BadRequestException, Logger, NotFoundException } from '@nestjs/common';
-import { ThrottlerException } from '@nestjs/throttler';
 import { ApiError } from '../../../src/common/http/api-error';
 import { ApiExceptionFilter } from '../../../src/common/http/api-exception.filter';
 
@@ -70,13 +69,6 @@ describe('ApiExceptionFilter', () => {
       driverError: { code: '57P01', message: 'terminating connection' },
     });
     expect(out.status).toBe(503);
-  });
-
-  it('maps the throttler to RATE_LIMITED with a Retry-After', () => {
-    const out = render(new ThrottlerException());
-    expect(out.status).toBe(429);
-    expect(out.body?.error.code).toBe('RATE_LIMITED');
-    expect(Number(out.headers['retry-after'])).toBeGreaterThan(0);
   });
 
   it('maps a router 404 to NOT_FOUND naming the path', () => {

@@ -80,7 +80,7 @@ describe('validateRecord', () => {
       budget_period_end: '2026-10-01T00:00:00Z',
     };
     expect(issuesOf('organizations', organization)).toEqual([
-      'timezone must be an IANA time zone such as Europe/Berlin',
+      'timezone must be an IANA time zone such as Europe/Berlin (Area/Location or UTC, no abbreviation)',
     ]);
     expect(issuesOf('organizations', { ...organization, timezone: 'Asia/Tokyo' })).toEqual([
       'budget_period_start must be before budget_period_end',
@@ -93,5 +93,59 @@ describe('validateRecord', () => {
     ).toEqual([
       'instance_types must be an array of distinct identifiers (1 to 128 characters from A-Z a-z 0-9 . _ : -)',
     ]);
+  });
+
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
+    'refuses a field named %s like any other unknown field',
+    (field) => {
+      const record = JSON.parse(JSON.stringify(workload).replace('{', `{"${field}": 1, `)) as object;
+      expect(Object.keys(record)).toContain(field);
+      expect(issuesOf('workloads', record)).toEqual([`unknown field '${field}'`]);
+    },
+  );
+
+  describe('time zones', () => {
+    const organization = {
+      organization_id: 'org-a',
+      name: 'Acme',
+      budget_period_start: '2026-10-01T00:00:00Z',
+      budget_period_end: '2026-12-01T00:00:00Z',
+    };
+    const zoneIssues = (timezone: string) => issuesOf('organizations', { ...organization, timezone });
+
+    it.each([
+      'UTC',
+      'Europe/Berlin',
+      'America/Argentina/Buenos_Aires',
+      'America/Port-au-Prince',
+      'Asia/Kolkata',
+      'Etc/GMT+5',
+    ])('accepts %s', (timezone) => {
+      expect(zoneIssues(timezone)).toEqual([]);
+    });
+
+    it('accepts every canonical zone ICU lists', () => {
+      const refused = Intl.supportedValuesOf('timeZone').filter((zone) => zoneIssues(zone).length > 0);
+      expect(refused).toEqual([]);
+    });
+
+    it.each([
+      // PostgreSQL no longer knows it (dropped from tzdata in 2020), ICU still does.
+      'US/Pacific-New',
+      // Abbreviations: ICU and PostgreSQL read BST and IST as different zones.
+      'BST',
+      'IST',
+      'EST',
+      'US/Pacific',
+      'GMT+5',
+      '+05:00',
+      'europe/berlin',
+      'Mars/Olympus',
+      'Europe/',
+    ])('refuses %s', (timezone) => {
+      expect(zoneIssues(timezone)).toEqual([
+        'timezone must be an IANA time zone such as Europe/Berlin (Area/Location or UTC, no abbreviation)',
+      ]);
+    });
   });
 });

@@ -1,5 +1,10 @@
+import { Logger } from '@nestjs/common';
 import { ApiError } from '../../../src/common/http/api-error';
-import { filterFingerprint, KeysetCursorCodec } from '../../../src/common/pagination/keyset-cursor';
+import {
+  cursorCodecFor,
+  filterFingerprint,
+  KeysetCursorCodec,
+} from '../../../src/common/pagination/keyset-cursor';
 
 describe('KeysetCursorCodec', () => {
   const codec = KeysetCursorCodec.fromSecret('secret-one');
@@ -45,6 +50,83 @@ describe('KeysetCursorCodec', () => {
     const other = filterFingerprint({ organization: 'org-a', status: 'failed' });
     const error = rejection(() => codec.decode(token, other));
     expect(error.details[0].issue).toMatch(/other filters/);
+  });
+});
+
+describe('KeysetCursorCodec positions', () => {
+  const codec = KeysetCursorCodec.fromSecret('secret-one');
+  const fingerprint = filterFingerprint({ organization: 'org-a' });
+  const decodeSigned = (key: string, id = 'wl-1') =>
+    codec.decode(codec.encode({ key, id }, fingerprint), fingerprint);
+
+  it.each([
+    '2026-11-20 10:15:00+00',
+    '2026-11-20 10:15:00.5+05:30',
+    '2026-11-20 10:15:00.123456-03:30:15',
+    '0001-01-01 00:00:00+00',
+    '10000-01-01 04:00:00+00',
+  ])('accepts the PostgreSQL timestamp %s', (key) => {
+    expect(decodeSigned(key)).toEqual({ key, id: 'wl-1' });
+  });
+
+  it.each([
+    'yesterday',
+    '',
+    '2026-11-20T10:15:00Z',
+    '0000-01-01 00:00:00+00',
+    '2026-02-30 00:00:00+00',
+    '2026-13-01 00:00:00+00',
+    '2026-11-20 24:00:00+00',
+    '2026-11-20 10:60:00+00',
+    '2026-11-20 10:15:00+16',
+    '2026-11-20 10:15:00.1234567+00',
+    '294277-01-01 00:00:00+00',
+  ])('refuses the signed but malformed key %j as a validation error on next_token', (key) => {
+    expect(() => decodeSigned(key)).toThrow(ApiError);
+    try {
+      decodeSigned(key);
+    } catch (error) {
+      expect((error as ApiError).status).toBe(400);
+      expect((error as ApiError).details[0]).toMatchObject({ field: 'next_token', location: 'query' });
+    }
+  });
+
+  it.each(['', 'wl 1', 'x'.repeat(129), "wl'--"])('refuses the signed but malformed id %j', (id) => {
+    expect(() => decodeSigned('2026-11-20 10:15:00+00', id)).toThrow(ApiError);
+  });
+});
+
+describe('cursorCodecFor', () => {
+  const fingerprint = filterFingerprint({ organization: 'org-a' });
+  const position = { key: '2026-11-20 10:15:00+00', id: 'wl-1' };
+
+  it("uses CURSOR_SECRET when set, so every replica accepts the others' tokens", () => {
+    const token = cursorCodecFor('shared').encode(position, fingerprint);
+    expect(KeysetCursorCodec.fromSecret('shared').decode(token, fingerprint)).toEqual(position);
+  });
+
+  it('without CURSOR_SECRET, keys the process at random, never from a constant, and warns once', () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const token = cursorCodecFor(undefined).encode(position, fingerprint);
+    expect(cursorCodecFor(undefined).decode(token, fingerprint)).toEqual(position);
+    const formerConstant = KeysetCursorCodec.fromSecret('gpucap-default-cursor-key');
+    expect(() => formerConstant.decode(token, fingerprint)).toThrow(ApiError);
+    const warnings = warn.mock.calls.filter(([message]) => String(message).includes('CURSOR_SECRET'));
+    expect(warnings).toHaveLength(1);
+    warn.mockRestore();
+  });
+
+  it('without CURSOR_SECRET, gives another process another key', () => {
+    const token = cursorCodecFor(undefined).encode(position, fingerprint);
+    let otherProcess: KeysetCursorCodec | undefined;
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const fresh = require('../../../src/common/pagination/keyset-cursor') as {
+        cursorCodecFor: typeof cursorCodecFor;
+      };
+      otherProcess = fresh.cursorCodecFor(undefined);
+    });
+    expect(() => otherProcess?.decode(token, fingerprint)).toThrow();
   });
 });
 

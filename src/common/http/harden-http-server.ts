@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { IncomingMessage, maxHeaderSize, Server, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError, ErrorDetail } from './api-error';
+import { ErrorCode } from './error-codes';
+import { ALLOW, isApiPath } from './method-policy.middleware';
+import { resolveRequestId } from './request-id';
+import { errorBody } from './write-error';
+
+/** The part of a pino logger this needs. */
+export interface ConnectionLogger {
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * Requests Node answers on its own, before Express sees them, get the contract's error envelope too:
+ * a request Node cannot parse (too large, garbage, NUL in a header) and CONNECT, which Node otherwise
+ * answers with a bare status line and an empty body, or not at all.
+ *
+ * Error codes: the contract's table has no row for these, so each takes the code of the closest one.
+ * A request that is malformed or too large is VALIDATION_ERROR (a header "malformed, out of range"),
+ * sent with the HTTP status Node would send (431 for oversized headers, which tells clients and
+ * proxies not to retry as is; 408 for a request that never completed; 400 otherwise). CONNECT gets
+ * what every other method gets (contract §2): 405 with `Allow` on an API path, 404 elsewhere.
+ */
+export function hardenHttpServer(server: Server, logger: ConnectionLogger): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(server, error, socket, logger),
+  );
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, logger));
+}
+
+function answerClientError(
+  server: Server,
+  error: NodeJS.ErrnoException,
+  socket: Duplex & { bytesWritten?: number },
+  logger: ConnectionLogger,
+): void {
+  // Node's own rule: nothing to answer on a dead socket, or once a response has started on it.
+  if (error.code === 'ECONNRESET' || !socket.writable || (socket.bytesWritten ?? 0) > 0) {
+    socket.destroy();
+    return;
+  }
+  const { status, apiError } = describeClientError(server, error);
+  const requestId = randomUUID();
+  logger.warn(
+    { request_id: requestId, status, error_code: apiError.code, parser_error: error.code },
+    'request refused before routing',
+  );
+  respond(socket, status, apiError, requestId, {});
+}
+
+function describeClientError(server: Server, error: NodeJS.ErrnoException) {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    const limit = (server as { maxHeaderSize?: number }).maxHeaderSize ?? maxHeaderSize;
+    return {
+      status: 431,
+      apiError: requestError(
+        'The request line and headers are too large',
+        `request line and headers together must not exceed ${limit} bytes`,
+      ),
+    };
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return {
+      status: 408,
+      apiError: requestError('The request was not received in time', 'was not complete in time'),
+    };
+  }
+  return {
+    status: 400,
+    apiError: requestError('The request is not valid HTTP', 'is not a valid HTTP/1.1 request'),
+  };
+}
+
+function requestError(message: string, issue: string): ApiError {
+  const detail: ErrorDetail = { field: 'request', location: 'header', issue };
+  return ApiError.validation([detail], message);
+}
+
+function answerConnect(request: IncomingMessage, socket: Duplex, logger: ConnectionLogger): void {
+  const requestId = resolveRequestId(request.headers['x-request-id']);
+  const target = request.url ?? '';
+  const onApiPath = isApiPath(target.split('?')[0]);
+  const apiError = onApiPath
+    ? new ApiError(ErrorCode.METHOD_NOT_ALLOWED, `Method CONNECT is not allowed on ${target}; use GET`)
+    : ApiError.notFound('No such resource for CONNECT');
+  logger.warn(
+    { request_id: requestId, status: apiError.status, error_code: apiError.code, method: 'CONNECT' },
+    'request refused before routing',
+  );
+  respond(socket, apiError.status, apiError, requestId, onApiPath ? { Allow: ALLOW } : {});
+}
+
+/** Writes a whole HTTP/1.1 response to a socket Node has handed over, then closes it. */
+function respond(
+  socket: Duplex,
+  status: number,
+  apiError: ApiError,
+  requestId: string,
+  headers: Record<string, string>,
+): void {
+  const body = JSON.stringify(errorBody(apiError.code, apiError.message, apiError.details, requestId));
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    'Connection: close',
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`, () => socket.destroy());
+}
