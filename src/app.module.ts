@@ -11,24 +11,41 @@ import { ApiExceptionFilter } from './common/http/api-exception.filter';
 import { ContractValidationPipe } from './common/http/contract-validation.pipe';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { rateLimitModule } from './common/http/rate-limit.module';
+import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './database/data-source-options';
+import { DatabaseConnectOptions, DatabaseConnector } from './database/database-connector';
+import { DatabaseReadyGuard } from './database/database-ready.guard';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { WorkloadsModule } from './workloads/workloads.module';
 
 @Module({})
 export class AppModule {
-  /** The database URL is resolved before the module is built (it may be the embedded database's). */
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  /**
+   * The database URL is resolved before the module is built (it may be the embedded database's).
+   * The service starts whether or not the database answers (health and every route say 503 until it
+   * does), and `connect.prepare` (the migrations, for `serve`) runs before each attempt to connect.
+   */
+  static forRoot(
+    config: AppConfig,
+    databaseUrl: string,
+    connect: DatabaseConnectOptions = {},
+  ): DynamicModule {
+    const connector = new DatabaseConnector(connect);
     return {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
-        TypeOrmModule.forRoot({
-          ...dataSourceOptions(databaseUrl, config.DATABASE_POOL_SIZE),
-          // The service must start (and answer health with 503) while the database is away.
-          retryAttempts: 0,
-          manualInitialization: false,
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({
+            ...dataSourceOptions(databaseUrl, {
+              poolSize: config.DATABASE_POOL_SIZE,
+              statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+              clientSideTimeout: true,
+            }),
+            manualInitialization: true,
+          }),
+          dataSourceFactory: (options) => connector.connect(new DataSource(options!)),
         }),
         rateLimitModule(config),
         AuthModule,
@@ -39,7 +56,10 @@ export class AppModule {
         CapacityModule,
       ],
       providers: [
-        // Guards run in this order: authenticate and resolve scope, then count against the credential.
+        { provide: DatabaseConnector, useValue: connector },
+        // Guards run in this order: database reached once, authenticate and resolve scope, then count
+        // against the credential.
+        { provide: APP_GUARD, useClass: DatabaseReadyGuard },
         { provide: APP_GUARD, useExisting: CredentialGuard },
         { provide: APP_GUARD, useClass: CredentialThrottlerGuard },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
