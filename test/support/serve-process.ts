@@ -22,9 +22,13 @@ export async function freePort(): Promise<number> {
 }
 
 /** Runs `gpucap serve` as a real child process, the way an operator would, and waits until it listens. */
-export async function startServe(env: Record<string, string>, timeoutMs = 45_000): Promise<ServeProcess> {
+export async function startServe(
+  env: Record<string, string>,
+  timeoutMs = 45_000,
+  flags: string[] = [],
+): Promise<ServeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'gpucap.js'), 'serve'], {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'gpucap.js'), 'serve', ...flags], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
