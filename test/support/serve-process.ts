@@ -47,3 +47,24 @@ export async function startServe(
   }
   return { child, port, output: () => output, exited };
 }
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one `gpucap` command as a child process, as an operator would, and collects what it printed. */
+export async function runGpucap(args: string[], env: Record<string, string>): Promise<CliRun> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'gpucap.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, stdout, stderr };
+}
