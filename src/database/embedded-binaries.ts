@@ -53,13 +53,22 @@ export async function locateBinaries(): Promise<PostgresBinaries> {
 /** Undefined unless running as root; then the `postgres` account, created the first time. */
 export function postgresAccount(): RunAs | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  if (!idOf('-u')) {
+  if (!idOf('-u')) createPostgresAccount();
+  return { uid: Number(idOf('-u')), gid: Number(idOf('-g')) };
+}
+
+function createPostgresAccount(): void {
+  try {
     if (!groupExists('postgres')) execFileSync('groupadd', ['--system', 'postgres'], { stdio: 'ignore' });
     execFileSync('useradd', ['--system', '--gid', 'postgres', '--no-create-home', 'postgres'], {
       stdio: 'ignore',
     });
+  } catch (error) {
+    throw new EmbeddedDatabaseError(
+      `PostgreSQL does not run as root, and no \`postgres\` account could be created for it (${(error as Error).message}): ` +
+        'create that account, run gpucap as another user, or set DATABASE_URL to use an existing PostgreSQL',
+    );
   }
-  return { uid: Number(idOf('-u')), gid: Number(idOf('-g')) };
 }
 
 /** True when `account` can search (`-x`) or write (`-w`) `path`, every directory above it included. */

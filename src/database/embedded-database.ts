@@ -56,14 +56,19 @@ export function defaultEmbeddedDirectory(projectRoot: string): string {
 export class EmbeddedDatabase {
   private server?: ChildProcess;
   private readonly statePath: string;
-  private readonly account: RunAs | undefined = postgresAccount();
   private readonly recentLog: string[] = [];
   private stopOnExit?: () => void;
   private password = '';
   private cluster?: string;
+  private runAs?: { account: RunAs | undefined };
 
   constructor(private readonly options: EmbeddedDatabaseOptions) {
     this.statePath = join(options.directory, 'embedded.json');
+  }
+
+  /** Undefined unless gpucap runs as root; then the account PostgreSQL runs as. */
+  private get account(): RunAs | undefined {
+    return (this.runAs ??= { account: postgresAccount() }).account;
   }
 
   get url(): string {
