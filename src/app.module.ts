@@ -11,13 +11,13 @@ import { ApiExceptionFilter } from './common/http/api-exception.filter';
 import { ContractValidationPipe } from './common/http/contract-validation.pipe';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { rateLimitModule } from './common/http/rate-limit.module';
-import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './database/data-source-options';
 import { DatabaseConnectOptions, DatabaseConnector } from './database/database-connector';
 import { DatabaseReadyGuard } from './database/database-ready.guard';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { WorkloadsModule } from './workloads/workloads.module';
+import { DataSource } from 'typeorm';
 
 @Module({})
 export class AppModule {
