@@ -6,7 +6,9 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
 COPY migrations ./migrations
-RUN npm run build && npm prune --omit=dev
+# Optional packages are the embedded PostgreSQL (~58 MB of binaries), for checkouts without DATABASE_URL:
+# the image always runs against a real PostgreSQL.
+RUN npm run build && npm prune --omit=dev --omit=optional
 
 # Runtime stage: compiled output and production dependencies only, as an unprivileged user.
 FROM node:20-bookworm-slim

@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './common/config/app-config';
 import { hardenHttpServer } from './common/http/harden-http-server';
+import type { DatabaseConnectOptions } from './database/database-connector';
 import { methodPolicy } from './common/http/method-policy.middleware';
 import { setupOpenApi } from './common/http/openapi';
 import { createRootLogger, nestLogger, requestLogging } from './common/logging/request-logging';
@@ -15,6 +16,8 @@ import { trustedProxyList } from './common/rate-limit/trusted-proxies';
 export interface AppOptions {
   /** Where logs go (default stdout); tests read them from here. */
   logDestination?: DestinationStream;
+  /** How the service reaches its database at boot (retries while it is away). */
+  connect?: DatabaseConnectOptions;
 }
 
 /** Builds the HTTP application; shared by `gpucap serve`, the e2e tests and the benchmark. */
@@ -23,11 +26,14 @@ export async function createApp(
   databaseUrl: string,
   options: AppOptions = {},
 ): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
-    bufferLogs: true,
-    // Read-only API (GET and HEAD): no request body is ever read, so no parser runs per request.
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, databaseUrl, options.connect),
+    {
+      bufferLogs: true,
+      // Read-only API (GET and HEAD): no request body is ever read, so no parser runs per request.
+      bodyParser: false,
+    },
+  );
   const rootLogger = createRootLogger(config.LOG_LEVEL, options.logDestination);
   app.useLogger(nestLogger(rootLogger));
   // Nest flushes buffered logs at listen(); an app served without it (tests, bench) would keep them.

@@ -13,24 +13,41 @@ import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { CredentialRateLimitGuard } from './common/rate-limit/credential-rate-limit.guard';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { dataSourceOptions } from './database/data-source-options';
+import { DatabaseConnectOptions, DatabaseConnector } from './database/database-connector';
+import { DatabaseReadyGuard } from './database/database-ready.guard';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { WorkloadsModule } from './workloads/workloads.module';
+import { DataSource } from 'typeorm';
 
 @Module({})
 export class AppModule {
-  /** The database URL is resolved before the module is built (it may be the embedded database's). */
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  /**
+   * The database URL is resolved before the module is built (it may be the embedded database's).
+   * The service starts whether or not the database answers (health and every route say 503 until it
+   * does), and `connect.prepare` (the migrations, for `serve`) runs before each attempt to connect.
+   */
+  static forRoot(
+    config: AppConfig,
+    databaseUrl: string,
+    connect: DatabaseConnectOptions = {},
+  ): DynamicModule {
+    const connector = new DatabaseConnector(connect);
     return {
       module: AppModule,
       imports: [
         AppConfigModule.forRoot(config),
         ClockModule,
-        TypeOrmModule.forRoot({
-          ...dataSourceOptions(databaseUrl, config.DATABASE_POOL_SIZE),
-          // The service must start (and answer health with 503) while the database is away.
-          retryAttempts: 0,
-          manualInitialization: false,
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({
+            ...dataSourceOptions(databaseUrl, {
+              poolSize: config.DATABASE_POOL_SIZE,
+              statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+              clientSideTimeout: true,
+            }),
+            manualInitialization: true,
+          }),
+          dataSourceFactory: (options) => connector.connect(new DataSource(options!)),
         }),
         RateLimitModule.forRoot(config),
         AuthModule,
@@ -41,8 +58,11 @@ export class AppModule {
         CapacityModule,
       ],
       providers: [
-        // Guards run in this order: authenticate and resolve scope, then count against the credential
-        // (the client address was already counted by middleware, before authentication).
+        { provide: DatabaseConnector, useValue: connector },
+        // Guards run in this order: database reached once, authenticate and resolve scope, then count
+        // against the credential (the client address was already counted by middleware, before
+        // authentication).
+        { provide: APP_GUARD, useClass: DatabaseReadyGuard },
         { provide: APP_GUARD, useExisting: CredentialGuard },
         { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },

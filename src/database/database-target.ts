@@ -1,40 +1,76 @@
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import type { AppConfig } from '../common/config/app-config';
-import { dataSourceOptions } from './data-source-options';
+import { dataSourceOptions, MIGRATION_BOUNDS } from './data-source-options';
 import { defaultEmbeddedDirectory, EmbeddedDatabase } from './embedded-database';
 import { projectRoot } from './project-root';
 import { ensureUpcomingSamplePartitions } from './sample-partitions';
 
 export interface DatabaseTarget {
   url: string;
-  /** Present when the service started its own PostgreSQL; stop it on shutdown. */
-  embedded?: EmbeddedDatabase;
+  /** The project's own embedded database, which every command may migrate; DATABASE_URL's is not. */
+  embedded: boolean;
+  /** Stops the embedded PostgreSQL if this process started it. */
+  release(): Promise<void>;
 }
 
-/** DATABASE_URL when set; otherwise the embedded PostgreSQL, started here. */
-export async function openDatabaseTarget(config: AppConfig): Promise<DatabaseTarget> {
-  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
-  const embedded = new EmbeddedDatabase({
+export interface TargetOptions {
+  /** Use the embedded server another gpucap (a running `serve`) has started, instead of refusing. */
+  shareRunning?: boolean;
+}
+
+/** DATABASE_URL when set; otherwise the embedded PostgreSQL, started here unless already running. */
+export async function openDatabaseTarget(
+  config: AppConfig,
+  { shareRunning = false }: TargetOptions = {},
+): Promise<DatabaseTarget> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, embedded: false, release: async () => {} };
+  const database = new EmbeddedDatabase({
     directory: config.EMBEDDED_PG_DIR ?? defaultEmbeddedDirectory(projectRoot()),
     port: config.EMBEDDED_PG_PORT,
   });
-  const url = await embedded.start();
-  return { url, embedded };
+  const running = shareRunning ? database.runningUrl() : undefined;
+  if (running) return { url: running, embedded: true, release: async () => {} };
+  const url = await database.start();
+  return { url, embedded: true, release: () => database.stop() };
 }
 
 /** A DataSource for the command line and tests (the HTTP service gets its own through TypeOrmModule). */
 export async function openDataSource(url: string, poolSize = 10): Promise<DataSource> {
-  return new DataSource(dataSourceOptions(url, poolSize)).initialize();
+  return new DataSource(dataSourceOptions(url, { poolSize })).initialize();
 }
 
-/** Applies every pending migration and creates the coming weeks' sample partitions; returns the names applied. */
+/** Any fixed number: every gpucap that migrates takes this PostgreSQL session advisory lock first. */
+const MIGRATION_LOCK = 7_160_420_511;
+
+/**
+ * Applies every pending migration and creates the coming weeks' sample partitions; returns the names
+ * applied. Concurrent starters (replicas, a `migrate` job) queue on an advisory lock, so the second
+ * one finds nothing pending instead of racing the first.
+ */
 export async function migrate(url: string): Promise<string[]> {
-  const dataSource = await openDataSource(url, 2);
+  const dataSource = await new DataSource(dataSourceOptions(url, MIGRATION_BOUNDS)).initialize();
+  const lock = dataSource.createQueryRunner();
   try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     await ensureUpcomingSamplePartitions(dataSource);
     return applied.map((migration) => migration.name);
   } finally {
+    await lock.release();
+    // Closing the connections ends the lock's session, which releases it, whatever failed above.
     await dataSource.destroy();
+  }
+}
+
+/** Thrown by commands that must not change the schema of a database they do not own. */
+export class SchemaNotCurrentError extends Error {}
+
+/** Reads (never creates) the migrations table: fails when the schema is behind this version of gpucap. */
+export async function assertSchemaCurrent(dataSource: DataSource): Promise<void> {
+  const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
+  if (pending.length > 0) {
+    throw new SchemaNotCurrentError(
+      `the database schema is not up to date (${pending.length} pending migration${pending.length === 1 ? '' : 's'}): run \`gpucap migrate\``,
+    );
   }
 }

