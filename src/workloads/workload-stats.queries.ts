@@ -32,7 +32,7 @@ export function resolveRangeStartQuery(organizationId: string, range: StatsTimeR
         WHEN 'last_7_days' THEN $3::timestamptz - interval '168 hours'
         ELSE $3::timestamptz - interval '720 hours'
       END AS range_start
-      FROM (SELECT coalesce((SELECT timezone FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org`,
+      FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org`,
     values: [organizationId, range, now],
   };
 }
