@@ -7,7 +7,7 @@ import { RankedMetricTotals1763800006000 } from './1763800006000-ranked-metric-t
 import { WorkloadPeriodRollups1763800007000 } from './1763800007000-workload-period-rollups';
 import { MemberSubmitterIndex1763800008000 } from './1763800008000-member-submitter-index';
 import { WriterLocks1763800009000 } from './1763800009000-writer-locks';
-import { CheaperRollupDeltas1763800010000 } from './1763800010000-cheaper-rollup-deltas';
+import { ImportWritePath1763800010000 } from './1763800010000-import-write-path';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -20,5 +20,5 @@ export const migrations = [
   WorkloadPeriodRollups1763800007000,
   MemberSubmitterIndex1763800008000,
   WriterLocks1763800009000,
-  CheaperRollupDeltas1763800010000,
+  ImportWritePath1763800010000,
 ];

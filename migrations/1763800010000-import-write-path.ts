@@ -1,26 +1,32 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
 
 /*
- * Same rollups, same values, less work per imported row (gpucap issue 15, item 6; numbers in
- * docs/benchmarks.md, "Import write path"). Only trigger function bodies change, so no backfill:
+ * Same answers, less work per imported row (gpucap issue 15, item 6; numbers in docs/benchmarks.md,
+ * "Import write path"):
  *
- * - workload_period_rollups: one GROUPING SETS pass over the changed rows instead of a 6-way CROSS
- *   JOIN (each row's measures are computed once, not six times), and no ORDER BY before the upsert:
- *   it sorted ~one rollup row per workload by six text columns only to order row locks between
- *   concurrent loads, and since migration 9000 writers of one organization run one after another
- *   and rollup keys start with the organization, so two writers never touch the same rollup row.
+ * - workload_daily_rollups goes: it served only list counts filtered by submitter or is_managed.
+ *   workload_period_rollups answers those now: submitter from its 'submitted_by' rows, is_managed
+ *   (with or without a submitter) from new day-only dimensions 'managed_submitted_by' and
+ *   'unmanaged_submitted_by' (value: the submitter), about a fifth of the daily rollup's rows (no
+ *   status or instance type in the key; statuses are columns).
+ * - The period delta is one GROUPING SETS pass over the changed rows instead of a CROSS JOIN that
+ *   repeated every row per period and dimension, and has no ORDER BY: it sorted about one rollup
+ *   row per workload by six text columns only to order row locks between concurrent loads, and since
+ *   migration 9000 an organization's writers run one after another and every rollup key starts with
+ *   the organization, so two writers never meet on a rollup row.
  * - metric_aggregates: a workload's latest sample is found by joining the changed rows to their
- *   group's latest time (hash join) instead of sorting every changed row for DISTINCT ON; same reason
- *   to drop the ORDER BY.
+ *   group's latest time (hash join) instead of sorting every changed row for DISTINCT ON; no ORDER BY
+ *   before its upsert, for the same reason.
  *
- * `down` restores the former bodies, generated here with `legacy` set (the committed migrations do
- * not export their SQL).
+ * `down` restores the former functions (generated here with `legacy`; the committed migrations do
+ * not export their SQL) and rebuilds workload_daily_rollups with migration 1000.
  */
 
 const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 const PERIOD_KEY = 'organization_id, period, dimension, bucket_start, initiative_id, dimension_value';
 const WORKLOAD_COLUMNS =
-  'organization_id, submitted_at, initiative_id, submitted_by, instance_type, status, gpu_count, started_at, completed_at';
+  'organization_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_count, started_at, completed_at';
 const DURATION = 'floor(extract(epoch FROM completed_at - started_at))';
 const FINISHED = `(status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)`;
 const PERIOD_MEASURES = [
@@ -35,24 +41,37 @@ const PERIOD_MEASURES = [
 const UTC_DAY = `date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
 const UTC_HOUR = `date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
 
-/** Rows of the period rollup per (period, dimension) as before, grouped in one pass. */
-function periodGroupingSetsSql(source: string): string {
-  const sets = ['day', 'hour'].flatMap((bucket) =>
-    ['', ', submitted_by', ', instance_type'].map(
+const DIMENSION_SETS = {
+  none: '',
+  submitted_by: ', submitted_by',
+  instance_type: ', instance_type',
+  managed: ', is_managed, submitted_by',
+};
+
+/** Grouping sets: every dimension per day and per hour, the managed ones per day only. */
+const CURRENT_SETS = [
+  ...['day', 'hour'].flatMap((bucket) =>
+    [DIMENSION_SETS.none, DIMENSION_SETS.submitted_by, DIMENSION_SETS.instance_type].map(
       (dimension) => `(organization_id, ${bucket}, initiative_id${dimension})`,
     ),
-  );
+  ),
+  `(organization_id, day, initiative_id${DIMENSION_SETS.managed})`,
+];
+
+function periodGroupingSetsSql(source: string): string {
   return `
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
-           CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+           CASE WHEN grouping(is_managed) = 0
+                THEN CASE WHEN is_managed THEN 'managed_submitted_by' ELSE 'unmanaged_submitted_by' END
+                WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
                 WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END,
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
            ${PERIOD_MEASURES.map((m) => `${m.sum}::bigint`).join(',\n           ')}
     FROM (SELECT *, ${UTC_DAY} AS day, ${UTC_HOUR} AS hour FROM (${source}) AS signed) AS changed
-    GROUP BY GROUPING SETS (${sets.join(', ')})`;
+    GROUP BY GROUPING SETS (${CURRENT_SETS.join(', ')})`;
 }
 
 function periodCrossJoinSql(source: string): string {
@@ -232,14 +251,58 @@ function triggerFunctions(legacy: boolean): string[] {
   ];
 }
 
-export class CheaperRollupDeltas1763800010000 implements MigrationInterface {
-  name = 'CheaperRollupDeltas1763800010000';
+/** The new day-only rows for the workloads already stored. */
+const MANAGED_BACKFILL_SQL = `
+    INSERT INTO workload_period_rollups (${PERIOD_KEY}, ${PERIOD_MEASURES.map((m) => m.column).join(', ')})
+    SELECT organization_id, 'day',
+           CASE WHEN is_managed THEN 'managed_submitted_by' ELSE 'unmanaged_submitted_by' END,
+           ${UTC_DAY}, initiative_id, submitted_by,
+           ${PERIOD_MEASURES.map((m) => `${m.sum}::bigint`).join(',\n           ')}
+    FROM (SELECT 1 AS sign, ${WORKLOAD_COLUMNS} FROM workloads) AS stored
+    GROUP BY organization_id, ${UTC_DAY}, initiative_id, is_managed, submitted_by`;
+
+const DIMENSIONS = ['none', 'submitted_by', 'instance_type'];
+const MANAGED_DIMENSIONS = ['managed_submitted_by', 'unmanaged_submitted_by'];
+
+function dimensionCheckSql(dimensions: string[]): string {
+  return `
+    ALTER TABLE workload_period_rollups DROP CONSTRAINT workload_period_rollups_dimension_check,
+      ADD CONSTRAINT workload_period_rollups_dimension_check
+        CHECK (dimension IN (${dimensions.map((d) => `'${d}'`).join(', ')}));`;
+}
+
+export class ImportWritePath1763800010000 implements MigrationInterface {
+  name = 'ImportWritePath1763800010000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
+    // Writers wait while the new rows are backfilled, so none slips between backfill and triggers.
+    await queryRunner.query('LOCK TABLE workloads IN SHARE ROW EXCLUSIVE MODE');
+    await queryRunner.query(dimensionCheckSql([...DIMENSIONS, ...MANAGED_DIMENSIONS]));
+    await queryRunner.query(MANAGED_BACKFILL_SQL);
     for (const sql of triggerFunctions(false)) await queryRunner.query(sql);
+    await queryRunner.query(`
+      DROP TRIGGER workloads_rollup_insert ON workloads;
+      DROP TRIGGER workloads_rollup_update ON workloads;
+      DROP TRIGGER workloads_rollup_delete ON workloads;
+      DROP TRIGGER workloads_rollup_truncate ON workloads;
+      DROP FUNCTION gpucap_workload_rollup_insert();
+      DROP FUNCTION gpucap_workload_rollup_update();
+      DROP FUNCTION gpucap_workload_rollup_delete();
+      DROP FUNCTION gpucap_workload_rollup_truncate();
+      DROP TABLE workload_daily_rollups;
+      ANALYZE workload_period_rollups;
+    `);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('LOCK TABLE workloads IN SHARE ROW EXCLUSIVE MODE');
     for (const sql of triggerFunctions(true)) await queryRunner.query(sql);
+    await queryRunner.query(
+      `DELETE FROM workload_period_rollups WHERE dimension IN (${MANAGED_DIMENSIONS.map((d) => `'${d}'`).join(', ')})`,
+    );
+    await queryRunner.query(dimensionCheckSql(DIMENSIONS));
+    // Migration 1000 creates this list index along with the rollup; it is rebuilt with it.
+    await queryRunner.query('DROP INDEX workloads_org_initiative_status_submitted');
+    await new WorkloadRollups1763800001000().up(queryRunner);
   }
 }
