@@ -41,21 +41,14 @@ const PERIOD_MEASURES = [
 const UTC_DAY = `date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
 const UTC_HOUR = `date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
 
-const DIMENSION_SETS = {
-  none: '',
-  submitted_by: ', submitted_by',
-  instance_type: ', instance_type',
-  managed: ', is_managed, submitted_by',
-};
-
-/** Grouping sets: every dimension per day and per hour, the managed ones per day only. */
+/** Every dimension per day and per hour; by submitter of managed and of unmanaged workloads per day only. */
 const CURRENT_SETS = [
   ...['day', 'hour'].flatMap((bucket) =>
-    [DIMENSION_SETS.none, DIMENSION_SETS.submitted_by, DIMENSION_SETS.instance_type].map(
+    ['', ', submitted_by', ', instance_type'].map(
       (dimension) => `(organization_id, ${bucket}, initiative_id${dimension})`,
     ),
   ),
-  `(organization_id, day, initiative_id${DIMENSION_SETS.managed})`,
+  '(organization_id, day, initiative_id, is_managed, submitted_by)',
 ];
 
 function periodGroupingSetsSql(source: string): string {
