@@ -8,6 +8,7 @@ import { WorkloadPeriodRollups1763800007000 } from './1763800007000-workload-per
 import { MemberSubmitterIndex1763800008000 } from './1763800008000-member-submitter-index';
 import { WriterLocks1763800009000 } from './1763800009000-writer-locks';
 import { KnownTimeZones1763800009100 } from './1763800009100-known-time-zones';
+import { ImportWritePath1763800010000 } from './1763800010000-import-write-path';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   MemberSubmitterIndex1763800008000,
   WriterLocks1763800009000,
   KnownTimeZones1763800009100,
+  ImportWritePath1763800010000,
 ];

@@ -62,6 +62,16 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
 };
 
 /**
+ * Rows in primary-key order, so index inserts land next to each other instead of on random pages
+ * (measured: 1M unsorted samples 16.4 s CPU, the same sorted 12.4 s). Sorted bytewise ("C"): the sort
+ * is then cheap, and for identifiers it is (near enough) the index's own order; only locality depends
+ * on it, never correctness.
+ */
+function keyOrder(keys: string[], prefix = ''): string {
+  return `ORDER BY ${keys.map((key) => `${prefix}${key}${key === 'sampled_at' ? '' : ' COLLATE "C"'}`).join(', ')}`;
+}
+
+/**
  * Upsert as two set-based statements: UPDATE the existing rows whose values differ (identical rows are
  * left alone: no new row version, no trigger input, so importing the same file twice writes nothing),
  * then a plain INSERT of the new ones. Measured on a partitioned table, INSERT ... ON CONFLICT costs
@@ -77,7 +87,8 @@ function upsertSql(target: string, staging: string, keys: string[], values: stri
        AND (${values.map((column) => `t.${column}`).join(', ')}) IS DISTINCT FROM (${values.map((column) => `s.${column}`).join(', ')})`,
     `INSERT INTO ${target} (${columns.join(', ')})
      SELECT ${columns.map((column) => `s.${column}`).join(', ')} FROM ${staging} s
-     WHERE NOT EXISTS (SELECT 1 FROM ${target} t WHERE ${sameKey})`,
+     WHERE NOT EXISTS (SELECT 1 FROM ${target} t WHERE ${sameKey})
+     ${keyOrder(keys, 's.')}`,
   ];
 }
 
@@ -87,6 +98,7 @@ function conflictUpsertSql(target: string, staging: string, keys: string[], valu
   return `
     INSERT INTO ${target} AS t (${columns.join(', ')})
     SELECT ${columns.join(', ')} FROM ${staging}
+    ${keyOrder(keys)}
     ON CONFLICT (${keys.join(', ')}) DO UPDATE
       SET ${values.map((column) => `${column} = excluded.${column}`).join(', ')}
       WHERE (${values.map((column) => `t.${column}`).join(', ')}) IS DISTINCT FROM
@@ -168,7 +180,7 @@ export const SAMPLE_SQL = {
     ) AS overlapping`,
   /** Nothing overlaps: a plain INSERT (a sample repeated within the chunk fails on the primary key). */
   insert: (table: string) =>
-    `INSERT INTO metric_samples (${SAMPLE_COLUMNS}) SELECT ${SAMPLE_COLUMNS} FROM ${table}`,
+    `INSERT INTO metric_samples (${SAMPLE_COLUMNS}) SELECT ${SAMPLE_COLUMNS} FROM ${table} ${keyOrder(SAMPLE_KEYS)}`,
   upsert: (table: string) => conflictUpsertSql('metric_samples', table, SAMPLE_KEYS, SAMPLE_VALUES),
   /** Staged samples that share a key (the upsert cannot apply both); first few, with their records. */
   duplicates: (table: string) => `

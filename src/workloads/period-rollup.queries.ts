@@ -42,6 +42,10 @@ export interface PeriodFactsRequest {
   add: (value: unknown) => string;
   /** Conditions on organization_id and initiative_id, valid on both the rollup and workloads. */
   where: string[];
+  /** Further conditions only rollup rows take (on dimension_value)... */
+  rollupWhere?: string[];
+  /** ...and the same filter on workloads rows. */
+  rawWhere?: string[];
   dimension: PeriodDimension;
   /** The group key on rollup rows (`initiative_id`, `dimension_value`, or `NULL::text`)... */
   rollupKey: string;
@@ -57,14 +61,24 @@ export interface PeriodFactsRequest {
 export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest): string[] {
   const { add, where } = request;
   const rollup = (period: 'day' | 'hour', span: Span) => {
-    const conditions = [...where, `period = '${period}'`, `dimension = '${request.dimension}'`];
+    const conditions = [
+      ...where,
+      ...(request.rollupWhere ?? []),
+      `period = '${period}'`,
+      `dimension = '${request.dimension}'`,
+    ];
     if (span.from) conditions.push(`bucket_start >= ${add(span.from)}`);
     if (span.to) conditions.push(`bucket_start < ${add(span.to)}`);
     return `SELECT ${request.rollupKey} AS group_key, ${FACT_COLUMNS.join(', ')}
       FROM workload_period_rollups WHERE ${conditions.join(' AND ')}`;
   };
   const raw = (span: Span) => {
-    const conditions = [...where, `submitted_at >= ${add(span.from)}`, `submitted_at < ${add(span.to)}`];
+    const conditions = [
+      ...where,
+      ...(request.rawWhere ?? []),
+      `submitted_at >= ${add(span.from)}`,
+      `submitted_at < ${add(span.to)}`,
+    ];
     return `SELECT ${request.rawKey}, ${RAW_MEASURES.join(', ')}
       FROM workloads WHERE ${conditions.join(' AND ')}`;
   };

@@ -153,22 +153,22 @@ function rollupDateConditions(params: Params, split: DaySplit): string[] {
 }
 
 /**
- * The exact number of workloads matching the filters and scope. Filtered at most by initiative,
- * status and dates, it sums workload_period_rollups: a few rows per day and per edge hour, raw rows
- * only for the partial hours at the edges. A submitter or is_managed filter needs the finer keys
- * of workload_daily_rollups (countByDailyRollupQuery).
+ * The exact number of workloads matching the filters and scope, from workload_period_rollups. Without
+ * an is_managed filter: day rows, hour rows of the edge days and raw rows of the partial hours at the
+ * edges (by nothing, or by submitter). With one: countByManagedDaysQuery.
  */
 export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
-  if (filters.submittedBy !== undefined || filters.isManaged !== undefined) {
-    return countByDailyRollupQuery(scope, filters);
-  }
+  if (filters.isManaged !== undefined) return countByManagedDaysQuery(scope, filters);
   const params = new Params();
   const where = [`organization_id = ${params.add(scope.organizationId)}`, ...scopeCondition(params, scope)];
   if (filters.initiativeId !== undefined) where.push(`initiative_id = ${params.add(filters.initiativeId)}`);
+  const submitter = filters.submittedBy === undefined ? undefined : params.add(filters.submittedBy);
   const facts = periodFactsSql(splitByPeriod(filters.startDate, filters.endDate), {
     add: (value) => params.add(value),
     where,
-    dimension: 'none',
+    dimension: submitter === undefined ? 'none' : 'submitted_by',
+    rollupWhere: submitter === undefined ? [] : [`dimension_value = ${submitter}`],
+    rawWhere: submitter === undefined ? [] : [`submitted_by = ${submitter}`],
     rollupKey: 'NULL::text',
     rawKey: 'NULL::text',
   });
@@ -181,26 +181,34 @@ export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilte
 }
 
 /**
- * The same count over workload_daily_rollups, whose key holds every list filter: whole days from
- * the rollup, partial days at the edges counted from raw rows through the (organization, …,
- * submitted_at) indexes.
+ * The same count with an is_managed filter: whole UTC days from the day-only rows by managed or
+ * unmanaged submitter (all submitters, or the one filtered), the partial first and last day from raw
+ * rows through the (organization, …, submitted_at) indexes.
  */
-function countByDailyRollupQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
+function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
   const params = new Params();
   const organization = params.add(scope.organizationId);
-  const shared = [...attributeConditions(params, filters), ...scopeCondition(params, scope)];
   const split = splitByUtcDay(filters.startDate, filters.endDate);
   const parts: string[] = [];
   if (!split.rawOnly) {
-    const where = [`organization_id = ${organization}`, ...shared, ...rollupDateConditions(params, split)];
+    const where = [
+      `organization_id = ${organization}`,
+      `period = 'day'`,
+      `dimension = '${filters.isManaged ? 'managed_submitted_by' : 'unmanaged_submitted_by'}'`,
+      ...scopeCondition(params, scope),
+      ...rollupDateConditions(params, split),
+    ];
+    if (filters.initiativeId !== undefined) where.push(`initiative_id = ${params.add(filters.initiativeId)}`);
+    if (filters.submittedBy !== undefined) where.push(`dimension_value = ${params.add(filters.submittedBy)}`);
     parts.push(
-      `(SELECT coalesce(sum(workload_count), 0) FROM workload_daily_rollups WHERE ${where.join(' AND ')})`,
+      `(SELECT coalesce(sum(${workloadCountSql(filters.status)}), 0) FROM workload_period_rollups WHERE ${where.join(' AND ')})`,
     );
   }
   for (const edge of split.edges) {
     const where = [
       `organization_id = ${organization}`,
-      ...shared,
+      ...attributeConditions(params, filters),
+      ...scopeCondition(params, scope),
       ...dateConditions(params, edge.from, edge.to),
     ];
     parts.push(`(SELECT count(*) FROM workloads WHERE ${where.join(' AND ')})`);

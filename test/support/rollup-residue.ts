@@ -2,7 +2,6 @@ import type { DataSource } from 'typeorm';
 
 /** Every table kept by triggers from workloads and metric samples, with an organization column. */
 const ROLLUP_TABLES = [
-  'workload_daily_rollups',
   'workload_period_rollups',
   'workload_status_totals',
   'metric_aggregates',
