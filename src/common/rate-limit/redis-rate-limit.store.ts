@@ -40,6 +40,7 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleDestroy {
   private readonly logger = new Logger('RateLimit');
   private readonly redis: Redis;
   private outage = false;
+  private closing = false;
 
   constructor(
     url: string,
@@ -47,6 +48,12 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleDestroy {
   ) {
     this.redis = new Redis(url, REDIS_OPTIONS);
     this.redis.on('error', (error: Error) => this.enterOutage(error));
+    // A lost connection is an outage at once, even when Redis is back before the first reconnect
+    // attempt could fail and emit 'error'.
+    this.redis.on('close', () => {
+      if (!this.closing)
+        this.enterOutage(Object.assign(new Error('connection closed'), { code: 'ECONNCLOSED' }));
+    });
     this.redis.on('ready', () => this.leaveOutage());
   }
 
@@ -70,6 +77,7 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.closing = true;
     this.redis.disconnect();
     this.fallback.onModuleDestroy();
   }

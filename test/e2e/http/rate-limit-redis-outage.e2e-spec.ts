@@ -129,7 +129,8 @@ describe('gpucap serve logs a Redis outage once, not per request', () => {
       await waitFor(async () => redisLines(outputSinceOutage()).length === 2);
 
       const [warning, recovery] = redisLines(outputSinceOutage());
-      expect(warning).toMatchObject({ level: 'warn', context: 'RateLimit', reason: 'ECONNREFUSED' });
+      expect(warning).toMatchObject({ level: 'warn', context: 'RateLimit' });
+      expect(['ECONNREFUSED', 'ECONNCLOSED', 'ECONNRESET']).toContain(warning.reason);
       expect(recovery).toMatchObject({ level: 'info', context: 'RateLimit' });
       expect(serve.output()).not.toMatch(/Unhandled error event/);
       expect(JSON.stringify([warning, recovery])).not.toMatch(/127\.0\.0\.1|redis:\/\//);
