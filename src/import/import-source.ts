@@ -54,23 +54,33 @@ export async function openImportSource(input: Readable): Promise<ImportSource> {
 
 /**
  * Reads until the first non-empty line is complete. `firstLine` is undefined for an input with
- * nothing but white space, null when that line is too long to be an NDJSON record.
+ * nothing but white space, null when that line is too long to be an NDJSON record. Only new text is
+ * scanned, so a long first line costs one pass.
  */
 async function probe(chunks: AsyncIterator<Chunk>) {
   const head: Chunk[] = [];
   const decoder = new StringDecoder('utf8');
-  let pending = '';
+  let line: string[] = [];
+  let length = 0;
+  let blank = true;
   for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
     head.push(next.value);
-    pending += typeof next.value === 'string' ? next.value : decoder.write(next.value);
-    const lines = pending.split(LINE_BREAK);
-    pending = lines.pop() ?? '';
-    const firstLine = lines.find((line) => line.trim() !== '');
-    if (firstLine !== undefined) return { head, firstLine };
-    if (pending.trimStart().length > PROBE_LIMIT_CHARS) return { head, firstLine: null };
+    const parts = (typeof next.value === 'string' ? next.value : decoder.write(next.value)).split(LINE_BREAK);
+    for (let index = 0; index < parts.length; index += 1) {
+      line.push(parts[index]);
+      length += parts[index].length;
+      blank &&= parts[index].trim() === '';
+      if (index === parts.length - 1) break;
+      if (!blank) return { head, firstLine: line.join('') };
+      line = [];
+      length = 0;
+      blank = true;
+    }
+    if (!blank && length > PROBE_LIMIT_CHARS) return { head, firstLine: null };
   }
-  pending += decoder.end();
-  return { head, firstLine: pending.trim() === '' ? undefined : pending };
+  line.push(decoder.end());
+  const firstLine = line.join('');
+  return { head, firstLine: firstLine.trim() === '' ? undefined : firstLine };
 }
 
 /** The whole input again: what detection read, then the rest. */
