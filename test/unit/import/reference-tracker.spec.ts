@@ -24,7 +24,7 @@ function initiative(location: number, initiativeId: string): ImportRecord {
     section: 'initiatives',
     location,
     row: { organization_id: ORG, initiative_id: initiativeId, name: initiativeId },
-  } as ImportRecord;
+  };
 }
 
 /** A database holding the organization and the given workloads; records the ids it was asked about. */
