@@ -266,7 +266,7 @@ async function measure(format: Format, options: Options, url: string): Promise<v
     const megabytes = statSync(file).size / 1e6;
     log(`${format}: generated ${megabytes.toFixed(0)} MB in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     await admin(options.adminUrl, async (client) => {
-      await client.query(`DROP DATABASE IF EXISTS ${DATABASE}`);
+      await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
       await client.query(`CREATE DATABASE ${DATABASE}`);
     });
     await runCli(['migrate'], { DATABASE_URL: url }, log);
@@ -297,7 +297,9 @@ async function main(): Promise<void> {
   try {
     for (const format of settings.formats) await measure(format, settings, url);
   } finally {
-    await admin(settings.adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${DATABASE}`));
+    await admin(settings.adminUrl, (client) =>
+      client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`),
+    );
   }
 }
 
