@@ -1,4 +1,4 @@
-import type { ImportRecord } from './import-sections';
+import { ImportRecord, SECTIONS } from './import-sections';
 
 /** Runs one parameterised statement and returns its rows (the loader's connection, inside its transaction). */
 export type QueryFn = <T>(sql: string, params: unknown[]) => Promise<T[]>;
@@ -12,32 +12,81 @@ export interface RecordIssue {
 }
 
 type Target = 'organization' | 'initiative' | 'pool' | 'workload';
+type Kind = Target | 'allocation' | 'member';
+
+const MAX_USERS_PER_REFERENCE = 20;
+const SECTION_COUNT = SECTIONS.length;
+/** Joins organization and id in the short-lived sets of database answers. */
+const SEP = '\u0000';
+
+/** Identifiers by kind, then organization: no long concatenated keys, one short string per id. */
+class IdMap<V> {
+  private readonly byKind = new Map<Kind, Map<string, Map<string, V>>>();
+
+  get(kind: Kind, organizationId: string, id: string): V | undefined {
+    return this.byKind.get(kind)?.get(organizationId)?.get(id);
+  }
+
+  set(kind: Kind, organizationId: string, id: string, value: V): void {
+    let byOrganization = this.byKind.get(kind);
+    if (!byOrganization) this.byKind.set(kind, (byOrganization = new Map()));
+    let ids = byOrganization.get(organizationId);
+    if (!ids) byOrganization.set(organizationId, (ids = new Map()));
+    ids.set(id, value);
+  }
+
+  delete(kind: Kind, organizationId: string, id: string): void {
+    this.byKind.get(kind)?.get(organizationId)?.delete(id);
+  }
+
+  *entries(): Generator<[Kind, string, string, V]> {
+    for (const [kind, byOrganization] of this.byKind) {
+      for (const [organizationId, ids] of byOrganization) {
+        for (const [id, value] of ids) yield [kind, organizationId, id, value];
+      }
+    }
+  }
+}
 
 interface PendingReference {
   target: Target;
   organizationId: string;
   id: string;
-  /** The first records that name it (enough to report; the rest only add noise). */
-  users: { section: ImportRecord['section']; location: number }[];
+  users: RecordRef[];
 }
 
-const MAX_USERS_PER_REFERENCE = 20;
-const SEP = '\u0000';
+type RecordRef = Pick<RecordIssue, 'section' | 'location'>;
+
+/** A record as one number (no object per user): its location and its section's index. */
+function encodeUser(record: RecordRef): number {
+  return record.location * SECTION_COUNT + SECTIONS.indexOf(record.section);
+}
+
+function decodeUser(user: number): RecordRef {
+  const section = SECTIONS[user % SECTION_COUNT];
+  return { section, location: (user - (user % SECTION_COUNT)) / SECTION_COUNT };
+}
 
 /**
- * Remembers every identifier the file declares and every reference it makes, so references can be
- * checked once the whole file has been read (NDJSON lines may come in any order), against the file
- * and then the database. Holds keys only, never whole records (a million workloads is fine; samples
- * add one entry per distinct workload they name).
+ * Remembers every identifier the file declares, and the references the file makes to identifiers it
+ * has not declared (so far: NDJSON lines and document sections may come in any order), so that
+ * references can be checked once the whole file has been read, against the file and then the
+ * database. A reference to something already declared costs nothing, and a declaration drops the
+ * references waiting for it; what stays is one number per identifier and per waiting record (at most
+ * MAX_USERS_PER_REFERENCE of them per identifier, enough to report).
  */
 export class ReferenceTracker {
-  private readonly declared = new Map<string, number>();
-  private readonly pending = new Map<string, PendingReference>();
-  /** organization + instance type → the pool that claims it in the file. */
-  private readonly instanceTypes = new Map<string, { poolId: string; location: number }>();
+  private readonly declared = new IdMap<number>();
+  /** Records naming an identifier not declared (yet): one encoded user, or the first few. */
+  private readonly pending = new IdMap<number | number[]>();
+  /** organization → instance type → the pool that claims it in the file. */
+  private readonly instanceTypes = new Map<string, Map<string, { poolId: string; location: number }>>();
   private readonly poolsByOrganization = new Map<string, Set<string>>();
   /** initiative or pool id → an organization the file declares it in (for "belongs to another organization"). */
-  private readonly fileOwners = new Map<string, string>();
+  private readonly fileOwners = new Map<'initiative' | 'pool', Map<string, string>>([
+    ['initiative', new Map()],
+    ['pool', new Map()],
+  ]);
 
   /** Tracks one valid record; returns an issue when it repeats an identifier of the file. */
   track(record: ImportRecord): Omit<RecordIssue, 'section' | 'location'> | null {
@@ -80,17 +129,17 @@ export class ReferenceTracker {
     }
   }
 
-  private declare(kind: string, organizationId: string, id: string, location: number) {
-    const key = `${kind}${SEP}${organizationId}${SEP}${id}`;
-    const previous = this.declared.get(key);
+  private declare(kind: Kind, organizationId: string, id: string, location: number) {
+    const previous = this.declared.get(kind, organizationId, id);
     if (previous !== undefined) {
       return {
         message: `repeats the ${kind} '${id}' of organization '${organizationId}'`,
         seeAlso: previous,
       };
     }
-    this.declared.set(key, location);
-    if (kind === 'initiative' || kind === 'pool') this.fileOwners.set(`${kind}${SEP}${id}`, organizationId);
+    this.declared.set(kind, organizationId, id, location);
+    this.pending.delete(kind, organizationId, id);
+    if (kind === 'initiative' || kind === 'pool') this.fileOwners.get(kind)?.set(id, organizationId);
     return null;
   }
 
@@ -101,29 +150,36 @@ export class ReferenceTracker {
     const pools = this.poolsByOrganization.get(organizationId) ?? new Set<string>();
     pools.add(poolId);
     this.poolsByOrganization.set(organizationId, pools);
+    const claims =
+      this.instanceTypes.get(organizationId) ?? new Map<string, { poolId: string; location: number }>();
+    this.instanceTypes.set(organizationId, claims);
     for (const instanceType of types) {
-      const key = `${organizationId}${SEP}${instanceType}`;
-      const owner = this.instanceTypes.get(key);
+      const owner = claims.get(instanceType);
       if (owner) {
         return {
           message: `instance type '${instanceType}' is already in pool '${owner.poolId}' of organization '${organizationId}' (an instance type belongs to at most one pool)`,
           seeAlso: owner.location,
         };
       }
-      this.instanceTypes.set(key, { poolId, location: record.location });
+      claims.set(instanceType, { poolId, location: record.location });
     }
     return null;
   }
 
   private reference(target: Target, organizationId: string, id: string, record: ImportRecord): void {
-    const key = `${target}${SEP}${organizationId}${SEP}${id}`;
-    let reference = this.pending.get(key);
-    if (!reference) {
-      reference = { target, organizationId, id, users: [] };
-      this.pending.set(key, reference);
-    }
-    if (reference.users.length < MAX_USERS_PER_REFERENCE) {
-      reference.users.push({ section: record.section, location: record.location });
+    if (this.declared.get(target, organizationId, id) !== undefined) return;
+    const users = this.pending.get(target, organizationId, id);
+    const user = encodeUser(record);
+    if (users === undefined) this.pending.set(target, organizationId, id, user);
+    else if (typeof users === 'number') this.pending.set(target, organizationId, id, [users, user]);
+    else if (users.length < MAX_USERS_PER_REFERENCE) users.push(user);
+  }
+
+  /** The references still waiting, with their users decoded. */
+  private *unresolved(): Generator<PendingReference> {
+    for (const [target, organizationId, id, users] of this.pending.entries()) {
+      const list = typeof users === 'number' ? [users] : users;
+      yield { target: target as Target, organizationId, id, users: list.map(decodeUser) };
     }
   }
 
@@ -132,18 +188,14 @@ export class ReferenceTracker {
    * the file gives to a pool while the database keeps them in another pool the file does not redefine.
    */
   async check(query: QueryFn): Promise<RecordIssue[]> {
-    const unresolved = [...this.pending.values()].filter(
-      (reference) =>
-        !this.declared.has(`${reference.target}${SEP}${reference.organizationId}${SEP}${reference.id}`),
-    );
+    const unresolved = [...this.unresolved()];
     const found = await this.findInDatabase(query, unresolved);
     const issues: RecordIssue[] = [];
     for (const reference of unresolved) {
       const key = `${reference.organizationId}${SEP}${reference.id}`;
       if (found[reference.target].has(key)) continue;
       const owner =
-        this.fileOwners.get(`${reference.target}${SEP}${reference.id}`) ??
-        found.owners[reference.target].get(reference.id);
+        this.fileOwner(reference.target, reference.id) ?? found.owners[reference.target].get(reference.id);
       const message = missingMessage(reference, owner);
       for (const user of reference.users) issues.push({ ...user, message });
     }
@@ -151,9 +203,8 @@ export class ReferenceTracker {
     return issues.sort((a, b) => a.location - b.location);
   }
 
-  /** True when every reference made so far resolves (cheap when the file declares them all). */
-  async allResolved(query: QueryFn): Promise<boolean> {
-    return (await this.check(query)).length === 0;
+  private fileOwner(target: Target, id: string): string | undefined {
+    return target === 'initiative' || target === 'pool' ? this.fileOwners.get(target)?.get(id) : undefined;
   }
 
   private async findInDatabase(query: QueryFn, references: PendingReference[]) {
@@ -198,7 +249,7 @@ export class ReferenceTracker {
     );
     const issues: RecordIssue[] = [];
     for (const row of rows) {
-      const claim = this.instanceTypes.get(`${row.organization_id}${SEP}${row.instance_type}`);
+      const claim = this.instanceTypes.get(row.organization_id)?.get(row.instance_type);
       const ownerRedefined = this.poolsByOrganization.get(row.organization_id)?.has(row.pool_id);
       if (!claim || claim.poolId === row.pool_id || ownerRedefined) continue;
       issues.push({
