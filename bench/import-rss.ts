@@ -8,7 +8,7 @@
  * The server comes from DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres).
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -221,7 +221,26 @@ async function admin<T>(url: string, work: (client: Client) => Promise<T>): Prom
   }
 }
 
-/** Runs `gpucap import FILE`; resolves with its exit code and peak RSS (VmHWM) in bytes. */
+/** The process and its descendants (`bin/gpucap.js` re-runs an import under a heap cap in a child). */
+function processTree(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i += 1) {
+    for (const [pid, parent] of parents) if (parent === tree[i]) tree.push(pid);
+  }
+  return tree;
+}
+
+/** Runs `gpucap import FILE`; resolves with its exit code and the largest peak RSS (VmHWM) in its process tree, in bytes. */
 function importWithPeakRss(file: string, url: string): Promise<{ code: number | null; peakRss: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'gpucap.js'), 'import', file], {
@@ -231,11 +250,13 @@ function importWithPeakRss(file: string, url: string): Promise<{ code: number | 
     });
     let peakRss = 0;
     const poll = setInterval(() => {
-      try {
-        const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (match) peakRss = Math.max(peakRss, Number(match[1]) * 1024);
-      } catch {
-        // The process has just exited; the last reading stands.
+      for (const pid of processTree(child.pid as number)) {
+        try {
+          const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+          if (match) peakRss = Math.max(peakRss, Number(match[1]) * 1024);
+        } catch {
+          // The process has just exited; the last reading stands.
+        }
       }
     }, RSS_POLL_MS);
     child.on('error', (error) => {

@@ -13,11 +13,11 @@ const PARENT_SECTIONS = SECTIONS.filter(
   (section): section is Exclude<SectionName, 'metric_samples'> => section !== 'metric_samples',
 );
 /** COPY batches: big enough that a round trip is noise, small enough to keep memory flat. */
-const COPY_BATCH_BYTES = 4 * 1024 * 1024;
+const COPY_BATCH_BYTES = 1024 * 1024;
 /** Records staged between two turns of the event loop (COPY data only moves while Node waits). */
 const YIELD_EVERY_RECORDS = 2000;
-/** Encoded text waiting for the connection; the producer waits above this. */
-const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+/** Encoded text waiting for the connection; the producer waits above this (bounds the importer's memory). */
+const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /**
  * Samples per staging table, and so per INSERT ... SELECT: large set-based statements suit the
  * statement-level rollup triggers, while each statement's transition tables stay in memory.
