@@ -2,6 +2,9 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+const TENANT_DATA_ACCESS =
+  'Run tenant queries through ScopedDatabase with a ScopedStatement built from the AuthScope.';
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bin/**', 'coverage/**', '*.config.*'] },
   eslint.configs.recommended,
@@ -21,6 +24,26 @@ export default tseslint.config(
       '@typescript-eslint/no-extraneous-class': 'off',
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Tenant modules reach PostgreSQL only through ScopedDatabase (docs/architecture.md, "Scope by construction").
+    files: ['src/workloads/**/*.ts', 'src/metrics/**/*.ts', 'src/capacity/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'typeorm',
+              importNames: ['DataSource', 'EntityManager', 'QueryRunner', 'Repository', 'getRepository'],
+              message: TENANT_DATA_ACCESS,
+            },
+            { name: '@nestjs/typeorm', message: TENANT_DATA_ACCESS },
+            { name: 'pg', message: TENANT_DATA_ACCESS },
+          ],
+        },
+      ],
     },
   },
 );

@@ -1,5 +1,9 @@
-import type { DataSource } from 'typeorm';
 import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import {
+  organizationStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from '../common/database/scoped-statement';
 import { DaySplit, PartialDay, splitByUtcDay, UsageWindow } from './usage-window';
 
 export interface CapacityFilters {
@@ -82,14 +86,13 @@ const EDGE_OVERLAP_GPU_MICROSECONDS_SQL = gpuMicrosecondsSql(
   'least(w.completed_at, e.part_to)',
 );
 
-export async function findBudgetPeriod(dataSource: DataSource, scope: AuthScope): Promise<BudgetPeriod> {
-  const rows: { start: Date; end: Date }[] = await dataSource.query(
+export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
+  return organizationStatement(
+    scope,
     `SELECT budget_period_start AS start, budget_period_end AS end
      FROM organizations WHERE organization_id = $1`,
     [scope.organizationId],
   );
-  if (rows.length === 0) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
-  return rows[0];
 }
 
 /**
@@ -98,16 +101,16 @@ export async function findBudgetPeriod(dataSource: DataSource, scope: AuthScope)
  * starting inside it, plus those ending inside it that started before it (raw rows: a day's worth,
  * each half an index-only range scan); running workloads' accrual up to each window's end.
  */
-export async function usageByInitiativeAndPool(
-  dataSource: DataSource,
+export function usageByInitiativeAndPoolQuery(
   scope: AuthScope,
   filters: CapacityFilters,
   windows: UsageWindows,
-): Promise<UsageRow[]> {
+): ScopedStatement {
   const period = splitNonEmpty(windows.period);
   const burn = splitNonEmpty(windows.burn);
   const edges = mergeEdges(period.partialDays, burn.partialDays);
-  return dataSource.query(
+  return scopedStatement(
+    scope,
     `WITH edge_days AS (
        SELECT e.in_period, e.in_burn, e.day, e.part_from, e.part_to,
               e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
@@ -219,12 +222,9 @@ function splitNonEmpty(window: UsageWindow): DaySplit {
   return { fullDaysFrom: day, fullDaysTo: day, partialDays: [] };
 }
 
-export async function findAllocations(
-  dataSource: DataSource,
-  scope: AuthScope,
-  filters: CapacityFilters,
-): Promise<AllocationRow[]> {
-  return dataSource.query(
+export function allocationsQuery(scope: AuthScope, filters: CapacityFilters): ScopedStatement {
+  return scopedStatement(
+    scope,
     `SELECT a.initiative_id, a.pool_id, a.allocated_gpu_hours
      FROM allocations a
      WHERE a.organization_id = $1 AND ${initiativeScopeSql('a')}
@@ -234,12 +234,9 @@ export async function findAllocations(
 }
 
 /** Every initiative in scope (only the filtered one with `initiative_id`), ordered by id. */
-export async function findInitiatives(
-  dataSource: DataSource,
-  scope: AuthScope,
-  filters: CapacityFilters,
-): Promise<InitiativeRow[]> {
-  return dataSource.query(
+export function initiativesQuery(scope: AuthScope, filters: CapacityFilters): ScopedStatement {
+  return scopedStatement(
+    scope,
     `SELECT i.initiative_id, i.name
      FROM initiatives i
      WHERE i.organization_id = $1 AND ${initiativeScopeSql('i')}
@@ -249,12 +246,9 @@ export async function findInitiatives(
 }
 
 /** The organization's pools (only the filtered one with `pool_id`) with their instance types. */
-export async function findPools(
-  dataSource: DataSource,
-  scope: AuthScope,
-  filters: CapacityFilters,
-): Promise<PoolRow[]> {
-  return dataSource.query(
+export function poolsQuery(scope: AuthScope, filters: CapacityFilters): ScopedStatement {
+  return organizationStatement(
+    scope,
     `SELECT p.pool_id, p.name,
             coalesce(array_agg(t.instance_type ORDER BY t.instance_type COLLATE "C")
                        FILTER (WHERE t.instance_type IS NOT NULL), '{}') AS instance_types

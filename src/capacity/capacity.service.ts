@@ -1,18 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
+import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { BURN_WINDOW_DAYS, budgetFigures } from './capacity-figures';
 import {
   AllocationRow,
+  allocationsQuery,
+  BudgetPeriod,
+  budgetPeriodQuery,
   CapacityFilters,
-  findAllocations,
-  findBudgetPeriod,
-  findInitiatives,
-  findPools,
+  InitiativeRow,
+  initiativesQuery,
+  PoolRow,
+  poolsQuery,
   UsageRow,
-  usageByInitiativeAndPool,
+  usageByInitiativeAndPoolQuery,
 } from './capacity.queries';
 import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityPoolDto, CapacityReportDto, CapacitySummaryDto } from './dto/capacity-report.dto';
@@ -46,7 +49,7 @@ interface Tally {
 @Injectable()
 export class CapacityService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly database: ScopedDatabase,
     private readonly clock: Clock,
   ) {}
 
@@ -57,14 +60,17 @@ export class CapacityService {
       poolId: query.pool_id ?? null,
     };
     const now = this.clock.now();
-    const period = await findBudgetPeriod(this.dataSource, scope);
+    const [period] = await this.database.run<BudgetPeriod>(budgetPeriodQuery(scope));
+    if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
     const [usage, allocations, initiatives, pools] = await Promise.all([
-      usageByInitiativeAndPool(this.dataSource, scope, filters, { period: periodSoFar, burn: burnWindow }),
-      findAllocations(this.dataSource, scope, filters),
-      findInitiatives(this.dataSource, scope, filters),
-      findPools(this.dataSource, scope, filters),
+      this.database.run<UsageRow>(
+        usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow }),
+      ),
+      this.database.run<AllocationRow>(allocationsQuery(scope, filters)),
+      this.database.run<InitiativeRow>(initiativesQuery(scope, filters)),
+      this.database.run<PoolRow>(poolsQuery(scope, filters)),
     ]);
     const tally = tallyFigures(allocations, usage);
     const summary: CapacitySummaryDto = {

@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
+import { ScopedDatabase } from '../common/database/scoped-database';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 
 @Module({
   controllers: [MetricsController],
-  providers: [MetricsService],
+  providers: [MetricsService, ScopedDatabase],
 })
 export class MetricsModule {}

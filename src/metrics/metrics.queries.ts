@@ -1,5 +1,5 @@
-import type { DataSource } from 'typeorm';
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { WORKLOAD_STATUSES, type WorkloadStatus } from '../workloads/entities/workload.entity';
 import { SAMPLE_METRICS, type SampleMetric, type SortOrder } from './metric-names';
 
@@ -18,14 +18,14 @@ export interface WorkloadWindow {
  * ending at completed_at when finished, `now` otherwise; reaching back `windowSeconds`, or to
  * started_at when `windowSeconds` is null (job_lifetime).
  */
-export async function findWorkloadWindow(
-  dataSource: DataSource,
+export function workloadWindowQuery(
   scope: AuthScope,
   workloadId: string,
   windowSeconds: number | null,
   now: Date,
-): Promise<WorkloadWindow | null> {
-  const rows: WorkloadWindow[] = await dataSource.query(
+): ScopedStatement {
+  return scopedStatement(
+    scope,
     `SELECT w.gpu_count,
             to_char(b.window_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_start,
             to_char(e.window_end AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_end
@@ -39,7 +39,6 @@ export async function findWorkloadWindow(
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))`,
     [scope.organizationId, workloadId, scopedInitiativeIds(scope), now, windowSeconds],
   );
-  return rows[0] ?? null;
 }
 
 export type WindowStats = { sample_count: number } & Record<
@@ -71,21 +70,19 @@ const WINDOW_STATS_SQL = `
  * parameters so the planner prunes to the partitions of the window; each half is one range scan
  * of the samples primary key (organization_id, workload_id, sampled_at).
  */
-export async function windowStats(
-  dataSource: DataSource,
+export function windowStatsQuery(
   scope: AuthScope,
   workloadId: string,
   windowStart: string,
   windowEnd: string,
-): Promise<WindowStats | null> {
-  const rows: WindowStats[] = await dataSource.query(WINDOW_STATS_SQL, [
+): ScopedStatement {
+  return scopedStatement(scope, WINDOW_STATS_SQL, [
     scope.organizationId,
     workloadId,
     windowStart,
     windowEnd,
     scopedInitiativeIds(scope),
   ]);
-  return rows[0] ?? null;
 }
 
 export interface RankedFilters {
@@ -221,12 +218,11 @@ function perInitiative(scope: AuthScope, filters: RankedFilters): boolean {
  * are read from workloads. A null initiative marks aggregates without a workload, left out as before.
  * `metric` comes from a fixed list, never from input text.
  */
-export async function rankBySampleMetric(
-  dataSource: DataSource,
+export function rankedBySampleMetricQuery(
   scope: AuthScope,
   metric: Exclude<SampleMetric, 'temperature'>,
   filters: RankedFilters,
-): Promise<RankedRow[]> {
+): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
   const candidates = topPerBranchSql(
     {
@@ -256,7 +252,7 @@ export async function rankBySampleMetric(
     `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
        AND w.initiative_id = p.initiative_id AND ${initiativeScopeSql('w')}`,
   );
-  return dataSource.query(sql, rankedParameters(scope, filters, statuses));
+  return scopedStatement(scope, sql, rankedParameters(scope, filters, statuses));
 }
 
 /**
@@ -266,12 +262,7 @@ export async function rankBySampleMetric(
  * are computed up to `now`. total_count and the mean come from workload_status_totals plus the
  * running ones, never from the workloads in scope one by one.
  */
-export async function rankByGpuHours(
-  dataSource: DataSource,
-  scope: AuthScope,
-  filters: RankedFilters,
-  now: Date,
-): Promise<RankedRow[]> {
+export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
   const settled = statuses.filter((status) => status !== 'running');
   const settledCandidates = topPerBranchSql(
@@ -307,7 +298,7 @@ export async function rankByGpuHours(
     ) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (${running}) r) r`;
   const sql = pageWithTotalsSql(candidates, totals, filters.order, 'p.*', '');
-  return dataSource.query(sql, [
+  return scopedStatement(scope, sql, [
     ...rankedParameters(scope, filters, settled),
     now,
     statuses.includes('running'),

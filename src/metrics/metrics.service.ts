@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
+import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { ApiError } from '../common/http/api-error';
 import { round4OrNull } from '../common/http/decimal';
@@ -23,13 +23,14 @@ import {
   WINDOW_SECONDS,
 } from './metric-names';
 import {
-  findWorkloadWindow,
-  rankByGpuHours,
-  rankBySampleMetric,
+  rankedByGpuHoursQuery,
+  rankedBySampleMetricQuery,
   type RankedFilters,
   type RankedRow,
-  windowStats,
   type WindowStats,
+  windowStatsQuery,
+  type WorkloadWindow,
+  workloadWindowQuery,
 } from './metrics.queries';
 
 const EMPTY_SUMMARY: MetricSummaryDto = { avg: null, min: null, max: null, current: null };
@@ -37,7 +38,7 @@ const EMPTY_SUMMARY: MetricSummaryDto = { avg: null, min: null, max: null, curre
 @Injectable()
 export class MetricsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly database: ScopedDatabase,
     private readonly clock: Clock,
   ) {}
 
@@ -49,18 +50,18 @@ export class MetricsService {
     const timeRange: TimeRange = query.time_range ?? 'last_1h';
     const names = requestedMetrics(query.metrics);
     const windowSeconds = timeRange === 'job_lifetime' ? null : WINDOW_SECONDS[timeRange];
-    const window = await findWorkloadWindow(
-      this.dataSource,
-      scope,
-      workloadId,
-      windowSeconds,
-      this.clock.now(),
+    const [window] = await this.database.run<WorkloadWindow>(
+      workloadWindowQuery(scope, workloadId, windowSeconds, this.clock.now()),
     );
     if (!window) throw ApiError.notFound(`Workload '${workloadId}' not found`);
-    const stats = window.window_start
-      ? await windowStats(this.dataSource, scope, workloadId, window.window_start, window.window_end)
-      : null;
-    if (window.window_start && !stats) throw ApiError.notFound(`Workload '${workloadId}' not found`);
+    let stats: WindowStats | undefined;
+    if (window.window_start) {
+      [stats] = await this.database.run<WindowStats>(
+        windowStatsQuery(scope, workloadId, window.window_start, window.window_end),
+      );
+      // The statistics re-check the scope: a writer may have moved the workload since.
+      if (!stats) throw ApiError.notFound(`Workload '${workloadId}' not found`);
+    }
     const metrics: Partial<Record<MetricName, MetricSummaryDto>> = {};
     for (const name of names) metrics[name] = summarize(stats, name, window.gpu_count);
     return { workload_id: workloadId, time_range: timeRange, metrics };
@@ -78,10 +79,11 @@ export class MetricsService {
       order: query.order ?? 'desc',
       limit: query.limit ?? 10,
     };
-    const rows: RankedRow[] =
+    const rows = await this.database.run<RankedRow>(
       sortBy === 'gpu_hours'
-        ? await rankByGpuHours(this.dataSource, scope, filters, this.clock.now())
-        : await rankBySampleMetric(this.dataSource, scope, sortBy, filters);
+        ? rankedByGpuHoursQuery(scope, filters, this.clock.now())
+        : rankedBySampleMetricQuery(scope, sortBy, filters),
+    );
     const page = rows.filter((row): row is RankedRow & { workload_id: string } => row.workload_id !== null);
     const workloads = page.map((row): RankedWorkloadDto => ({
       workload_id: row.workload_id,
@@ -106,7 +108,7 @@ function requestedMetrics(text: string | undefined): readonly MetricName[] {
 }
 
 /** gpu_usage = gpu_count × gpu_utilization / 100 per sample, so its avg/min/max/current scale alike. */
-function summarize(stats: WindowStats | null, name: MetricName, gpuCount: number): MetricSummaryDto {
+function summarize(stats: WindowStats | undefined, name: MetricName, gpuCount: number): MetricSummaryDto {
   if (!stats || stats.sample_count === 0) return { ...EMPTY_SUMMARY };
   const source: SampleMetric = name === 'gpu_usage' ? 'gpu_utilization' : name;
   const scale =

@@ -3,7 +3,11 @@ import { scopedInitiativeIds } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
 import { FACT_COLUMNS, PeriodDimension, periodFactsSql, workloadCountSql } from './period-rollup.queries';
 import { splitByPeriod } from './period-split';
-import type { SqlQuery } from './workloads.queries';
+import {
+  organizationStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from '../common/database/scoped-statement';
 
 export const STATS_TIME_RANGES = [
   'today',
@@ -23,9 +27,10 @@ export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
  * database handles DST and half-hour offsets). `this_week` starts on Monday (ISO weeks).
  * The rolling ranges are exact hours: `interval '7 days'` would follow the session's DST rules.
  */
-export function resolveRangeStartQuery(organizationId: string, range: StatsTimeRange, now: Date): SqlQuery {
-  return {
-    text: `SELECT CASE $2::text
+export function resolveRangeStartQuery(scope: AuthScope, range: StatsTimeRange, now: Date): ScopedStatement {
+  return organizationStatement(
+    scope,
+    `SELECT CASE $2::text
         WHEN 'today' THEN date_trunc('day', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
         WHEN 'this_week' THEN date_trunc('week', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
         WHEN 'this_month' THEN date_trunc('month', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
@@ -33,8 +38,8 @@ export function resolveRangeStartQuery(organizationId: string, range: StatsTimeR
         ELSE $3::timestamptz - interval '720 hours'
       END AS range_start
       FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org`,
-    values: [organizationId, range, now],
-  };
+    [scope.organizationId, range, now],
+  );
 }
 
 export interface StatsRequest {
@@ -62,7 +67,7 @@ const GROUPING: Record<
  * GPU-seconds so far of the running ones, read through the partial index of running workloads.
  * Summary and groups come from one pass (GROUPING SETS).
  */
-export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): SqlQuery {
+export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
   const values: unknown[] = [scope.organizationId, request.now];
   const add = (value: unknown) => `$${values.push(value)}`;
   const where = ['organization_id = $1'];
@@ -90,7 +95,7 @@ export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): Sql
     FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, ${FACT_COLUMNS.join(', ')})
     GROUP BY ${sets}
     ${order}`;
-  return { text, values };
+  return scopedStatement(scope, text, values);
 }
 
 export interface StatsRow {

@@ -1,5 +1,10 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
+import {
+  constantStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from '../common/database/scoped-statement';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 import type { WorkloadStatus } from './entities/workload.entity';
 import { round4 } from '../common/http/decimal';
@@ -12,14 +17,10 @@ import {
 import { splitByPeriod } from './period-split';
 
 /**
- * The workloads SQL, as pure functions returning `{text, values}` (run with `dataSource.query`), and
+ * The workloads SQL, as pure functions returning scoped `{text, values}` (run with ScopedDatabase), and
  * the row → JSON mappings. Kept free of Nest and TypeORM so a bare node:http + pg server can run the
  * very same statements (the benchmark's baseline).
  */
-export interface SqlQuery {
-  text: string;
-  values: unknown[];
-}
 
 export interface WorkloadListFilters {
   initiativeId?: string;
@@ -86,7 +87,7 @@ export function listWorkloadsPageQuery(
   filters: WorkloadListFilters,
   after: KeysetPosition | null,
   limit: number,
-): SqlQuery {
+): ScopedStatement {
   const params = new Params();
   const organization = params.add(scope.organizationId);
   const initiatives = scopedInitiativeIds(scope);
@@ -105,10 +106,11 @@ export function listWorkloadsPageQuery(
   const order = 'ORDER BY submitted_at DESC, workload_id DESC';
   if (!mergePerInitiative) {
     conditions.push(...scopeCondition(params, scope));
-    return {
-      text: `SELECT ${SUMMARY_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')} ${order} LIMIT ${rows}`,
-      values: params.values,
-    };
+    return scopedStatement(
+      scope,
+      `SELECT ${SUMMARY_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')} ${order} LIMIT ${rows}`,
+      params.values,
+    );
   }
   const scoped = params.add(initiatives);
   const text = `SELECT page.* FROM unnest(${scoped}::text[]) AS scoped(initiative_id)
@@ -118,7 +120,7 @@ export function listWorkloadsPageQuery(
       ${order} LIMIT ${rows}
     ) AS page
     ${order} LIMIT ${rows}`;
-  return { text, values: params.values };
+  return scopedStatement(scope, text, params.values);
 }
 
 /** Whole UTC days inside [from, to): the rollup answers those, raw rows the partial days at the edges. */
@@ -157,7 +159,7 @@ function rollupDateConditions(params: Params, split: DaySplit): string[] {
  * an is_managed filter: day rows, hour rows of the edge days and raw rows of the partial hours at the
  * edges (by nothing, or by submitter). With one: countByManagedDaysQuery.
  */
-export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
+export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
   if (filters.isManaged !== undefined) return countByManagedDaysQuery(scope, filters);
   const params = new Params();
   const where = [`organization_id = ${params.add(scope.organizationId)}`, ...scopeCondition(params, scope)];
@@ -172,12 +174,13 @@ export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilte
     rollupKey: 'NULL::text',
     rawKey: 'NULL::text',
   });
-  if (facts.length === 0) return { text: 'SELECT 0::float8 AS total_count', values: [] };
-  return {
-    text: `SELECT coalesce(sum(${workloadCountSql(filters.status)}), 0)::float8 AS total_count
+  if (facts.length === 0) return constantStatement('SELECT 0::float8 AS total_count');
+  return scopedStatement(
+    scope,
+    `SELECT coalesce(sum(${workloadCountSql(filters.status)}), 0)::float8 AS total_count
       FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, ${FACT_COLUMNS.join(', ')})`,
-    values: params.values,
-  };
+    params.values,
+  );
 }
 
 /**
@@ -185,7 +188,7 @@ export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilte
  * unmanaged submitter (all submitters, or the one filtered), the partial first and last day from raw
  * rows through the (organization, …, submitted_at) indexes.
  */
-function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters): SqlQuery {
+function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
   const params = new Params();
   const organization = params.add(scope.organizationId);
   const split = splitByUtcDay(filters.startDate, filters.endDate);
@@ -213,21 +216,22 @@ function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters)
     ];
     parts.push(`(SELECT count(*) FROM workloads WHERE ${where.join(' AND ')})`);
   }
-  return { text: `SELECT (${parts.join(' + ')})::float8 AS total_count`, values: params.values };
+  return scopedStatement(scope, `SELECT (${parts.join(' + ')})::float8 AS total_count`, params.values);
 }
 
 /** One workload by id, within the caller's scope (out of scope reads exactly like unknown). */
-export function workloadDetailQuery(scope: AuthScope, workloadId: string): SqlQuery {
+export function workloadDetailQuery(scope: AuthScope, workloadId: string): ScopedStatement {
   const params = new Params();
   const conditions = [
     `organization_id = ${params.add(scope.organizationId)}`,
     `workload_id = ${params.add(workloadId)}`,
     ...scopeCondition(params, scope),
   ];
-  return {
-    text: `SELECT ${DETAIL_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')}`,
-    values: params.values,
-  };
+  return scopedStatement(
+    scope,
+    `SELECT ${DETAIL_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')}`,
+    params.values,
+  );
 }
 
 export interface WorkloadSummaryRow {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
+import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
 import { AppConfig } from '../common/config/app-config';
 import { ApiError, ErrorDetail } from '../common/http/api-error';
@@ -39,7 +39,7 @@ export class WorkloadsService {
   private readonly cursors: KeysetCursorCodec;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly database: ScopedDatabase,
     private readonly clock: Clock,
     config: AppConfig,
   ) {
@@ -67,8 +67,8 @@ export class WorkloadsService {
     const page = listWorkloadsPageQuery(scope, filters, after, limit);
     const count = countWorkloadsQuery(scope, filters);
     const [rows, counted] = await Promise.all([
-      this.dataSource.query<WorkloadSummaryRow[]>(page.text, page.values),
-      this.dataSource.query<{ total_count: number }[]>(count.text, count.values),
+      this.database.run<WorkloadSummaryRow>(page),
+      this.database.run<{ total_count: number }>(count),
     ]);
     const shown = rows.slice(0, limit);
     const last = shown[shown.length - 1];
@@ -83,8 +83,7 @@ export class WorkloadsService {
   }
 
   async detail(scope: AuthScope, workloadId: string): Promise<WorkloadDetailJson> {
-    const { text, values } = workloadDetailQuery(scope, workloadId);
-    const rows = await this.dataSource.query<WorkloadDetailRow[]>(text, values);
+    const rows = await this.database.run<WorkloadDetailRow>(workloadDetailQuery(scope, workloadId));
     if (rows.length === 0) throw ApiError.notFound(`Workload '${workloadId}' was not found`);
     return toWorkloadDetail(rows[0], this.clock.now());
   }
@@ -99,8 +98,8 @@ export class WorkloadsService {
       from = query.start_date as Date;
       to = query.end_date as Date;
     } else {
-      const start = resolveRangeStartQuery(scope.organizationId, timeRange, now);
-      const [row] = await this.dataSource.query<{ range_start: Date }[]>(start.text, start.values);
+      const start = resolveRangeStartQuery(scope, timeRange, now);
+      const [row] = await this.database.run<{ range_start: Date }>(start);
       from = row.range_start;
     }
     const statement = workloadStatsQuery(scope, {
@@ -110,7 +109,7 @@ export class WorkloadsService {
       initiativeId: query.initiative_id,
       groupBy: query.group_by,
     });
-    const rows = await this.dataSource.query<StatsRow[]>(statement.text, statement.values);
+    const rows = await this.database.run<StatsRow>(statement);
     return {
       ...toWorkloadStats(rows, query.group_by),
       range: { time_range: timeRange, start: from.toISOString(), end: to.toISOString() },

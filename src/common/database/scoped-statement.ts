@@ -1,0 +1,66 @@
+import { isDeepStrictEqual } from 'node:util';
+import { type AuthScope, scopedInitiativeIds } from '../auth/auth-scope';
+
+declare const scopedBrand: unique symbol;
+
+/**
+ * A parameterised statement known to carry the caller's scope: only the constructors below make one,
+ * and ScopedDatabase runs nothing else, so a tenant query that forgets the scope does not compile.
+ */
+export interface ScopedStatement {
+  readonly text: string;
+  readonly values: unknown[];
+  readonly [scopedBrand]: true;
+}
+
+/** Statements made here; ScopedDatabase refuses one forged with a cast. */
+const issued = new WeakSet<object>();
+
+export function isIssued(statement: ScopedStatement): boolean {
+  return issued.has(statement);
+}
+
+/**
+ * A statement over rows that belong to initiatives (workloads, samples, rollups, allocations): the
+ * organization must be $1 and, for a caller limited to some initiatives, that list must be a
+ * parameter the text uses.
+ */
+export function scopedStatement(scope: AuthScope, text: string, values: unknown[]): ScopedStatement {
+  assertOrganizationAtFirst(scope, text, values);
+  const initiatives = scopedInitiativeIds(scope);
+  if (initiatives !== null) {
+    const index = values.findIndex((value) => isDeepStrictEqual(value, [...initiatives]));
+    if (index < 0 || !usesParameter(text, index + 1)) {
+      throw new Error("A scoped statement must take the caller's initiatives as a parameter");
+    }
+  }
+  return issue(text, values);
+}
+
+/** A statement over rows of the organization itself (its settings, its pools): only $1 is required. */
+export function organizationStatement(scope: AuthScope, text: string, values: unknown[]): ScopedStatement {
+  assertOrganizationAtFirst(scope, text, values);
+  return issue(text, values);
+}
+
+/** A statement that reads no table (an answer known without data) needs no scope. */
+export function constantStatement(text: string): ScopedStatement {
+  if (/\bfrom\b/i.test(text)) throw new Error('A constant statement must not read a table');
+  return issue(text, []);
+}
+
+function assertOrganizationAtFirst(scope: AuthScope, text: string, values: unknown[]): void {
+  if (values[0] !== scope.organizationId || !usesParameter(text, 1)) {
+    throw new Error("A scoped statement must take the caller's organization as $1");
+  }
+}
+
+function usesParameter(text: string, position: number): boolean {
+  return new RegExp(`\\$${position}(?!\\d)`).test(text);
+}
+
+function issue(text: string, values: unknown[]): ScopedStatement {
+  const statement = { text, values } as ScopedStatement;
+  issued.add(statement);
+  return statement;
+}

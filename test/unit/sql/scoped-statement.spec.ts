@@ -1,0 +1,85 @@
+import type { DataSource } from 'typeorm';
+import type { AuthScope } from '../../../src/common/auth/auth-scope';
+import { ScopedDatabase } from '../../../src/common/database/scoped-database';
+import {
+  constantStatement,
+  organizationStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from '../../../src/common/database/scoped-statement';
+
+const admin: AuthScope = {
+  organizationId: 'org-a',
+  role: 'ORG_ADMIN',
+  initiativeIds: 'all',
+  credentialKey: 'k',
+  subject: 's',
+};
+const member: AuthScope = { ...admin, role: 'MEMBER', initiativeIds: ['init-1', 'init-2'] };
+
+describe('scopedStatement', () => {
+  it("refuses a statement without the caller's organization as $1", () => {
+    const forgot = () => scopedStatement(admin, 'SELECT * FROM workloads WHERE workload_id = $1', ['wl-1']);
+    expect(forgot).toThrow("must take the caller's organization as $1");
+    const other = () =>
+      scopedStatement(admin, 'SELECT * FROM workloads WHERE organization_id = $1', ['org-b']);
+    expect(other).toThrow("must take the caller's organization as $1");
+    const unused = () => scopedStatement(admin, 'SELECT * FROM workloads', ['org-a']);
+    expect(unused).toThrow("must take the caller's organization as $1");
+  });
+
+  it("refuses a restricted caller's statement that leaves out their initiatives", () => {
+    const text = 'SELECT * FROM workloads WHERE organization_id = $1';
+    expect(() => scopedStatement(member, text, ['org-a'])).toThrow("must take the caller's initiatives");
+    // Passed but never referenced ($20 is not $2) counts as left out.
+    expect(() => scopedStatement(member, `${text} AND $20 IS NULL`, ['org-a', ['init-1', 'init-2']])).toThrow(
+      "must take the caller's initiatives",
+    );
+    expect(() =>
+      scopedStatement(member, `${text} AND initiative_id = ANY($2)`, ['org-a', ['init-1']]),
+    ).toThrow("must take the caller's initiatives");
+  });
+
+  it('accepts the organization at $1 and, for a restricted caller, their initiatives', () => {
+    const text = 'SELECT * FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2)';
+    const statement = scopedStatement(member, text, ['org-a', ['init-1', 'init-2']]);
+    expect({ text: statement.text, values: statement.values }).toEqual({
+      text,
+      values: ['org-a', ['init-1', 'init-2']],
+    });
+    expect(
+      scopedStatement(admin, 'SELECT 1 FROM workloads WHERE organization_id = $1', ['org-a']).values,
+    ).toEqual(['org-a']);
+  });
+
+  it('takes only the organization for rows of the organization itself', () => {
+    const text = 'SELECT timezone FROM organizations WHERE organization_id = $1';
+    expect(organizationStatement(member, text, ['org-a']).text).toBe(text);
+    expect(() => organizationStatement(member, text, ['org-b'])).toThrow("caller's organization");
+  });
+
+  it('lets a statement without a scope read no table', () => {
+    expect(constantStatement('SELECT 0::float8 AS total_count').values).toEqual([]);
+    expect(() => constantStatement('SELECT count(*) FROM workloads')).toThrow('must not read a table');
+  });
+});
+
+describe('ScopedDatabase.run', () => {
+  const query = jest.fn().mockResolvedValue([{ n: 1 }]);
+  const database = new ScopedDatabase({ query } as unknown as DataSource);
+
+  it('runs a scoped statement with its parameters', async () => {
+    const text = 'SELECT 1 AS n FROM workloads WHERE organization_id = $1';
+    await expect(database.run(scopedStatement(admin, text, ['org-a']))).resolves.toEqual([{ n: 1 }]);
+    expect(query).toHaveBeenCalledWith(text, ['org-a']);
+  });
+
+  it('refuses a plain {text, values}, at compile time and at run time', async () => {
+    const plain = { text: 'SELECT * FROM workloads', values: [] };
+    // @ts-expect-error a statement not made from an AuthScope does not type-check
+    await expect(database.run(plain)).rejects.toThrow('Only statements made by scopedStatement can run');
+    const forged = plain as unknown as ScopedStatement;
+    await expect(database.run(forged)).rejects.toThrow('Only statements made by scopedStatement can run');
+    expect(query).toHaveBeenCalledTimes(1);
+  });
+});
