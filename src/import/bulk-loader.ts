@@ -8,6 +8,7 @@ import { ImportRecord, SectionName, SECTIONS } from './import-sections';
 import { DedicatedConnection, takeConnection } from './pg-connection';
 import type { QueryFn } from './reference-tracker';
 import { APPLY_SQL, SAMPLE_SQL, sampleChunkTable, STAGING } from './staging-tables';
+import { LOCK_ORGANIZATIONS_SQL } from './writer-lock';
 
 const PARENT_SECTIONS = SECTIONS.filter(
   (section): section is Exclude<SectionName, 'metric_samples'> => section !== 'metric_samples',
@@ -22,11 +23,7 @@ const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
  * Samples per staging table, and so per INSERT ... SELECT: large set-based statements suit the
  * statement-level rollup triggers, while each statement's transition tables stay in memory.
  */
-export const DEFAULT_SAMPLE_CHUNK = 1_000_000;
-
-export interface BulkLoaderOptions {
-  sampleChunkRows?: number;
-}
+const SAMPLE_CHUNK_ROWS = 1_000_000;
 
 export interface LoadSummary {
   /** Records received per section. */
@@ -73,12 +70,11 @@ export class BulkLoader {
   private constructor(
     private readonly dataSource: DataSource,
     private readonly connection: DedicatedConnection,
-    private readonly sampleChunkRows: number,
   ) {}
 
-  static async open(dataSource: DataSource, options: BulkLoaderOptions = {}): Promise<BulkLoader> {
+  static async open(dataSource: DataSource): Promise<BulkLoader> {
     const connection = await takeConnection(dataSource);
-    const loader = new BulkLoader(dataSource, connection, options.sampleChunkRows ?? DEFAULT_SAMPLE_CHUNK);
+    const loader = new BulkLoader(dataSource, connection);
     try {
       await loader.begin();
     } catch (error) {
@@ -163,7 +159,7 @@ export class BulkLoader {
     for (const section of SECTIONS) this.copyBuffer(section);
     await this.drain();
     await this.ensureSamplePartitions();
-    await this.query('SELECT gpucap_lock_organizations($1::text[])', [[...this.organizations]]);
+    await this.query(LOCK_ORGANIZATIONS_SQL, [[...this.organizations]]);
   }
 
   /** Writes everything staged and commits. */
@@ -200,16 +196,11 @@ export class BulkLoader {
     }
   }
 
-  get progress(): { records: number; samples: number } {
-    const total = Object.values(this.records).reduce((sum, count) => sum + count, 0);
-    return { records: total, samples: this.records.metric_samples };
-  }
-
-  /** Samples go to a new staging table every `sampleChunkRows`, each applied by its own statement. */
+  /** Samples go to a new staging table every SAMPLE_CHUNK_ROWS, each applied by its own statement. */
   private noteSample(time: number): void {
     if (time < this.earliestSample) this.earliestSample = time;
     if (time > this.latestSample) this.latestSample = time;
-    if (this.sampleChunks > 0 && this.samplesInChunk < this.sampleChunkRows) {
+    if (this.sampleChunks > 0 && this.samplesInChunk < SAMPLE_CHUNK_ROWS) {
       this.samplesInChunk += 1;
       return;
     }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DataSource, EntityManager } from 'typeorm';
+import { Readable } from 'node:stream';
+import { importDataset, type ImportSummary } from '../../src/import/import.service';
 import { withWriterLock } from '../../src/import/writer-lock';
 import type { Role } from '../../src/common/auth/auth-scope';
 import { ApiTokenService } from '../../src/common/auth/api-token.service';
@@ -253,4 +255,9 @@ export function authHeaders(token: string, organizationId: string): Record<strin
  */
 export async function writeAs(dataSource: DataSource, sql: string, parameters: unknown[]): Promise<unknown> {
   return withWriterLock(dataSource, [parameters[0] as string], (manager) => manager.query(sql, parameters));
+}
+
+/** Imports one JSON document through the real importer (validation, staging, writer locks). */
+export function importDocument(dataSource: DataSource, document: object): Promise<ImportSummary> {
+  return importDataset(dataSource, Readable.from([JSON.stringify(document)]));
 }

@@ -1,3 +1,4 @@
+import { LOCK_ORGANIZATIONS_SQL } from '../../src/import/writer-lock';
 import type { DataSource } from 'typeorm';
 
 /** Every table kept by triggers from workloads and metric samples, with an organization column. */
@@ -35,7 +36,7 @@ export async function rollupResidue(
   await runner.connect();
   await runner.startTransaction();
   try {
-    await runner.query('SELECT gpucap_lock_organizations($1::text[])', [[organizationId]]);
+    await runner.query(LOCK_ORGANIZATIONS_SQL, [[organizationId]]);
     await runner.query(
       'DELETE FROM metric_samples WHERE organization_id = $1 AND NOT (workload_id = ANY ($2::text[]))',
       [organizationId, keptWorkloads],

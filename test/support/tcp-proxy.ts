@@ -1,8 +1,8 @@
 import { createServer, Server, Socket, connect } from 'node:net';
 
 /**
- * A loopback TCP proxy in front of PostgreSQL, so a test can make the database "go away" and
- * "come back" for one application without touching the server the other tests share.
+ * A loopback TCP proxy in front of a server the other tests share (PostgreSQL, Redis), so a test can
+ * make it "go away" (`stop`), "hang" (`freeze`) and "come back" for one application.
  */
 export class TcpProxy {
   private server?: Server;

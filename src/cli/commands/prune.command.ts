@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { Command, UsageError } from '../cli-context';
 import { parseDuration } from '../duration';
 import { withDatabase } from '../with-database';
+import { withWriterLock } from '../../import/writer-lock';
 
 const USAGE = 'Usage: gpucap prune --older-than 90d [--dry-run]';
 
@@ -59,17 +60,18 @@ async function dropPartition(dataSource: DataSource, name: string): Promise<numb
  * partitions are dropped, so no import can slip a pruned week back in between.
  */
 async function recordRetentionBoundary(dataSource: DataSource, boundary: Date): Promise<void> {
-  await dataSource.transaction(async (manager) => {
-    await manager.query(
-      `SELECT gpucap_lock_organizations(coalesce(array_agg(organization_id), '{}')) FROM organizations`,
-    );
-    await manager.query(
+  const organizations: { organization_id: string }[] = await dataSource.query(
+    'SELECT organization_id FROM organizations',
+  );
+  const organizationIds = organizations.map((row) => row.organization_id);
+  await withWriterLock(dataSource, organizationIds, (manager) =>
+    manager.query(
       `INSERT INTO sample_retention AS r (organization_id, samples_before)
-       SELECT organization_id, $1 FROM organizations
+       SELECT unnest($2::text[]), $1
        ON CONFLICT (organization_id) DO UPDATE SET samples_before = greatest(r.samples_before, excluded.samples_before)`,
-      [boundary],
-    );
-  });
+      [boundary, organizationIds],
+    ),
+  );
 }
 
 export interface PrunedPartition extends SamplePartition {

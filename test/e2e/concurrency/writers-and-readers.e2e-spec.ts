@@ -2,13 +2,10 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import request from 'supertest';
-import type { DataSource } from 'typeorm';
 import { pruneSamples } from '../../../src/cli/commands/prune.command';
 import { projectRoot } from '../../../src/database/project-root';
-import { importDataset } from '../../../src/import/import.service';
-import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
+import { authHeaders, createApiToken, importDocument, seedOrganization } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import { aggregateDifferences, rollupResidue } from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
@@ -98,10 +95,6 @@ class RoundBarrier {
   }
 }
 
-function importJson(dataSource: DataSource, document: object) {
-  return importDataset(dataSource, Readable.from([JSON.stringify(document)]));
-}
-
 /** A writer's failure is recorded, not thrown: the others must still meet it at every round. */
 async function recorded(failures: string[], what: string, write: () => Promise<unknown>): Promise<void> {
   try {
@@ -143,7 +136,7 @@ describe('writers at once while readers poll every endpoint', () => {
     const statics = INITIATIVES.flatMap((initiative, i) =>
       [0, 1, 2].map((k) => workload(org, `static-${initiative}-${k}`, initiative, 'completed', 10 * i + k)),
     );
-    await importJson(db.dataSource, {
+    await importDocument(db.dataSource, {
       workloads: [
         ...statics,
         ...MOVERS.map((id, k) => workload(org, id, 'i-1', 'running', 40 + k)),
@@ -184,7 +177,7 @@ describe('writers at once while readers poll every endpoint', () => {
       const status = ['running', 'completed', 'failed'][round % 3];
       await racing.arrive(round);
       await recorded(violations, `move round ${round}`, () =>
-        importJson(db.dataSource, {
+        importDocument(db.dataSource, {
           workloads: [
             ...freshOf(round).map((id) => workload(org, id, 'i-3', 'completed', 100)),
             ...MOVERS.map((id, k) => workload(org, id, INITIATIVES[(round + k) % 3], status, 40 + k)),
@@ -199,7 +192,7 @@ describe('writers at once while readers poll every endpoint', () => {
     for (let round = 1; round <= ROUNDS; round += 1) {
       await racing.arrive(round);
       await recorded(violations, `spike round ${round}`, () =>
-        importJson(db.dataSource, {
+        importDocument(db.dataSource, {
           metric_samples: MOVERS.map((id) =>
             sample(org, id, base + (20 + round) * MINUTE, 95 + (round % 5), 480),
           ),
@@ -212,7 +205,7 @@ describe('writers at once while readers poll every endpoint', () => {
   async function runLifecycles(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round += 1) {
       const status = ['pending', 'running', round % 2 === 0 ? 'completed' : 'failed'][round % 3];
-      await importJson(db.dataSource, {
+      await importDocument(db.dataSource, {
         workloads: [
           ...LIFECYCLE.map((id, k) => workload(org, id, INITIATIVES[k % 3], status, 60 + k)),
           workload(org, `new-${round}`, INITIATIVES[round % 3], 'completed', 80 + round),
@@ -226,7 +219,7 @@ describe('writers at once while readers poll every endpoint', () => {
     for (let round = 1; round <= ROUNDS; round += 1) {
       await racing.arrive(round);
       await recorded(violations, `samples round ${round}`, () =>
-        importJson(db.dataSource, {
+        importDocument(db.dataSource, {
           metric_samples: [
             ...freshOf(round).map((id) => sample(org, id, base + 5 * MINUTE, 40, 200)),
             ...MOVERS.flatMap((id) =>

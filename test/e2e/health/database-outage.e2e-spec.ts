@@ -3,6 +3,7 @@ import { authHeaders, createApiToken, seedOrganization } from '../../support/fac
 import { startServe } from '../../support/serve-process';
 import { proxiedUrl, TcpProxy } from '../../support/tcp-proxy';
 import { createTestApp, TestApp, testDatabaseUrl } from '../../support/test-app';
+import { waitFor } from '../../support/wait-for';
 
 const target = new URL(testDatabaseUrl());
 const UNHEALTHY = {
@@ -125,12 +126,3 @@ describe('database away at boot', () => {
     },
   );
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('condition not met in time');
-}

@@ -1,14 +1,14 @@
 import Redis from 'ioredis';
 import request from 'supertest';
 import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
-import { FreezableProxy } from '../../support/freezable-proxy';
+import { TcpProxy } from '../../support/tcp-proxy';
 import { credentialCounterKey, redisAvailableForTests, TEST_REDIS_URL } from '../../support/redis';
 import { startServe } from '../../support/serve-process';
 import { createTestApp, TestApp, testDatabaseUrl } from '../../support/test-app';
 import { waitFor } from '../../support/wait-for';
 
 const redisTarget = new URL(TEST_REDIS_URL);
-const newProxy = () => new FreezableProxy(redisTarget.hostname, Number(redisTarget.port || 6379));
+const newProxy = () => new TcpProxy(redisTarget.hostname, Number(redisTarget.port || 6379));
 const proxiedRedisUrl = (port: number) => `redis://127.0.0.1:${port}`;
 
 /**
@@ -57,7 +57,7 @@ describe('rate limiting while Redis is unreachable', () => {
   });
 
   afterAll(async () => {
-    proxy.thaw();
+    proxy.resume();
     await testApp?.close();
     await proxy.stop();
     redis?.disconnect();
@@ -92,7 +92,7 @@ describe('rate limiting while Redis is unreachable', () => {
       checks: { database: 'ok', redis: 'degraded' },
     });
 
-    proxy.thaw();
+    proxy.resume();
     await waitFor(async () => (await redisState()) === 'ok');
     await expectCountedInRedis();
   });

@@ -1,15 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import { openDataSource } from '../../../src/database/database-target';
 import { ImportRejectedError } from '../../../src/import/import-errors';
 import { importDataset } from '../../../src/import/import.service';
-import { uniqueId } from '../../support/factories';
+import { type Dataset, fixtureDataset, PROJECT_ROOT } from '../../support/import-fixture';
 
-const ROOT = join(__dirname, '..', '..', '..');
-const FIXTURE = readFileSync(join(ROOT, 'test/fixtures/import/valid-dataset.json'), 'utf8');
 const TABLES = [
   'organizations',
   'initiatives',
@@ -21,8 +17,6 @@ const TABLES = [
   'metric_samples',
 ];
 
-type Dataset = Record<string, Record<string, unknown>[]>;
-
 let dataSource: DataSource;
 
 beforeAll(async () => {
@@ -32,12 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dataSource.destroy();
 });
-
-/** The fixture with its organization renamed, so every test works on its own organization. */
-function dataset(): { organizationId: string; data: Dataset } {
-  const organizationId = uniqueId('org-imp');
-  return { organizationId, data: JSON.parse(FIXTURE.replace(/org-fixture/g, organizationId)) as Dataset };
-}
 
 function streamOf(text: string): Readable {
   return Readable.from([text]);
@@ -89,7 +77,7 @@ function ndjson(data: Dataset, order: string[]): string {
 
 describe('gpucap import', () => {
   it('imports a valid JSON document with exact values', async () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-imp');
     const summary = await importJson(data);
     expect(summary.records).toEqual({
       organizations: 1,
@@ -213,7 +201,7 @@ describe('gpucap import', () => {
   });
 
   it('changes nothing when the same file is imported twice', async () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-imp');
     await importJson(data);
     const before = await snapshot(organizationId);
     const again = await importJson(data);
@@ -222,7 +210,7 @@ describe('gpucap import', () => {
   });
 
   it('updates changed records and replaces pool instance types and member initiatives', async () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-imp');
     await importJson(data);
     data.pools[1].instance_types = ['g5.48xlarge', 'g6.12xlarge'];
     data.members[1].initiative_ids = ['nlp'];
@@ -336,7 +324,7 @@ describe('gpucap import', () => {
     ];
 
     it.each(cases)('%s', async (_name, breakIt, expected) => {
-      const { organizationId, data } = dataset();
+      const { organizationId, data } = fixtureDataset('org-imp');
       await importJson(data);
       const before = await snapshot(organizationId);
       data.organizations[0].name = 'Changed name';
@@ -348,7 +336,7 @@ describe('gpucap import', () => {
     });
 
     it('reports every bad record, not only the first', async () => {
-      const { organizationId, data } = dataset();
+      const { organizationId, data } = fixtureDataset('org-imp');
       data.workloads[1].gpu_count = -1;
       data.workloads[3].status = 'paused';
       data.metric_samples[0].power_usage = -5;
@@ -365,7 +353,7 @@ describe('gpucap import', () => {
   });
 
   it('imports NDJSON in any order and names lines in errors', async () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-imp');
     const text = ndjson(data, [
       'metric_samples',
       'workloads',
@@ -393,10 +381,10 @@ describe('gpucap import', () => {
   });
 
   it('reads standard input through the command line and exits non-zero on a bad file', () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-imp');
     const env = { ...process.env, DATABASE_URL: process.env.GPUCAP_TEST_DATABASE_URL };
     const ok = spawnSync('node', ['bin/gpucap.js', 'import', '-'], {
-      cwd: ROOT,
+      cwd: PROJECT_ROOT,
       env,
       input: ndjson(data, [
         'organizations',
@@ -414,7 +402,7 @@ describe('gpucap import', () => {
 
     data.workloads[0].status = 'weird';
     const bad = spawnSync('node', ['bin/gpucap.js', 'import', '-'], {
-      cwd: ROOT,
+      cwd: PROJECT_ROOT,
       env,
       input: JSON.stringify(data),
       encoding: 'utf8',

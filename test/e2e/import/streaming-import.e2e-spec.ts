@@ -1,14 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import { openDataSource } from '../../../src/database/database-target';
 import { ImportFormatError, ImportRejectedError } from '../../../src/import/import-errors';
 import { importDataset } from '../../../src/import/import.service';
-import { uniqueId } from '../../support/factories';
+import { type Dataset, fixtureDataset } from '../../support/import-fixture';
 
-const ROOT = join(__dirname, '..', '..', '..');
-const FIXTURE = readFileSync(join(ROOT, 'test/fixtures/import/valid-dataset.json'), 'utf8');
 const KINDS = 'organization, initiative, pool, allocation, member, workload, metric_sample';
 const REVERSED = [
   'metric_samples',
@@ -20,8 +16,6 @@ const REVERSED = [
   'organizations',
 ];
 
-type Dataset = Record<string, Record<string, unknown>[]>;
-
 let dataSource: DataSource;
 
 beforeAll(async () => {
@@ -31,11 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dataSource.destroy();
 });
-
-function dataset(): { organizationId: string; data: Dataset } {
-  const organizationId = uniqueId('org-stream');
-  return { organizationId, data: JSON.parse(FIXTURE.replace(/org-fixture/g, organizationId)) as Dataset };
-}
 
 function reordered(data: Dataset, order: string[]): Dataset {
   return Object.fromEntries(order.map((section) => [section, data[section]]));
@@ -60,7 +49,7 @@ async function failure(text: string): Promise<unknown> {
 
 describe('gpucap import, streamed', () => {
   it('imports a JSON document whose sections come children first', async () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-stream');
     const text = JSON.stringify(reordered(data, REVERSED));
     const summary = await importDataset(dataSource, Readable.from([text.slice(0, 100), text.slice(100)]));
     expect(summary.format).toBe('json');
@@ -86,7 +75,7 @@ describe('gpucap import, streamed', () => {
   });
 
   it('names records by section and index in a reordered document that breaks a rule', async () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-stream');
     data.workloads[2].gpu_count = -1;
     const error = await failure(JSON.stringify(reordered(data, REVERSED)));
     expect(error).toBeInstanceOf(ImportRejectedError);
@@ -99,7 +88,7 @@ describe('gpucap import, streamed', () => {
   it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])(
     'rejects the NDJSON kind %s with the list of kinds and writes nothing',
     async (kind) => {
-      const { organizationId, data } = dataset();
+      const { organizationId, data } = fixtureDataset('org-stream');
       const lines = [
         JSON.stringify({ kind: 'organization', ...data.organizations[0] }),
         JSON.stringify({ kind, ...data.initiatives[0] }),
@@ -112,7 +101,7 @@ describe('gpucap import, streamed', () => {
   );
 
   it('rejects a document with a section named constructor and writes nothing', async () => {
-    const { organizationId, data } = dataset();
+    const { organizationId, data } = fixtureDataset('org-stream');
     const error = await failure(JSON.stringify({ ...data, constructor: [] }));
     expect(error).toBeInstanceOf(ImportFormatError);
     expect((error as Error).message).toBe(

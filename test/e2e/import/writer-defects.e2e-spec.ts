@@ -1,15 +1,13 @@
 import { Readable } from 'node:stream';
+import { LOCK_ORGANIZATIONS_SQL } from '../../../src/import/writer-lock';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { pruneSamples } from '../../../src/cli/commands/prune.command';
-import { importDataset, type ImportSummary } from '../../../src/import/import.service';
-import { seedOrganization, writeAs } from '../../support/factories';
+import { importDataset } from '../../../src/import/import.service';
+import { importDocument, seedOrganization, writeAs } from '../../support/factories';
+import { waitFor } from '../../support/wait-for';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 
 const DAY = 86_400_000;
-
-function importJson(dataSource: DataSource, document: object): Promise<ImportSummary> {
-  return importDataset(dataSource, Readable.from([JSON.stringify(document)]));
-}
 
 function workload(organizationId: string, workloadId: string, initiativeId: string, extra: object = {}) {
   return {
@@ -45,16 +43,14 @@ function sample(organizationId: string, workloadId: string, at: number, gpuUtili
 }
 
 /** Waits (bounded) until some session of this database waits for an advisory (writer) lock. */
-async function untilAWriterWaits(dataSource: DataSource): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt += 1) {
+function untilAWriterWaits(dataSource: DataSource): Promise<void> {
+  return waitFor(async () => {
     const [{ waiting }] = await dataSource.query(
       `SELECT count(*)::int AS waiting FROM pg_stat_activity
        WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
     );
-    if (waiting > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('no writer ever waited for the lock');
+    return waiting > 0;
+  });
 }
 
 /** An open writer transaction holding the organization's lock, as a concurrent import would. */
@@ -62,7 +58,7 @@ async function openWriter(dataSource: DataSource, organizationId: string): Promi
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   await runner.startTransaction();
-  await runner.query('SELECT gpucap_lock_organizations($1::text[])', [[organizationId]]);
+  await runner.query(LOCK_ORGANIZATIONS_SQL, [[organizationId]]);
   return runner;
 }
 
@@ -103,7 +99,7 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
 
   it('a workload moved to another team while its first samples arrive is ranked under the new team', async () => {
     const org = await seedOrganization(ds, { initiatives: ['team-a', 'team-b'] });
-    await importJson(ds, { workloads: [workload(org, 'mover', 'team-a')] });
+    await importDocument(ds, { workloads: [workload(org, 'mover', 'team-a')] });
     const mover = await openWriter(ds, org);
     try {
       await mover.query(
@@ -111,7 +107,7 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
          WHERE organization_id = $1 AND workload_id = 'mover'`,
         [org],
       );
-      const samples = importJson(ds, { metric_samples: [sample(org, 'mover', Date.now() - DAY, 50)] });
+      const samples = importDocument(ds, { metric_samples: [sample(org, 'mover', Date.now() - DAY, 50)] });
       await untilAWriterWaits(ds);
       await mover.commitTransaction();
       await samples;
@@ -130,7 +126,7 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
   it('a new maximum imported while another writer recomputes the extremes is kept', async () => {
     const org = await seedOrganization(ds, { initiatives: ['team-a'] });
     const t0 = Date.now() - 2 * DAY;
-    await importJson(ds, {
+    await importDocument(ds, {
       workloads: [workload(org, 'hot', 'team-a')],
       metric_samples: [sample(org, 'hot', t0, 10), sample(org, 'hot', t0 + 60_000, 20)],
     });
@@ -142,7 +138,7 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
          WHERE organization_id = $1 AND workload_id = 'hot' AND sampled_at = $2`,
         [org, new Date(t0 + 60_000)],
       );
-      const peak = importJson(ds, { metric_samples: [sample(org, 'hot', t0 + 120_000, 99)] });
+      const peak = importDocument(ds, { metric_samples: [sample(org, 'hot', t0 + 120_000, 99)] });
       await untilAWriterWaits(ds);
       await lowering.commitTransaction();
       await peak;
@@ -163,12 +159,12 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
       workloads: [workload(org, 'aged', 'team-a')],
       metric_samples: [sample(org, 'aged', old, 10), sample(org, 'aged', Date.now() - DAY, 30)],
     };
-    await importJson(ds, document);
+    await importDocument(ds, document);
     const { boundary } = await pruneSamples(ds, new Date(Date.now() - 100 * DAY));
     expect(boundary).not.toBeNull();
     expect((await aggregate(ds, org, 'aged')).sample_count).toBe(2);
 
-    const again = await importJson(ds, document);
+    const again = await importDocument(ds, document);
     expect(again.skippedPrunedSamples).toBe(1);
     expect(again.written.metric_samples).toBe(0);
     expect((await aggregate(ds, org, 'aged')).sample_count).toBe(2);
@@ -238,7 +234,7 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
 
   it('TRUNCATE workloads empties the capacity rollup with the others', async () => {
     const org = await seedOrganization(ds, { initiatives: ['team-a'] });
-    await importJson(ds, {
+    await importDocument(ds, {
       workloads: [
         workload(org, 'done', 'team-a', {
           status: 'completed',
