@@ -112,7 +112,7 @@ export class RankedMetricsDto {
 }
 
 export class TotalCountMetadataDto {
-  @ApiProperty({ description: 'every ranked workload, not only this page' })
+  @ApiProperty({ type: 'integer', description: 'every ranked workload, not only this page' })
   total_count: number;
 }
 
