@@ -12,6 +12,8 @@ import {
   type RankedFilters,
   rankedByGpuHoursQuery,
   rankedBySampleMetricQuery,
+  seriesQuery,
+  windowPercentilesQuery,
   windowStatsQuery,
   workloadWindowQuery,
 } from '../src/metrics/metrics.queries';
@@ -147,6 +149,19 @@ function metrics(): Catalog {
       windowEnd,
     ),
     'GET /v1/workloads/{workload_id}/metrics: statistics, MEMBER': windowStatsQuery(
+      MEMBER,
+      'wl-0042',
+      '2026-03-14T12:34:56.789000Z',
+      windowEnd,
+    ),
+    'GET /v1/workloads/{workload_id}/metrics: step=5m series, MEMBER': seriesQuery(
+      MEMBER,
+      'wl-0042',
+      '2026-03-14T12:34:56.789000Z',
+      windowEnd,
+      300,
+    ),
+    'GET /v1/workloads/{workload_id}/metrics: step=5m percentiles, MEMBER': windowPercentilesQuery(
       MEMBER,
       'wl-0042',
       '2026-03-14T12:34:56.789000Z',
