@@ -18,6 +18,7 @@ import {
   workloadWindowQuery,
 } from '../src/metrics/metrics.queries';
 import { resolveRangeStartQuery, workloadStatsQuery } from '../src/workloads/workload-stats.queries';
+import { timelineBoundariesQuery, workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,
@@ -119,6 +120,18 @@ function workloads(): Catalog {
       now: NOW,
       groupBy: 'instance_type',
     }),
+    'GET /v1/workloads/stats: interval=day, bucket boundaries': timelineBoundariesQuery(
+      MEMBER,
+      'day',
+      daysBefore(7),
+      NOW,
+    ),
+    'GET /v1/workloads/stats: MEMBER, last_7_days, interval=day, group_by=initiative_id':
+      workloadTimelineQuery(
+        MEMBER,
+        { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'initiative_id' },
+        Array.from({ length: 9 }, (_, day) => new Date(Date.UTC(2026, 2, 8 + day))),
+      ),
   };
 }
 

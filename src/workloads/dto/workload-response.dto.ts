@@ -70,11 +70,32 @@ export class WorkloadStatsRangeDto {
   @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) end: string;
 }
 
+export class WorkloadStatsBucketDto {
+  @ApiProperty({ format: 'date-time', description: 'Inclusive start (a local midnight for day and week)' })
+  bucket_start: string;
+  @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) bucket_end: string;
+  @ApiProperty({ type: 'integer' }) total_workloads: number;
+  @ApiProperty() total_gpu_hours: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
+  success_rate: number | null;
+  @ApiPropertyOptional({
+    type: [WorkloadStatsGroupDto],
+    description: 'with group_by: the groups of this bucket',
+  })
+  grouped?: WorkloadStatsGroupDto[];
+}
+
 export class WorkloadStatsDto {
   @ApiProperty({ type: WorkloadStatsSummaryDto }) summary: WorkloadStatsSummaryDto;
   @ApiProperty({ type: [WorkloadStatsGroupDto] }) grouped: WorkloadStatsGroupDto[];
   @ApiProperty({ type: WorkloadStatsRangeDto, description: 'Additive: the resolved range' })
   range: WorkloadStatsRangeDto;
+  @ApiPropertyOptional({
+    type: [WorkloadStatsBucketDto],
+    description:
+      'with interval: every bucket overlapping the range; a workload counts where it was submitted',
+  })
+  timeline?: WorkloadStatsBucketDto[];
 }
 
 export class WorkloadStatsEnvelopeDto {
