@@ -7,6 +7,7 @@ import {
   initiativesQuery,
   poolsQuery,
   usageByInitiativeAndPoolQuery,
+  usageByWindowQuery,
 } from '../src/capacity/capacity.queries';
 import {
   type RankedFilters,
@@ -223,6 +224,15 @@ function capacity(): Catalog {
     'GET /v1/capacity: initiatives, ORG_ADMIN': initiativesQuery(ORG_ADMIN, none),
     'GET /v1/capacity: initiatives, MEMBER, initiative_id': initiativesQuery(MEMBER, filtered),
     'GET /v1/capacity: pools, pool_id': poolsQuery(MEMBER, filtered),
+    'GET /v1/capacity: interval=day, use per local day, MEMBER': usageByWindowQuery(
+      MEMBER,
+      none,
+      [
+        { from: new Date('2026-03-13T04:00:00Z'), to: new Date('2026-03-14T04:00:00Z') },
+        { from: new Date('2026-03-14T04:00:00Z'), to: NOW },
+      ],
+      NOW,
+    ),
   };
 }
 

@@ -237,3 +237,70 @@ SELECT p.pool_id, p.name,
      LEFT JOIN pool_instance_types t ON t.organization_id = p.organization_id AND t.pool_id = p.pool_id
      WHERE p.organization_id = $1 AND ($2::text IS NULL OR p.pool_id = $2::text)
      GROUP BY p.pool_id, p.name;
+
+-- GET /v1/capacity: interval=day, use per local day, MEMBER
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = null
+--   $4 = null
+--   $5 = [0,0,1,1]
+--   $6 = ["2026-03-13","2026-03-14","2026-03-14","2026-03-15"]
+--   $7 = ["2026-03-13T04:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T00:00:00.000Z"]
+--   $8 = ["2026-03-14T00:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $9 = []
+--   $10 = []
+--   $11 = []
+--   $12 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z"]
+--   $13 = ["2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $14 = "2026-03-15T12:34:56.789Z"
+WITH edge_days AS (
+       SELECT e.window_index, e.day, e.part_from, e.part_to,
+              e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
+              (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
+       FROM unnest($5::int[], $6::date[], $7::timestamptz[], $8::timestamptz[])
+         AS e (window_index, day, part_from, part_to)
+     ),
+     usage AS (
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
+       FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
+       JOIN capacity_usage_daily r ON r.organization_id = $1
+         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
+       WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+       UNION ALL
+       SELECT e.window_index, r.initiative_id, r.instance_type,
+              r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6
+       FROM edge_days e
+       JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
+       WHERE r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+       UNION ALL
+       SELECT e.window_index, w.initiative_id, w.instance_type, w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
+       FROM edge_days e
+       JOIN workloads w ON w.organization_id = $1
+         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+         AND w.started_at > e.day_start AND w.started_at < e.day_end
+       WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+       UNION ALL
+       SELECT e.window_index, w.initiative_id, w.instance_type, w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
+       FROM edge_days e
+       JOIN workloads w ON w.organization_id = $1
+         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+         AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+       WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, w.initiative_id, w.instance_type,
+              w.gpu_count * date_part('epoch', least($14::timestamptz, x.window_to) - greatest(w.started_at, x.window_from)) * 1e6
+       FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+       JOIN workloads w ON w.organization_id = $1 AND w.status = 'running'
+         AND w.started_at < least($14::timestamptz, x.window_to)
+       WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+     )
+     SELECT u.window_index, u.initiative_id, p.pool_id, sum(u.us) / 3.6e9 AS used_gpu_hours
+     FROM usage u
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.window_index, u.initiative_id, p.pool_id;

@@ -284,9 +284,12 @@ WITH org AS (
               END AS boundary
        FROM org, generate_series(0, $5::int + 1) AS n
      )
-     SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
-     UNION ALL
-     SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
+     SELECT b.boundary, to_char(b.boundary AT TIME ZONE org.tz, 'YYYY-MM-DD') AS local_date
+     FROM org, (
+       SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
+       UNION ALL
+       SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
+     ) b
      ORDER BY 1;
 
 -- GET /v1/workloads/stats: MEMBER, last_7_days, interval=day, group_by=initiative_id

@@ -1,4 +1,5 @@
 import { round4 } from '../common/http/decimal';
+import type { BudgetStatus } from './dto/capacity-report.dto';
 import { DAY_MS } from './usage-window';
 
 /** Burn rates are measured over the 7 × 24 hours up to now. */
@@ -16,14 +17,40 @@ export interface BudgetFigures {
   projected_exhaustion_date: string | null;
 }
 
-export function budgetFigures(allocated: number, used: number, usedInBurnWindow: number, now: Date) {
+export function budgetFigures(
+  allocated: number,
+  used: number,
+  usedInBurnWindow: number,
+  now: Date,
+  periodEnd: Date,
+) {
   const figures = {
     allocated_gpu_hours: round4(allocated),
     used_gpu_hours: round4(used),
     remaining_gpu_hours: round4(allocated - used),
     burn_rate_gpu_hours_per_day: round4(usedInBurnWindow / BURN_WINDOW_DAYS),
   };
-  return { ...figures, projected_exhaustion_date: projectExhaustion(figures, now) };
+  const projectedExhaustion = projectExhaustion(figures, now);
+  return {
+    ...figures,
+    projected_exhaustion_date: projectedExhaustion,
+    budget_status: budgetStatus(figures, projectedExhaustion, periodEnd),
+  };
+}
+
+/**
+ * From the figures as shown: exhausted once nothing remains of an allocation (or anything is used
+ * without one); at risk when the burn rate runs the allocation out before the period ends.
+ */
+export function budgetStatus(
+  figures: Pick<BudgetFigures, 'allocated_gpu_hours' | 'used_gpu_hours' | 'remaining_gpu_hours'>,
+  projectedExhaustion: string | null,
+  periodEnd: Date,
+): BudgetStatus {
+  const { allocated_gpu_hours: allocated, used_gpu_hours: used, remaining_gpu_hours: remaining } = figures;
+  if (allocated > 0 ? remaining <= 0 : used > 0) return 'exhausted';
+  if (projectedExhaustion !== null && new Date(projectedExhaustion) < periodEnd) return 'at_risk';
+  return 'on_track';
 }
 
 /**

@@ -259,3 +259,96 @@ export function poolsQuery(scope: AuthScope, filters: CapacityFilters): ScopedSt
     [scope.organizationId, filters.poolId],
   );
 }
+
+/** GPU hours one initiative drew on one pool inside window `window_index` (pool null: no pool owns the type). */
+export interface WindowUsageRow {
+  window_index: number;
+  initiative_id: string;
+  pool_id: string | null;
+  used_gpu_hours: number;
+}
+
+/**
+ * Usage in each of several windows in one statement (the days of a burn-down): every window is cut
+ * along UTC days like the period in usageByInitiativeAndPoolQuery — whole days from the rollup, edge
+ * days from the runs spanning them plus the runs starting or ending inside them — and running
+ * workloads accrue up to `now` inside each window. Windows whose bounds are UTC midnights read only
+ * the rollup; local days of other time zones read each UTC day's starts and ends once.
+ */
+export function usageByWindowQuery(
+  scope: AuthScope,
+  filters: CapacityFilters,
+  windows: UsageWindow[],
+  now: Date,
+): ScopedStatement {
+  const whole: { index: number; from: string; to: string }[] = [];
+  const edges: { index: number; part: PartialDay }[] = [];
+  windows.forEach((window, index) => {
+    const split = splitNonEmpty(window);
+    if (split.fullDaysFrom < split.fullDaysTo)
+      whole.push({ index, from: split.fullDaysFrom, to: split.fullDaysTo });
+    for (const part of split.partialDays) edges.push({ index, part });
+  });
+  return scopedStatement(
+    scope,
+    `WITH edge_days AS (
+       SELECT e.window_index, e.day, e.part_from, e.part_to,
+              e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
+              (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
+       FROM unnest($5::int[], $6::date[], $7::timestamptz[], $8::timestamptz[])
+         AS e (window_index, day, part_from, part_to)
+     ),
+     usage AS (
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
+       FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
+       JOIN capacity_usage_daily r ON r.organization_id = $1
+         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
+       WHERE ${initiativeScopeSql('r')}
+       UNION ALL
+       SELECT e.window_index, r.initiative_id, r.instance_type,
+              ${gpuMicrosecondsSql('r.spanning_gpus', 'e.part_from', 'e.part_to')}
+       FROM edge_days e
+       JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
+       WHERE r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
+       UNION ALL
+       SELECT e.window_index, w.initiative_id, w.instance_type, ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}
+       FROM edge_days e
+       JOIN workloads w ON w.organization_id = $1
+         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+         AND w.started_at > e.day_start AND w.started_at < e.day_end
+       WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
+       UNION ALL
+       SELECT e.window_index, w.initiative_id, w.instance_type, ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}
+       FROM edge_days e
+       JOIN workloads w ON w.organization_id = $1
+         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+         AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+       WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, w.initiative_id, w.instance_type,
+              ${gpuMicrosecondsSql('w.gpu_count', 'greatest(w.started_at, x.window_from)', 'least($14::timestamptz, x.window_to)')}
+       FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+       JOIN workloads w ON w.organization_id = $1 AND w.status = 'running'
+         AND w.started_at < least($14::timestamptz, x.window_to)
+       WHERE ${initiativeScopeSql('w')}
+     )
+     SELECT u.window_index, u.initiative_id, p.pool_id, sum(u.us) / 3.6e9 AS used_gpu_hours
+     FROM usage u
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.window_index, u.initiative_id, p.pool_id`,
+    [
+      ...scopeParameters(scope, filters),
+      edges.map((edge) => edge.index),
+      edges.map((edge) => edge.part.day),
+      edges.map((edge) => edge.part.from),
+      edges.map((edge) => edge.part.to),
+      whole.map((range) => range.index),
+      whole.map((range) => range.from),
+      whole.map((range) => range.to),
+      windows.map((window) => window.from),
+      windows.map((window) => window.to),
+      now,
+    ],
+  );
+}

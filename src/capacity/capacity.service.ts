@@ -16,10 +16,14 @@ import {
   poolsQuery,
   UsageRow,
   usageByInitiativeAndPoolQuery,
+  usageByWindowQuery,
+  type WindowUsageRow,
 } from './capacity.queries';
+import { type BurnDownDay, burnDown } from './burn-down';
+import { timelineBoundariesQuery } from '../workloads/workload-timeline.queries';
 import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityPoolDto, CapacityReportDto, CapacitySummaryDto } from './dto/capacity-report.dto';
-import { DAY_MS } from './usage-window';
+import { DAY_MS, type UsageWindow } from './usage-window';
 
 /** Unrounded GPU hours of one pool, one initiative or the whole scope. */
 class Totals {
@@ -74,10 +78,10 @@ export class CapacityService {
     ]);
     const tally = tallyFigures(allocations, usage);
     const summary: CapacitySummaryDto = {
-      ...summaryFigures(tally.summary, now),
+      ...summaryFigures(tally.summary, now, period.end),
       current_active_gpus: usage.reduce((sum, row) => sum + row.active_gpus, 0),
     };
-    return {
+    const report: CapacityReportDto = {
       organization_id: scope.organizationId,
       summary,
       pools: pools
@@ -89,17 +93,88 @@ export class CapacityService {
         .map((pool): CapacityPoolDto => ({
           pool_id: pool.pool_id,
           name: pool.name,
-          ...figuresOf(tally.pools.of(pool.pool_id), now),
+          ...figuresOf(tally.pools.of(pool.pool_id), now, period.end),
           instance_types: pool.instance_types,
         })),
       initiatives: initiatives.map((initiative) => ({
         initiative_id: initiative.initiative_id,
         name: initiative.name,
-        ...figuresOf(tally.initiatives.of(initiative.initiative_id), now),
+        ...figuresOf(tally.initiatives.of(initiative.initiative_id), now, period.end),
       })),
       period: { start: period.start.toISOString(), end: period.end.toISOString() },
     };
+    if (query.interval === 'day') await this.addBurnDown(scope, filters, periodSoFar, now, tally, report);
+    return report;
   }
+
+  /**
+   * The period so far cut into the organization's local days, their use in one statement, and per
+   * entry the day-by-day remaining budget and the thresholds crossed.
+   */
+  private async addBurnDown(
+    scope: AuthScope,
+    filters: CapacityFilters,
+    periodSoFar: UsageWindow,
+    now: Date,
+    tally: Tally,
+    report: CapacityReportDto,
+  ): Promise<void> {
+    const days = await this.localDays(scope, periodSoFar);
+    const rows = await this.database.run<WindowUsageRow>(
+      usageByWindowQuery(
+        scope,
+        filters,
+        days.map((day) => day.window),
+        now,
+      ),
+    );
+    const perDay = dailyTally(rows, days.length);
+    Object.assign(report.summary, burnDown(days, perDay.summary, tally.summary.allocated));
+    for (const pool of report.pools) {
+      Object.assign(
+        pool,
+        burnDown(days, perDay.of(`pool:${pool.pool_id}`), tally.pools.of(pool.pool_id).allocated),
+      );
+    }
+    for (const initiative of report.initiatives) {
+      const key = `initiative:${initiative.initiative_id}`;
+      Object.assign(
+        initiative,
+        burnDown(days, perDay.of(key), tally.initiatives.of(initiative.initiative_id).allocated),
+      );
+    }
+  }
+
+  private async localDays(scope: AuthScope, periodSoFar: UsageWindow): Promise<BurnDownDay[]> {
+    if (periodSoFar.from >= periodSoFar.to) return [];
+    const boundaries = await this.database.run<{ boundary: Date; local_date: string }>(
+      timelineBoundariesQuery(scope, 'day', periodSoFar.from, periodSoFar.to),
+    );
+    return boundaries.slice(0, -1).map((start, index) => ({
+      date: start.local_date,
+      window: {
+        from: new Date(Math.max(start.boundary.getTime(), periodSoFar.from.getTime())),
+        to: new Date(Math.min(boundaries[index + 1].boundary.getTime(), periodSoFar.to.getTime())),
+      },
+    }));
+  }
+}
+
+/** Used GPU hours per day for the summary and for each pool and initiative (keys `pool:…`, `initiative:…`). */
+function dailyTally(rows: WindowUsageRow[], dayCount: number) {
+  const summary = new Array<number>(dayCount).fill(0);
+  const byKey = new Map<string, number[]>();
+  const of = (key: string) => {
+    let days = byKey.get(key);
+    if (!days) byKey.set(key, (days = new Array<number>(dayCount).fill(0)));
+    return days;
+  };
+  for (const row of rows) {
+    summary[row.window_index] += row.used_gpu_hours;
+    of(`initiative:${row.initiative_id}`)[row.window_index] += row.used_gpu_hours;
+    if (row.pool_id !== null) of(`pool:${row.pool_id}`)[row.window_index] += row.used_gpu_hours;
+  }
+  return { summary, of };
 }
 
 function tallyFigures(allocations: AllocationRow[], usage: UsageRow[]): Tally {
@@ -130,18 +205,23 @@ function totalsOf(tally: Tally, row: UsageRow): Totals[] {
   return totals;
 }
 
-function figuresOf(totals: Totals, now: Date) {
-  return budgetFigures(totals.allocated, totals.used, totals.usedInBurnWindow, now);
+function figuresOf(totals: Totals, now: Date, periodEnd: Date) {
+  return budgetFigures(totals.allocated, totals.used, totals.usedInBurnWindow, now, periodEnd);
 }
 
-function summaryFigures(totals: Totals, now: Date): Omit<CapacitySummaryDto, 'current_active_gpus'> {
-  const figures = figuresOf(totals, now);
+function summaryFigures(
+  totals: Totals,
+  now: Date,
+  periodEnd: Date,
+): Omit<CapacitySummaryDto, 'current_active_gpus'> {
+  const figures = figuresOf(totals, now, periodEnd);
   return {
     total_allocated_gpu_hours: figures.allocated_gpu_hours,
     total_used_gpu_hours: figures.used_gpu_hours,
     total_remaining_gpu_hours: figures.remaining_gpu_hours,
     burn_rate_gpu_hours_per_day: figures.burn_rate_gpu_hours_per_day,
     projected_exhaustion_date: figures.projected_exhaustion_date,
+    budget_status: figures.budget_status,
   };
 }
 

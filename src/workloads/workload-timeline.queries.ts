@@ -27,6 +27,7 @@ export const MAX_TIMELINE_BUCKETS = 11_000;
  * midnights (Mondays for weeks) from PostgreSQL's time zone database, so a DST day lasts 23 or 25
  * hours; hours step in absolute time from a local hour. The last boundary ends the last bucket.
  * At most one boundary more than the limit allows is made, so the caller can tell it was passed.
+ * Each comes with its local date.
  */
 export function timelineBoundariesQuery(
   scope: AuthScope,
@@ -50,9 +51,12 @@ export function timelineBoundariesQuery(
               END AS boundary
        FROM org, generate_series(0, $5::int + 1) AS n
      )
-     SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
-     UNION ALL
-     SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
+     SELECT b.boundary, to_char(b.boundary AT TIME ZONE org.tz, 'YYYY-MM-DD') AS local_date
+     FROM org, (
+       SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
+       UNION ALL
+       SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
+     ) b
      ORDER BY 1`,
     [scope.organizationId, interval, from, to, MAX_TIMELINE_BUCKETS],
   );

@@ -1,6 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsIdentifier } from '../../common/validation/query-decorators';
+import { IsIdentifier, QueryEnum } from '../../common/validation/query-decorators';
+
+export const CAPACITY_INTERVALS = ['day'] as const;
 
 export class CapacityQueryDto {
   @ApiPropertyOptional({
@@ -15,4 +17,14 @@ export class CapacityQueryDto {
   @IsOptional()
   @IsIdentifier()
   pool_id?: string;
+
+  @ApiPropertyOptional({
+    enum: CAPACITY_INTERVALS,
+    description:
+      'Adds `daily` (the burn-down: use per day of the period so far, in the organization time zone) ' +
+      'and `thresholds_crossed` to the summary, every pool and every initiative',
+  })
+  @IsOptional()
+  @QueryEnum(CAPACITY_INTERVALS)
+  interval?: 'day';
 }

@@ -1,9 +1,44 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 const BURN_RATE_DESCRIPTION = 'GPU hours used in the 7 × 24 hours up to now, divided by 7 (additive field)';
 const EXHAUSTION_DESCRIPTION =
   'When remaining reaches 0 at the burn rate; now when already used up or overrun; ' +
   'null when nothing is allocated or nothing is burning (additive field)';
+
+export const BUDGET_STATUSES = ['on_track', 'at_risk', 'exhausted'] as const;
+export type BudgetStatus = (typeof BUDGET_STATUSES)[number];
+
+const BUDGET_STATUS_DESCRIPTION =
+  'exhausted: used ≥ allocated (or used with nothing allocated); at_risk: projected exhaustion before ' +
+  'the period ends; otherwise on_track (additive field)';
+
+export class BurnDownDayDto {
+  @ApiProperty({ format: 'date', example: '2026-11-20', description: 'a day in the organization time zone' })
+  date: string;
+
+  @ApiProperty({ example: 42.5, description: 'GPU hours used that day (today: up to now)' })
+  used_gpu_hours: number;
+
+  @ApiProperty({
+    example: 1234.5678,
+    description: 'GPU hours used from the period start to the end of that day',
+  })
+  cumulative_used_gpu_hours: number;
+
+  @ApiProperty({ example: 3765.4322, description: 'allocated − cumulative used at the end of that day' })
+  remaining_gpu_hours: number;
+}
+
+export class ThresholdCrossingDto {
+  @ApiProperty({ enum: [50, 75, 90], example: 75, description: 'percent of the allocation used' })
+  percent: number;
+
+  @ApiProperty({
+    format: 'date-time',
+    description: 'when cumulative use reached it, interpolated inside the day it happened',
+  })
+  crossed_at: string;
+}
 
 class BudgetFiguresDto {
   @ApiProperty({ example: 5000 })
@@ -26,6 +61,15 @@ class BudgetFiguresDto {
     description: EXHAUSTION_DESCRIPTION,
   })
   projected_exhaustion_date: string | null;
+
+  @ApiProperty({ enum: BUDGET_STATUSES, description: BUDGET_STATUS_DESCRIPTION })
+  budget_status: BudgetStatus;
+
+  @ApiPropertyOptional({ type: [BurnDownDayDto], description: 'with interval=day' })
+  daily?: BurnDownDayDto[];
+
+  @ApiPropertyOptional({ type: [ThresholdCrossingDto], description: 'with interval=day; ordered by percent' })
+  thresholds_crossed?: ThresholdCrossingDto[];
 }
 
 export class CapacityPoolDto extends BudgetFiguresDto {
@@ -63,8 +107,17 @@ export class CapacitySummaryDto {
   @ApiProperty({ example: 96.25, description: BURN_RATE_DESCRIPTION })
   burn_rate_gpu_hours_per_day: number;
 
-  @ApiProperty({ type: String, nullable: true, description: EXHAUSTION_DESCRIPTION })
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: EXHAUSTION_DESCRIPTION })
   projected_exhaustion_date: string | null;
+
+  @ApiProperty({ enum: BUDGET_STATUSES, description: BUDGET_STATUS_DESCRIPTION })
+  budget_status: BudgetStatus;
+
+  @ApiPropertyOptional({ type: [BurnDownDayDto], description: 'with interval=day' })
+  daily?: BurnDownDayDto[];
+
+  @ApiPropertyOptional({ type: [ThresholdCrossingDto], description: 'with interval=day; ordered by percent' })
+  thresholds_crossed?: ThresholdCrossingDto[];
 }
 
 export class CapacityPeriodDto {

@@ -109,12 +109,16 @@ describe('GET /v1/capacity', () => {
     expect(time).toBeLessThanOrEqual(after + days * DAY + 1);
   }
 
+  // Exact statuses are checked in capacity-burn-down and the budgetFigures unit tests.
+  const BUDGET_STATUS = expect.stringMatching(/^(on_track|at_risk|exhausted)$/);
+
   const zeros = {
     allocated_gpu_hours: 0,
     used_gpu_hours: 0,
     remaining_gpu_hours: 0,
     burn_rate_gpu_hours_per_day: 0,
     projected_exhaustion_date: null,
+    budget_status: 'on_track',
   };
 
   it('gives an ORG_ADMIN the whole organization with exact figures', async () => {
@@ -132,6 +136,7 @@ describe('GET /v1/capacity', () => {
       current_active_gpus: 0,
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
+      budget_status: BUDGET_STATUS,
     });
     expectProjection(data.summary.projected_exhaustion_date, 41 / 8, before, after);
 
@@ -149,6 +154,7 @@ describe('GET /v1/capacity', () => {
       remaining_gpu_hours: 102,
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
+      budget_status: BUDGET_STATUS,
     });
     expectProjection(alpha.projected_exhaustion_date, 51, before, after);
     // Overrun: remaining is negative and the budget is exhausted already (now).
@@ -160,6 +166,7 @@ describe('GET /v1/capacity', () => {
       remaining_gpu_hours: -61,
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
+      budget_status: BUDGET_STATUS,
     });
     expectProjection(beta.projected_exhaustion_date, 0, before, after);
     expect(gamma).toEqual({ initiative_id: 'gamma', name: 'Initiative gamma', ...zeros });
@@ -176,6 +183,7 @@ describe('GET /v1/capacity', () => {
       remaining_gpu_hours: 8,
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
+      budget_status: BUDGET_STATUS,
     });
     expectProjection(poolA.projected_exhaustion_date, 1, before, after);
     expect(poolB).toEqual({
@@ -187,6 +195,7 @@ describe('GET /v1/capacity', () => {
       remaining_gpu_hours: 38,
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
+      budget_status: BUDGET_STATUS,
     });
   });
 
@@ -203,6 +212,7 @@ describe('GET /v1/capacity', () => {
       current_active_gpus: 0,
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
+      budget_status: BUDGET_STATUS,
     });
     expect(body.data.initiatives.map((initiative) => initiative.initiative_id)).toEqual(['beta']);
     expect(body.data.pools).toEqual([
@@ -229,6 +239,7 @@ describe('GET /v1/capacity', () => {
       current_active_gpus: 0,
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
+      budget_status: BUDGET_STATUS,
     });
     expect(body.data.initiatives.map((initiative) => initiative.initiative_id)).toEqual(['alpha', 'gamma']);
     expect(body.data.pools).toEqual([
@@ -241,6 +252,7 @@ describe('GET /v1/capacity', () => {
         remaining_gpu_hours: 64,
         burn_rate_gpu_hours_per_day: 2,
         projected_exhaustion_date: expect.any(String),
+        budget_status: BUDGET_STATUS,
       },
       expect.objectContaining({ pool_id: 'pool-b', allocated_gpu_hours: 50, used_gpu_hours: 12 }),
     ]);
@@ -257,6 +269,7 @@ describe('GET /v1/capacity', () => {
       current_active_gpus: 0,
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
+      budget_status: BUDGET_STATUS,
     });
     expect(body.data.pools).toEqual([]);
     expect(body.data.initiatives).toEqual([]);
@@ -318,6 +331,7 @@ describe('GET /v1/capacity', () => {
         remaining_gpu_hours: 38,
         burn_rate_gpu_hours_per_day: 0,
         projected_exhaustion_date: null,
+        budget_status: BUDGET_STATUS,
       },
     ]);
     expect(body.data.pools.map((pool) => pool.pool_id)).toEqual(['pool-b']);

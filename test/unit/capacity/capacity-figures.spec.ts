@@ -2,6 +2,7 @@ import { budgetFigures } from '../../../src/capacity/capacity-figures';
 import { round4 } from '../../../src/common/http/decimal';
 
 const now = new Date('2026-11-20T10:00:00.000Z');
+const periodEnd = new Date('2027-01-01T00:00:00.000Z');
 
 describe('round4', () => {
   it('keeps at most 4 decimals and no negative zero', () => {
@@ -14,29 +15,41 @@ describe('round4', () => {
 
 describe('budgetFigures', () => {
   it('derives remaining, burn rate and the exhaustion date from the figures as shown', () => {
-    expect(budgetFigures(100, 30, 14, now)).toEqual({
+    expect(budgetFigures(100, 30, 14, now, periodEnd)).toEqual({
       allocated_gpu_hours: 100,
       used_gpu_hours: 30,
       remaining_gpu_hours: 70,
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: '2026-12-25T10:00:00.000Z',
+      budget_status: 'at_risk',
     });
   });
 
+  it('is on track when the projection lies after the period end, exhausted when nothing remains', () => {
+    expect(budgetFigures(100, 30, 7, now, periodEnd)).toMatchObject({
+      projected_exhaustion_date: '2027-01-29T10:00:00.000Z',
+      budget_status: 'on_track',
+    });
+    expect(budgetFigures(100, 100, 7, now, periodEnd).budget_status).toBe('exhausted');
+    expect(budgetFigures(0, 0.5, 7, now, periodEnd).budget_status).toBe('exhausted');
+    expect(budgetFigures(0, 0, 0, now, periodEnd).budget_status).toBe('on_track');
+    expect(budgetFigures(100, 5, 0, now, periodEnd).budget_status).toBe('on_track');
+  });
+
   it('says now when the budget is used up or overrun, while still burning', () => {
-    expect(budgetFigures(10, 25, 7, now)).toMatchObject({
+    expect(budgetFigures(10, 25, 7, now, periodEnd)).toMatchObject({
       remaining_gpu_hours: -15,
       projected_exhaustion_date: now.toISOString(),
     });
   });
 
   it('projects nothing when nothing is allocated or nothing burns', () => {
-    expect(budgetFigures(0, 5, 7, now).projected_exhaustion_date).toBeNull();
-    expect(budgetFigures(100, 5, 0, now).projected_exhaustion_date).toBeNull();
-    expect(budgetFigures(100, 5, 0.0001, now).projected_exhaustion_date).toBeNull();
+    expect(budgetFigures(0, 5, 7, now, periodEnd).projected_exhaustion_date).toBeNull();
+    expect(budgetFigures(100, 5, 0, now, periodEnd).projected_exhaustion_date).toBeNull();
+    expect(budgetFigures(100, 5, 0.0001, now, periodEnd).projected_exhaustion_date).toBeNull();
   });
 
   it('projects nothing beyond year 9999', () => {
-    expect(budgetFigures(1e12, 0, 0.007, now).projected_exhaustion_date).toBeNull();
+    expect(budgetFigures(1e12, 0, 0.007, now, periodEnd).projected_exhaustion_date).toBeNull();
   });
 });
