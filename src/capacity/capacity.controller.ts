@@ -1,7 +1,10 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Query, Req, StreamableFile } from '@nestjs/common';
+import type { Request } from 'express';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
+import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
+import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { CapacityService } from './capacity.service';
 import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityEnvelopeDto, CapacityReportDto } from './dto/capacity-report.dto';
@@ -18,7 +21,40 @@ export class CapacityController {
       'GPU-hour budgets, use inside the current period and burn rates, over your scope and the filters',
   })
   @ApiOkResponse({ type: CapacityEnvelopeDto })
-  getCapacity(@Scope() scope: AuthScope, @Query() query: CapacityQueryDto): Promise<CapacityReportDto> {
-    return this.capacity.report(scope, query);
+  @ApiProducesCsv()
+  async getCapacity(
+    @Scope() scope: AuthScope,
+    @Query() query: CapacityQueryDto,
+    @Req() request: Request,
+  ): Promise<CapacityReportDto | StreamableFile> {
+    const report = await this.capacity.report(scope, query);
+    return prefersCsv(request) ? csvTable(capacityCsvRows(report), 'capacity.csv') : report;
   }
+}
+
+/**
+ * One row for the summary, each pool and each initiative (`kind`, `id`); with interval=day one row
+ * per day of each instead, the burn-down a spreadsheet charts.
+ */
+function capacityCsvRows(report: CapacityReportDto): CsvRow[] {
+  const entries = [
+    { kind: 'summary', id: report.organization_id, figures: report.summary },
+    ...report.pools.map((pool) => ({ kind: 'pool', id: pool.pool_id, figures: pool })),
+    ...report.initiatives.map((initiative) => ({
+      kind: 'initiative',
+      id: initiative.initiative_id,
+      figures: initiative,
+    })),
+  ];
+  return entries.flatMap(({ kind, id, figures }) => {
+    if (figures.daily) return figures.daily.map((day) => ({ kind, id, ...flattenRow({ ...day }) }));
+    const {
+      pool_id: _pool,
+      initiative_id: _initiative,
+      ...rest
+    } = figures as unknown as Record<string, unknown>;
+    const row: CsvRow = { kind, id, ...flattenRow(rest) };
+    if ('instance_types' in figures) row.instance_types = figures.instance_types.join(' ');
+    return [row];
+  });
 }

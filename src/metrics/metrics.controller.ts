@@ -1,4 +1,7 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
+import { csvTable, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
@@ -19,8 +22,15 @@ export class MetricsController {
     summary: 'Workloads in your scope ranked by lifetime average of a metric, or by GPU hours',
   })
   @ApiOkResponse({ type: RankedMetricsEnvelopeDto })
-  ranked(@Scope() scope: AuthScope, @Query() query: RankedMetricsQueryDto) {
-    return this.metrics.ranked(scope, query);
+  @ApiProducesCsv()
+  async ranked(@Scope() scope: AuthScope, @Query() query: RankedMetricsQueryDto, @Req() request: Request) {
+    const ranked = await this.metrics.ranked(scope, query);
+    if (!prefersCsv(request)) return ranked;
+    // One row per ranked workload of the page, in rank order: workload_id, name, initiative_id, <metric>_avg, <metric>_current.
+    return csvTable(
+      ranked.data.workloads.map((entry) => flattenRow({ ...entry })),
+      'workload-metrics.csv',
+    );
   }
 
   @Get(':workload_id/metrics')

@@ -1,4 +1,7 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
+import { csvStream, csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
@@ -10,7 +13,7 @@ import {
   WorkloadStatsEnvelopeDto,
 } from './dto/workload-response.dto';
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
-import { WorkloadsService } from './workloads.service';
+import { type WorkloadStatsResult, WorkloadsService } from './workloads.service';
 
 @ApiTags('workloads')
 @Controller('workloads')
@@ -23,8 +26,11 @@ export class WorkloadsController {
     summary: 'Workloads in your scope, newest first, keyset paged',
   })
   @ApiOkResponse({ type: WorkloadListEnvelopeDto })
-  list(@Scope() scope: AuthScope, @Query() query: ListWorkloadsQueryDto) {
-    return this.workloads.list(scope, query);
+  @ApiProducesCsv()
+  async list(@Scope() scope: AuthScope, @Query() query: ListWorkloadsQueryDto, @Req() request: Request) {
+    if (!prefersCsv(request)) return this.workloads.list(scope, query);
+    const rows = await this.workloads.listCsv(scope, query);
+    return csvStream(WORKLOAD_CSV_COLUMNS, rows as AsyncIterable<CsvRow>, 'workloads.csv');
   }
 
   // Declared before ':workload_id' so "stats" is never taken for an id.
@@ -34,8 +40,10 @@ export class WorkloadsController {
     summary: 'Statistics of the workloads submitted in a time range',
   })
   @ApiOkResponse({ type: WorkloadStatsEnvelopeDto })
-  stats(@Scope() scope: AuthScope, @Query() query: WorkloadStatsQueryDto) {
-    return this.workloads.stats(scope, query);
+  @ApiProducesCsv()
+  async stats(@Scope() scope: AuthScope, @Query() query: WorkloadStatsQueryDto, @Req() request: Request) {
+    const stats = await this.workloads.stats(scope, query);
+    return prefersCsv(request) ? csvTable(statsCsvRows(stats), 'workload-stats.csv') : stats;
   }
 
   @Get(':workload_id')
@@ -47,4 +55,34 @@ export class WorkloadsController {
   detail(@Scope() scope: AuthScope, @Param() params: WorkloadIdParams, @Query() _query: NoQueryDto) {
     return this.workloads.detail(scope, params.workload_id);
   }
+}
+
+const WORKLOAD_CSV_COLUMNS = [
+  'workload_id',
+  'name',
+  'status',
+  'submitted_by',
+  'initiative_id',
+  'instance_type',
+  'gpu_count',
+  'submitted_at',
+  'started_at',
+];
+
+/** Timeline buckets (× groups when grouped) with an interval, else the groups, else the summary. */
+function statsCsvRows(stats: WorkloadStatsResult): CsvRow[] {
+  if (stats.timeline) {
+    return stats.timeline.flatMap(({ grouped, ...bucket }) =>
+      grouped
+        ? grouped.map((group) => ({
+            bucket_start: bucket.bucket_start,
+            bucket_end: bucket.bucket_end,
+            ...flattenRow(group),
+          }))
+        : [flattenRow(bucket)],
+    );
+  }
+  return stats.grouped.length > 0
+    ? stats.grouped.map((group) => flattenRow(group))
+    : [flattenRow({ ...stats.summary })];
 }

@@ -6,7 +6,17 @@ import { assertInitiativeInScope, assertOrganizationInScope } from '../common/au
 import { AppConfig } from '../common/config/app-config';
 import { ApiError, ErrorDetail } from '../common/http/api-error';
 import { PageMetadata, WithMetadata } from '../common/http/envelope';
-import { cursorCodecFor, filterFingerprint, KeysetCursorCodec } from '../common/pagination/keyset-cursor';
+import {
+  cursorCodecFor,
+  filterFingerprint,
+  KeysetCursorCodec,
+  type KeysetPosition,
+} from '../common/pagination/keyset-cursor';
+
+/** A CSV export is a spreadsheet's worth: more rows than this is refused (narrow the filters). */
+export const CSV_ROW_CAP = 1_000_000;
+/** Rows per statement while streaming a CSV export: one keyset page, as the JSON list reads it. */
+const CSV_PAGE_SIZE = 1_000;
 import { DEFAULT_PAGE_SIZE, ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
 import {
@@ -61,19 +71,7 @@ export class WorkloadsService {
     scope: AuthScope,
     query: ListWorkloadsQueryDto,
   ): Promise<WithMetadata<{ workloads: WorkloadSummaryJson[] }, PageMetadata>> {
-    assertDateOrder(query.start_date, query.end_date);
-    assertOrganizationInScope(scope, query.organization_id);
-    assertInitiativeInScope(scope, query.initiative_id);
-    const filters: WorkloadListFilters = {
-      initiativeId: query.initiative_id,
-      status: query.status,
-      submittedBy: query.submitted_by,
-      isManaged: query.is_managed,
-      startDate: query.start_date,
-      endDate: query.end_date,
-    };
-    const fingerprint = filterFingerprint({ organization: scope.organizationId, ...filters });
-    const after = query.next_token === undefined ? null : this.cursors.decode(query.next_token, fingerprint);
+    const { filters, fingerprint, after } = this.listRequest(scope, query);
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const page = listWorkloadsPageQuery(scope, filters, after, limit);
     const count = countWorkloadsQuery(scope, filters);
@@ -91,6 +89,61 @@ export class WorkloadsService {
       { workloads: shown.map(toWorkloadSummary) },
       { next_token: nextToken, total_count: counted[0].total_count },
     );
+  }
+
+  /**
+   * The whole filtered set as CSV rows, read page by page through the same keyset cursor as the
+   * JSON list (from `next_token` when given). The count comes first, so a set over the cap is
+   * refused with a JSON error before any byte of CSV is sent.
+   */
+  async listCsv(scope: AuthScope, query: ListWorkloadsQueryDto): Promise<AsyncIterable<WorkloadSummaryJson>> {
+    const { filters, after } = this.listRequest(scope, query);
+    const [{ total_count: total }] = await this.database.run<{ total_count: number }>(
+      countWorkloadsQuery(scope, filters),
+    );
+    if (total > CSV_ROW_CAP) {
+      throw ApiError.invalidField(
+        'Accept',
+        'header',
+        `a CSV export holds at most ${CSV_ROW_CAP} rows and ${total} match: narrow the filters (e.g. start_date, end_date)`,
+      );
+    }
+    return this.pages(scope, filters, after);
+  }
+
+  private async *pages(
+    scope: AuthScope,
+    filters: WorkloadListFilters,
+    after: KeysetPosition | null,
+  ): AsyncIterable<WorkloadSummaryJson> {
+    let position = after;
+    for (;;) {
+      const rows = await this.database.run<WorkloadSummaryRow>(
+        listWorkloadsPageQuery(scope, filters, position, CSV_PAGE_SIZE),
+      );
+      const page = rows.slice(0, CSV_PAGE_SIZE);
+      for (const row of page) yield toWorkloadSummary(row);
+      if (rows.length <= CSV_PAGE_SIZE) return;
+      const last = page[page.length - 1];
+      position = { key: last.submitted_at_key, id: last.workload_id };
+    }
+  }
+
+  private listRequest(scope: AuthScope, query: ListWorkloadsQueryDto) {
+    assertDateOrder(query.start_date, query.end_date);
+    assertOrganizationInScope(scope, query.organization_id);
+    assertInitiativeInScope(scope, query.initiative_id);
+    const filters: WorkloadListFilters = {
+      initiativeId: query.initiative_id,
+      status: query.status,
+      submittedBy: query.submitted_by,
+      isManaged: query.is_managed,
+      startDate: query.start_date,
+      endDate: query.end_date,
+    };
+    const fingerprint = filterFingerprint({ organization: scope.organizationId, ...filters });
+    const after = query.next_token === undefined ? null : this.cursors.decode(query.next_token, fingerprint);
+    return { filters, fingerprint, after };
   }
 
   async detail(scope: AuthScope, workloadId: string): Promise<WorkloadDetailJson> {

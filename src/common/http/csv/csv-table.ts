@@ -1,0 +1,110 @@
+import { Logger, StreamableFile } from '@nestjs/common';
+import { stringify } from 'csv-stringify';
+import type { Request } from 'express';
+import { Readable } from 'node:stream';
+import { loggableError } from '../../logging/loggable-error';
+
+const logger = new Logger('CsvExport');
+
+export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8';
+
+type Cell = string | number | boolean | null;
+export type CsvRow = Record<string, Cell>;
+
+/**
+ * Whether the caller prefers CSV to JSON, by the Accept header's own order and q-values (Express'
+ * negotiation): `*\/*` and no Accept at all stay JSON, and so does an Accept that allows neither.
+ */
+export function prefersCsv(request: Request): boolean {
+  return request.accepts(['application/json', 'text/csv']) === 'text/csv';
+}
+
+/**
+ * Nested objects become `parent_child` columns (`gpu_utilization_avg`); arrays are left to the
+ * caller, which makes them rows.
+ */
+export function flattenRow(value: Record<string, unknown>, prefix = ''): CsvRow {
+  const row: CsvRow = {};
+  for (const [key, cell] of Object.entries(value)) {
+    const column = prefix ? `${prefix}_${key}` : key;
+    if (cell !== null && typeof cell === 'object' && !Array.isArray(cell)) {
+      Object.assign(row, flattenRow(cell as Record<string, unknown>, column));
+    } else if (!Array.isArray(cell) && cell !== undefined) {
+      row[column] = cell as Cell;
+    }
+  }
+  return row;
+}
+
+/**
+ * A spreadsheet runs a cell that starts with = + - @ (or a tab or carriage return) as a formula, so a
+ * workload named `=HYPERLINK(…)` could act on whoever opens the export: such text cells get a leading
+ * apostrophe (OWASP's advice). Numbers stay numbers.
+ */
+function defuseFormula(cell: Cell): Cell {
+  return typeof cell === 'string' && /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+}
+
+/** The header is the union of the rows' columns, in first-seen order; a missing cell is empty. */
+function columnsOf(rows: CsvRow[]): string[] {
+  const columns = new Set<string>();
+  for (const row of rows) for (const column of Object.keys(row)) columns.add(column);
+  return [...columns];
+}
+
+/** RFC 4180: CRLF line ends, a header row, quotes doubled inside quoted cells; no byte order mark. */
+function csvStringifier(columns: string[]) {
+  return stringify({
+    header: true,
+    columns,
+    record_delimiter: 'windows',
+    cast: { boolean: (value) => String(value) },
+  });
+}
+
+/**
+ * Nest's default handler would log the whole error (a driver error can carry SQL) and answer a bare
+ * 400: log what is safe and cut the connection, so a client never takes a truncated file as whole.
+ */
+function csvFile(body: Readable, filename: string): StreamableFile {
+  const file = new StreamableFile(body, {
+    type: CSV_CONTENT_TYPE,
+    disposition: `attachment; filename="${filename}"`,
+  });
+  file.setErrorHandler((error, response) => {
+    logger.error({ error: loggableError(error, false) }, 'CSV export failed after it started');
+    response.destroy?.();
+  });
+  return file;
+}
+
+/** A table known in full (stats, ranked, capacity): a few hundred rows at most. */
+export function csvTable(rows: CsvRow[], filename: string): StreamableFile {
+  const columns = columnsOf(rows);
+  const stringifier = csvStringifier(columns);
+  Readable.from(rows.map((row) => sanitize(row, columns))).pipe(stringifier);
+  return csvFile(stringifier, filename);
+}
+
+/**
+ * Rows produced page by page (the list): written as they come, with back-pressure, so memory stays
+ * one page whatever the size. A failure after the first byte cannot change the status any more:
+ * the stream is destroyed, the connection closes early, and the truncated file is visibly incomplete.
+ */
+export function csvStream(columns: string[], rows: AsyncIterable<CsvRow>, filename: string): StreamableFile {
+  const stringifier = csvStringifier(columns);
+  const source = Readable.from(
+    (async function* () {
+      for await (const row of rows) yield sanitize(row, columns);
+    })(),
+  );
+  source.on('error', (error) => stringifier.destroy(error));
+  source.pipe(stringifier);
+  return csvFile(stringifier, filename);
+}
+
+function sanitize(row: CsvRow, columns: string[]): CsvRow {
+  const safe: CsvRow = {};
+  for (const column of columns) safe[column] = defuseFormula(row[column] ?? null);
+  return safe;
+}

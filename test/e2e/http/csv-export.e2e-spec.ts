@@ -1,0 +1,229 @@
+import { parse } from 'csv-parse/sync';
+import request from 'supertest';
+import { Clock } from '../../../src/common/clock';
+import {
+  authHeaders,
+  createApiToken,
+  insertSamples,
+  insertWorkloads,
+  seedOrganization,
+  type WorkloadSeed,
+} from '../../support/factories';
+import { createTestApp, type TestApp } from '../../support/test-app';
+
+const HOUR = 3_600_000;
+const TRICKY_NAMES = [
+  'plain',
+  'comma, inside',
+  'quote " inside',
+  'line\nbreak',
+  '=HYPERLINK("x")',
+  '-minus',
+  'ünïcödé',
+];
+
+function parseCsv(text: string): Record<string, string>[] {
+  return parse(text, { columns: true, record_delimiter: '\r\n' }) as Record<string, string>[];
+}
+
+/** Every page of the JSON list, through next_token. */
+async function allPages(t: TestApp, headers: Record<string, string>, query: string) {
+  const items: Record<string, unknown>[] = [];
+  let token: string | null = null;
+  let total = 0;
+  do {
+    const suffix: string = token ? `&next_token=${encodeURIComponent(token)}` : '';
+    const { body } = await request(t.server)
+      .get(`/v1/workloads?limit=100${query}${suffix}`)
+      .set(headers)
+      .expect(200);
+    items.push(...body.data.workloads);
+    total = body.metadata.total_count;
+    token = body.metadata.next_token;
+  } while (token);
+  return { items, total };
+}
+
+describe('Accept: text/csv', () => {
+  let t: TestApp;
+  let orgId: string;
+  let admin: Record<string, string>;
+  let memberOfB: Record<string, string>;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    orgId = await seedOrganization(t.dataSource, {
+      pools: [{ poolId: 'h100', instanceTypes: ['p5.48xlarge'] }],
+      allocations: [{ initiativeId: 'init-a', poolId: 'h100', allocatedGpuHours: 400 }],
+    });
+    admin = authHeaders(await createApiToken(t.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
+    memberOfB = authHeaders(
+      await createApiToken(t.dataSource, orgId, { role: 'MEMBER', initiativeIds: ['init-b'] }),
+      orgId,
+    );
+    const now = Date.now();
+    // Running workloads' figures grow with the clock: the JSON and CSV answers compared must share one now.
+    jest.spyOn(t.app.get(Clock), 'now').mockImplementation(() => new Date(now));
+    const seeds: WorkloadSeed[] = Array.from({ length: 260 }, (_, index) => ({
+      workloadId: `csv-${String(index).padStart(4, '0')}`,
+      name: TRICKY_NAMES[index % TRICKY_NAMES.length],
+      initiativeId: index % 3 === 0 ? 'init-b' : 'init-a',
+      status: index % 5 === 0 ? 'running' : 'completed',
+      gpuCount: 1 + (index % 4),
+      submittedAt: new Date(now - 3 * HOUR - index * 60_000),
+    }));
+    await insertWorkloads(t.dataSource, orgId, seeds);
+    await insertSamples(
+      t.dataSource,
+      orgId,
+      seeds.slice(0, 30).map((seed, index) => ({
+        workloadId: seed.workloadId!,
+        at: new Date(now - 2 * HOUR),
+        gpuUtilization: 10 + index,
+      })),
+    );
+  });
+
+  afterAll(() => t.close());
+
+  it('streams the whole filtered list, as many rows as total_count, with the JSON values', async () => {
+    const response = await request(t.server)
+      .get('/v1/workloads?status=completed')
+      .set(admin)
+      .set('Accept', 'text/csv')
+      .expect(200);
+    expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(response.headers['content-disposition']).toBe('attachment; filename="workloads.csv"');
+    expect(response.headers['x-request-id']).toBeDefined();
+    expect(response.text.startsWith('workload_id,name,status,')).toBe(true);
+    expect(response.text.endsWith('\r\n')).toBe(true);
+    const rows = parseCsv(response.text);
+    const json = await allPages(t, admin, '&status=completed');
+    expect(json.total).toBeGreaterThan(100);
+    expect(rows).toHaveLength(json.total);
+    expect(rows.map((row) => row.workload_id)).toEqual(json.items.map((item) => item.workload_id));
+    const defused = (name: string) => (/^[=+\-@]/.test(name) ? `'${name}` : name);
+    rows.forEach((row, index) => {
+      const item = json.items[index];
+      expect(row).toEqual({
+        workload_id: item.workload_id,
+        name: defused(item.name as string),
+        status: item.status,
+        submitted_by: item.submitted_by,
+        initiative_id: item.initiative_id,
+        instance_type: item.instance_type,
+        gpu_count: String(item.gpu_count),
+        submitted_at: item.submitted_at,
+        started_at: item.started_at ?? '',
+      });
+    });
+    expect(new Set(rows.map((row) => row.name))).toEqual(new Set(TRICKY_NAMES.map(defused)));
+  });
+
+  it("keeps a MEMBER's export to its initiatives", async () => {
+    const response = await request(t.server)
+      .get('/v1/workloads')
+      .set(memberOfB)
+      .set('Accept', 'text/csv')
+      .expect(200);
+    const rows = parseCsv(response.text);
+    const json = await allPages(t, memberOfB, '');
+    expect(rows).toHaveLength(json.total);
+    expect(new Set(rows.map((row) => row.initiative_id))).toEqual(new Set(['init-b']));
+  });
+
+  it('answers errors as JSON envelopes, and JSON unless CSV is preferred', async () => {
+    const bad = await request(t.server)
+      .get('/v1/workloads?status=bogus')
+      .set(admin)
+      .set('Accept', 'text/csv')
+      .expect(400);
+    expect(bad.headers['content-type']).toMatch(/^application\/json/);
+    expect(bad.body.error.code).toBe('VALIDATION_ERROR');
+    for (const accept of ['*/*', 'application/json, text/csv;q=0.5', 'image/png']) {
+      const response = await request(t.server)
+        .get('/v1/capacity')
+        .set(admin)
+        .set('Accept', accept)
+        .expect(200);
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+    }
+    const preferred = await request(t.server)
+      .get('/v1/capacity')
+      .set(admin)
+      .set('Accept', 'application/json;q=0.4, text/csv')
+      .expect(200);
+    expect(preferred.headers['content-type']).toBe('text/csv; charset=utf-8');
+  });
+
+  it('exports stats groups and timeline rows', async () => {
+    const grouped = await request(t.server)
+      .get('/v1/workloads/stats?group_by=initiative_id')
+      .set(admin)
+      .expect(200);
+    const csv = parseCsv(
+      (
+        await request(t.server)
+          .get('/v1/workloads/stats?group_by=initiative_id')
+          .set(admin)
+          .set('Accept', 'text/csv')
+      ).text,
+    );
+    expect(csv).toEqual(
+      grouped.body.data.grouped.map((group: Record<string, unknown>) => ({
+        initiative_id: group.initiative_id,
+        workload_count: String(group.workload_count),
+        gpu_hours: String(group.gpu_hours),
+        success_rate: group.success_rate === null ? '' : String(group.success_rate),
+      })),
+    );
+    const query = '/v1/workloads/stats?time_range=today&interval=hour&group_by=initiative_id';
+    const timeline = (await request(t.server).get(query).set(admin).expect(200)).body.data.timeline;
+    const rows = parseCsv((await request(t.server).get(query).set(admin).set('Accept', 'text/csv')).text);
+    const groups = timeline.flatMap((bucket: { grouped: unknown[] }) => bucket.grouped);
+    expect(rows).toHaveLength(groups.length);
+    expect(rows.map((row) => Number(row.workload_count)).reduce((a, b) => a + b, 0)).toBe(
+      groups.reduce((sum: number, group: { workload_count: number }) => sum + group.workload_count, 0),
+    );
+  });
+
+  it('exports the ranked page and capacity entries', async () => {
+    const query = '/v1/workloads/metrics?sort_by=gpu_utilization&limit=25';
+    const ranked = (await request(t.server).get(query).set(admin).expect(200)).body.data.workloads;
+    const rankedRows = parseCsv(
+      (await request(t.server).get(query).set(admin).set('Accept', 'text/csv')).text,
+    );
+    expect(rankedRows).toHaveLength(25);
+    expect(rankedRows[0]).toEqual({
+      workload_id: ranked[0].workload_id,
+      name: /^[=+\-@]/.test(ranked[0].name) ? `'${ranked[0].name}` : ranked[0].name,
+      initiative_id: ranked[0].initiative_id,
+      gpu_utilization_avg: String(ranked[0].gpu_utilization.avg),
+      gpu_utilization_current: String(ranked[0].gpu_utilization.current),
+    });
+    const capacity = (await request(t.server).get('/v1/capacity').set(admin).expect(200)).body.data;
+    const capacityRows = parseCsv(
+      (await request(t.server).get('/v1/capacity').set(admin).set('Accept', 'text/csv')).text,
+    );
+    expect(capacityRows.map((row) => `${row.kind}:${row.id}`)).toEqual([
+      `summary:${orgId}`,
+      ...capacity.pools.map((pool: { pool_id: string }) => `pool:${pool.pool_id}`),
+      ...capacity.initiatives.map(
+        (initiative: { initiative_id: string }) => `initiative:${initiative.initiative_id}`,
+      ),
+    ]);
+    expect(Number(capacityRows[1].used_gpu_hours)).toBe(capacity.pools[0].used_gpu_hours);
+    const daily = parseCsv(
+      (await request(t.server).get('/v1/capacity?interval=day').set(admin).set('Accept', 'text/csv')).text,
+    );
+    expect(new Set(daily.map((row) => row.kind))).toEqual(new Set(['summary', 'pool', 'initiative']));
+    expect(Object.keys(daily[0])).toEqual([
+      'kind',
+      'id',
+      'date',
+      'used_gpu_hours',
+      'cumulative_used_gpu_hours',
+      'remaining_gpu_hours',
+    ]);
+  });
+});
