@@ -23,7 +23,7 @@ const TRICKY_NAMES = [
 ];
 
 function parseCsv(text: string): Record<string, string>[] {
-  return parse(text, { columns: true, record_delimiter: '\r\n' }) as Record<string, string>[];
+  return parse<Record<string, string>>(text, { columns: true, record_delimiter: '\r\n' });
 }
 
 /** Every page of the JSON list, through next_token. */
@@ -170,7 +170,7 @@ describe('Accept: text/csv', () => {
       ).text,
     );
     expect(csv).toEqual(
-      grouped.body.data.grouped.map((group: Record<string, unknown>) => ({
+      grouped.body.data.grouped.map((group: Record<string, number | string | null>) => ({
         initiative_id: group.initiative_id,
         workload_count: String(group.workload_count),
         gpu_hours: String(group.gpu_hours),
