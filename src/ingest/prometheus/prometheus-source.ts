@@ -1,0 +1,275 @@
+import type { DataSource } from 'typeorm';
+import type { PrometheusConfig, SyncConfig } from '../sync-config';
+import { ReasonCounter, SourceReport, SourceName } from '../sync-report';
+import { readWatermarks, SyncRecord, writeSyncRecords } from '../sync-writer';
+import { SourceUnavailableError } from '../source-failure';
+import { PrometheusClient, RangeSeries } from './prometheus-client';
+import {
+  DCGM_METRICS,
+  DcgmField,
+  engineActiveScale,
+  framebufferMiB,
+  ReadingAssembler,
+} from './dcgm-readings';
+
+interface Lifetime {
+  workloadId: string;
+  from: number;
+  to: number;
+}
+
+/** Workloads by the labels that name them in DCGM series: `namespace/pod`, or the Slurm job id. */
+interface JoinIndex {
+  pods: Map<string, Lifetime[]>;
+  jobs: Map<string, Lifetime[]>;
+}
+
+interface WorkloadSpan {
+  workload_id: string;
+  namespace: string;
+  name: string;
+  from: Date;
+  to: Date | null;
+}
+
+/** The sync's workloads (pods and Slurm jobs) whose lifetime overlaps [start, end] (unix seconds). */
+async function joinIndex(
+  dataSource: DataSource,
+  organizationId: string,
+  start: number,
+  end: number,
+): Promise<JoinIndex> {
+  const rows: WorkloadSpan[] = await dataSource.query(
+    `SELECT workload_id, namespace, name, coalesce(started_at, submitted_at) AS "from", completed_at AS "to"
+     FROM workloads
+     WHERE organization_id = $1 AND (workload_id LIKE 'k8s:%' OR workload_id LIKE 'slurm:%')
+       AND submitted_at <= $3 AND (completed_at IS NULL OR completed_at >= $2)`,
+    [organizationId, new Date(start * 1000), new Date(end * 1000)],
+  );
+  const index: JoinIndex = { pods: new Map(), jobs: new Map() };
+  for (const row of rows) {
+    const lifetime = {
+      workloadId: row.workload_id,
+      from: row.from.getTime() / 1000,
+      to: row.to ? row.to.getTime() / 1000 : Infinity,
+    };
+    const slurm = row.workload_id.startsWith('slurm:');
+    const key = slurm
+      ? row.workload_id.slice(row.workload_id.lastIndexOf(':') + 1)
+      : `${row.namespace}/${row.name}`;
+    const map = slurm ? index.jobs : index.pods;
+    map.set(
+      key,
+      [...(map.get(key) ?? []), lifetime].sort((a, b) => b.from - a.from),
+    );
+  }
+  return index;
+}
+
+/**
+ * One query per DCGM field: the mean of each series' raw samples inside each step (a range of one
+ * step, less a millisecond, so consecutive steps never share a sample), for the series that carry a
+ * pod (`pod`, or `exported_pod` where Prometheus renamed the exporter's labels) or a Slurm job label.
+ * Reading raw samples per step, instead of the instant value, keeps Prometheus' 5-minute look-back from
+ * repeating a finished series' last value.
+ */
+export function fieldQuery(
+  metric: string,
+  stepSeconds: number,
+  joins: { pods: boolean; jobLabel: string | null },
+): string {
+  const range = `[${stepSeconds * 1000 - 1}ms]`;
+  const selectors = [
+    ...(joins.pods ? [`${metric}{pod!=""}`, `${metric}{exported_pod!=""}`] : []),
+    ...(joins.jobLabel ? [`${metric}{${joins.jobLabel}!=""}`] : []),
+  ];
+  return selectors.map((selector) => `avg_over_time(${selector}${range})`).join(' or ');
+}
+
+/** The workload a series' point belongs to: the pod or job named by its labels, alive at that time. */
+function seriesLifetimes(
+  labels: Record<string, string>,
+  index: JoinIndex,
+  jobLabel: string | null,
+): Lifetime[] | undefined {
+  const job = jobLabel ? labels[jobLabel] : undefined;
+  if (job) return index.jobs.get(job);
+  const namespace = labels.exported_namespace ?? labels.namespace;
+  const pod = labels.exported_pod ?? labels.pod;
+  return namespace && pod ? index.pods.get(`${namespace}/${pod}`) : undefined;
+}
+
+function seriesKey(labels: Record<string, string>): string {
+  return JSON.stringify(
+    Object.entries(labels)
+      .filter(([name]) => name !== '__name__')
+      .sort(),
+  );
+}
+
+interface Window {
+  start: number;
+  end: number;
+}
+
+/** [start, end] cut into query windows of at most `windowPoints` steps (each ≤ 11,000 points per series). */
+export function queryWindows(
+  start: number,
+  end: number,
+  stepSeconds: number,
+  windowPoints: number,
+): Window[] {
+  const windows: Window[] = [];
+  for (let from = start; from <= end; from += windowPoints * stepSeconds) {
+    windows.push({ start: from, end: Math.min(end, from + (windowPoints - 1) * stepSeconds) });
+  }
+  return windows;
+}
+
+/**
+ * The range to read: from the watermark less the overlap (first run: the backfill), to now less the
+ * lag, and never past the last successful listing of the workload sources in the config — a series
+ * can only be joined to a workload that has been listed, so samples wait for their workload list.
+ */
+export function readRange(
+  config: SyncConfig,
+  prometheus: PrometheusConfig,
+  watermarks: Partial<Record<SourceName, Date>>,
+  now: number,
+): Window | { waitingFor: string } {
+  const step = prometheus.stepSeconds;
+  const seconds = (date: Date) => date.getTime() / 1000;
+  let end = now - prometheus.lagSeconds;
+  for (const source of ['kubernetes', 'slurm'] as const) {
+    if (!config[source]) continue;
+    const listed = watermarks[source];
+    if (!listed) return { waitingFor: source };
+    end = Math.min(end, seconds(listed));
+  }
+  const previous = watermarks.prometheus;
+  const from = previous
+    ? seconds(previous) - prometheus.overlapSeconds
+    : now - prometheus.backfillHours * 3600;
+  return { start: Math.ceil(from / step) * step, end: Math.floor(end / step) * step };
+}
+
+class SampleReader {
+  readonly skipped = new ReasonCounter();
+  readonly unjoined = new Set<string>();
+  read = 0;
+
+  constructor(
+    private readonly client: PrometheusClient,
+    private readonly config: PrometheusConfig,
+    private readonly organizationId: string,
+    private readonly index: JoinIndex,
+    private readonly joins: { pods: boolean; jobLabel: string | null },
+  ) {}
+
+  async *records(windows: Window[]): AsyncGenerator<SyncRecord> {
+    for (const window of windows) {
+      const assembler = new ReadingAssembler();
+      for (const field of Object.keys(DCGM_METRICS) as DcgmField[]) {
+        const query = fieldQuery(DCGM_METRICS[field], this.config.stepSeconds, this.joins);
+        const series = await this.client.queryRange(query, window.start, window.end, this.config.stepSeconds);
+        for (const one of series) this.addSeries(assembler, field, one);
+      }
+      for (const entry of assembler.drain()) {
+        this.read += 1;
+        if ('missing' in entry) {
+          this.skipped.add(entry.missing);
+          continue;
+        }
+        yield {
+          section: 'metric_samples',
+          value: {
+            organization_id: this.organizationId,
+            workload_id: entry.workloadId,
+            timestamp: new Date(entry.timestamp * 1000).toISOString(),
+            ...entry.reading,
+          },
+        };
+      }
+    }
+  }
+
+  private addSeries(assembler: ReadingAssembler, field: DcgmField, series: RangeSeries): void {
+    const lifetimes = seriesLifetimes(series.metric, this.index, this.joins.jobLabel);
+    const key = seriesKey(series.metric);
+    if (!lifetimes) {
+      this.unjoined.add(key);
+      return;
+    }
+    const values = series.values.map(([, value]) => Number(value));
+    const scale =
+      field === 'graphicsEngineActive' ? engineActiveScale(values, this.config.grEngineActiveUnit) : 1;
+    const step = this.config.stepSeconds;
+    series.values.forEach(([timestamp], position) => {
+      // A step's reading covers (t - step, t]: it belongs to the workload alive in that step.
+      const owner = lifetimes.find((life) => timestamp >= life.from && timestamp - step < life.to);
+      if (!owner) {
+        this.skipped.add('reading outside its workload lifetime');
+        return;
+      }
+      const raw = values[position];
+      const value =
+        field === 'framebufferUsed' || field === 'framebufferFree' ? framebufferMiB(raw) : raw * scale;
+      assembler.add(field, owner.workloadId, key, timestamp, value);
+    });
+  }
+}
+
+/** Reads DCGM series since the watermark, joins them to the synced workloads and writes the samples. */
+export async function syncPrometheus(
+  dataSource: DataSource,
+  config: SyncConfig,
+  prometheus: PrometheusConfig,
+): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'>> {
+  const joins = { pods: config.kubernetes !== null, jobLabel: config.slurm?.jobLabel ?? null };
+  if (!joins.pods && !joins.jobLabel) {
+    throw new SourceUnavailableError(
+      'prometheus needs a kubernetes or slurm section: its series are joined to their workloads',
+    );
+  }
+  const watermarks = await readWatermarks(dataSource, config.organizationId);
+  const range = readRange(config, prometheus, watermarks, Date.now() / 1000);
+  if ('waitingFor' in range) {
+    return {
+      read: 0,
+      written: 0,
+      unchanged: 0,
+      skipped: { [`waiting for a first ${range.waitingFor} listing`]: 1 },
+      refused: {},
+    };
+  }
+  if (range.start > range.end) return { read: 0, written: 0, unchanged: 0, skipped: {}, refused: {} };
+  const index = await joinIndex(
+    dataSource,
+    config.organizationId,
+    range.start - prometheus.stepSeconds,
+    range.end,
+  );
+  const reader = new SampleReader(
+    new PrometheusClient(prometheus),
+    prometheus,
+    config.organizationId,
+    index,
+    joins,
+  );
+  const windows = queryWindows(range.start, range.end, prometheus.stepSeconds, prometheus.windowPoints);
+  const result = await writeSyncRecords(
+    dataSource,
+    config.organizationId,
+    'prometheus',
+    reader.records(windows),
+    new Date(range.end * 1000),
+  );
+  if (reader.unjoined.size > 0) reader.skipped.add('series of no synced workload', reader.unjoined.size);
+  return {
+    read: reader.read,
+    written: result.written,
+    unchanged: result.records - result.written,
+    skipped: reader.skipped.counts,
+    refused: {},
+  };
+}
