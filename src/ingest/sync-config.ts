@@ -168,7 +168,7 @@ function prometheusConfig(value: unknown, base: string): PrometheusConfig {
     bearerToken: bearerToken(input, base),
     backfillHours: positiveNumber(input, 'backfill_hours', at, 24),
     overlapSeconds: nonNegativeNumber(input, 'overlap_seconds', at, 600),
-    lagSeconds: nonNegativeNumber(input, 'lag_seconds', at, 60),
+    lagSeconds: nonNegativeNumber(input, 'lag_seconds', at, 0),
     windowPoints,
     timeoutSeconds: positiveNumber(input, 'timeout_seconds', at, 60),
     grEngineActiveUnit: oneOf(input, 'gr_engine_active_unit', at, ['auto', 'ratio', 'percent'], 'auto'),

@@ -6,7 +6,7 @@ import { syncSlurm } from './slurm/slurm-source';
 import { SyncConfig } from './sync-config';
 import { SOURCE_NAMES, SourceName, SourceReport } from './sync-report';
 import { oneLine, SourceUnavailableError } from './source-failure';
-import { SyncRejectedError } from './sync-writer';
+import { ChangedWorkload, SyncRejectedError } from './sync-writer';
 
 type SourceResult = Omit<SourceReport, 'source' | 'seconds' | 'ok'>;
 
@@ -19,7 +19,8 @@ async function runSource(
   dataSource: DataSource,
   config: SyncConfig,
   source: SourceName,
-): Promise<SourceResult> {
+  changed: ChangedWorkload[],
+): Promise<SourceResult & { changed?: ChangedWorkload[] }> {
   const resolver = () =>
     InitiativeResolver.load(dataSource, config.organizationId, config.unknownInitiatives);
   switch (source) {
@@ -28,7 +29,7 @@ async function runSource(
     case 'slurm':
       return syncSlurm(dataSource, config.organizationId, config.slurm!, await resolver());
     case 'prometheus':
-      return syncPrometheus(dataSource, config, config.prometheus!);
+      return syncPrometheus(dataSource, config, config.prometheus!, changed);
   }
 }
 
@@ -54,6 +55,8 @@ export async function syncOnce(
   sources: SourceName[] = configuredSources(config),
 ): Promise<SourceReport[]> {
   const reports: SourceReport[] = [];
+  // Workloads the list sources wrote as new or changed: Prometheus re-reads their lifetime.
+  const changed: ChangedWorkload[] = [];
   let organizationProblem: string | null = null;
   try {
     await assertOrganization(dataSource, config.organizationId);
@@ -68,7 +71,8 @@ export async function syncOnce(
       continue;
     }
     try {
-      const result = await runSource(dataSource, config, source);
+      const { changed: wrote, ...result } = await runSource(dataSource, config, source, changed);
+      changed.push(...(wrote ?? []));
       reports.push({ source, ok: true, ...result, seconds: seconds() });
     } catch (error) {
       reports.push(failed(source, describe(error), seconds()));

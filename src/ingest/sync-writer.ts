@@ -103,3 +103,42 @@ export async function readWatermarks(
   );
   return Object.fromEntries(rows.map((row) => [row.source, row.read_until]));
 }
+
+/** A workload that is new or whose status or end changed in this run, and since when it ran. */
+export interface ChangedWorkload {
+  workloadId: string;
+  from: Date;
+}
+
+/**
+ * The workload records that are new or change a stored workload's status or end: their samples may
+ * lie before the Prometheus watermark (the workload was not known, or not finished, when that range
+ * was read), so the Prometheus source re-reads their lifetime.
+ */
+export async function changedWorkloads(
+  dataSource: DataSource,
+  organizationId: string,
+  records: SyncRecord[],
+): Promise<ChangedWorkload[]> {
+  const workloads = records.filter((record) => record.section === 'workloads').map((record) => record.value);
+  if (workloads.length === 0) return [];
+  const stored: { workload_id: string; status: string; completed_at: Date | null }[] = await dataSource.query(
+    `SELECT workload_id, status, completed_at FROM workloads
+     WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
+    [organizationId, workloads.map((workload) => workload.workload_id)],
+  );
+  const byId = new Map(stored.map((row) => [row.workload_id, row]));
+  return workloads
+    .filter((workload) => {
+      const row = byId.get(workload.workload_id as string);
+      const completed = (workload.completed_at as string | null) ?? null;
+      return (
+        !row || row.status !== workload.status || (row.completed_at?.toISOString() ?? null) !== completed
+      );
+    })
+    .filter((workload) => workload.status !== 'pending')
+    .map((workload) => ({
+      workloadId: workload.workload_id as string,
+      from: new Date((workload.started_at ?? workload.submitted_at) as string),
+    }));
+}

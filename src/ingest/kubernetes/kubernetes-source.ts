@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { KubernetesConfig } from '../sync-config';
 import { InitiativeResolver } from '../initiatives';
 import { ReasonCounter, SourceReport } from '../sync-report';
-import { SyncRecord, writeSyncRecords } from '../sync-writer';
+import { changedWorkloads, ChangedWorkload, SyncRecord, writeSyncRecords } from '../sync-writer';
 import { networkReason, SourceUnavailableError, withDeadline } from '../source-failure';
 import { mapPod, PodLike } from './pod-mapping';
 
@@ -154,7 +154,7 @@ export async function syncKubernetes(
   organizationId: string,
   config: KubernetesConfig,
   resolver: InitiativeResolver,
-): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'>> {
+): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
   const listedAt = new Date();
   const api = await connect(config);
   const nodes = await call(() => api.listNodes(), 'list nodes', config.timeoutSeconds);
@@ -186,6 +186,7 @@ export async function syncKubernetes(
     if (!seen.has(known.workload_id)) workloads.push(cancelledRecord(organizationId, known, listedAt));
   }
   const records = [...resolver.records(), ...workloads];
+  const changed = await changedWorkloads(dataSource, organizationId, records);
   const result = await writeSyncRecords(dataSource, organizationId, 'kubernetes', records, listedAt);
   return {
     read: pods.length,
@@ -193,5 +194,6 @@ export async function syncKubernetes(
     unchanged: result.records - result.written,
     skipped: skipped.counts,
     refused: refused.counts,
+    changed,
   };
 }

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { PrometheusConfig, SyncConfig } from '../sync-config';
 import { ReasonCounter, SourceReport, SourceName } from '../sync-report';
-import { readWatermarks, SyncRecord, writeSyncRecords } from '../sync-writer';
+import { ChangedWorkload, readWatermarks, SyncRecord, writeSyncRecords } from '../sync-writer';
 import { SourceUnavailableError } from '../source-failure';
 import { PrometheusClient, RangeSeries } from './prometheus-client';
 import {
@@ -77,11 +77,17 @@ export function fieldQuery(
   metric: string,
   stepSeconds: number,
   joins: { pods: boolean; jobLabel: string | null },
+  only?: Only,
 ): string {
   const range = `[${stepSeconds * 1000 - 1}ms]`;
+  const match = (names: string[] | undefined) => (names ? `=~"${names.map(escapeRegex).join('|')}"` : '!=""');
   const selectors = [
-    ...(joins.pods ? [`${metric}{pod!=""}`, `${metric}{exported_pod!=""}`] : []),
-    ...(joins.jobLabel ? [`${metric}{${joins.jobLabel}!=""}`] : []),
+    ...(joins.pods && (!only || only.pods.length > 0)
+      ? [`${metric}{pod${match(only?.pods)}}`, `${metric}{exported_pod${match(only?.pods)}}`]
+      : []),
+    ...(joins.jobLabel && (!only || only.jobs.length > 0)
+      ? [`${metric}{${joins.jobLabel}${match(only?.jobs)}}`]
+      : []),
   ];
   return selectors.map((selector) => `avg_over_time(${selector}${range})`).join(' or ');
 }
@@ -110,7 +116,21 @@ function seriesKey(labels: Record<string, string>): string {
 interface Window {
   start: number;
   end: number;
+  /** Catch-up windows read only these pods and jobs. */
+  only?: Only;
 }
+
+interface Only {
+  pods: string[];
+  jobs: string[];
+}
+
+/** A literal inside a PromQL (RE2) regex, itself inside a double-quoted string. */
+function escapeRegex(text: string): string {
+  return text.replace(/[\\.+*?()|[\]{}^$]/g, '\\\\$&').replace(/"/g, '\\"');
+}
+
+const CATCH_UP_NAMES_PER_QUERY = 100;
 
 /** [start, end] cut into query windows of at most `windowPoints` steps (each ≤ 11,000 points per series). */
 export function queryWindows(
@@ -170,7 +190,8 @@ class SampleReader {
     for (const window of windows) {
       const assembler = new ReadingAssembler();
       for (const field of Object.keys(DCGM_METRICS) as DcgmField[]) {
-        const query = fieldQuery(DCGM_METRICS[field], this.config.stepSeconds, this.joins);
+        const query = fieldQuery(DCGM_METRICS[field], this.config.stepSeconds, this.joins, window.only);
+        if (query === '') continue;
         const series = await this.client.queryRange(query, window.start, window.end, this.config.stepSeconds);
         for (const one of series) this.addSeries(assembler, field, one);
       }
@@ -208,7 +229,8 @@ class SampleReader {
       // A step's reading covers (t - step, t]: it belongs to the workload alive in that step.
       const owner = lifetimes.find((life) => timestamp >= life.from && timestamp - step < life.to);
       if (!owner) {
-        this.skipped.add('reading outside its workload lifetime');
+        // Counted once per GPU and step (on one field), not once per field.
+        if (field === 'temperature') this.skipped.add('GPU reading outside its workload lifetime');
         return;
       }
       const raw = values[position];
@@ -219,11 +241,55 @@ class SampleReader {
   }
 }
 
+/**
+ * Windows that re-read, before the main range, the lifetime of workloads the list sources just wrote
+ * as new or changed (at most the backfill): their samples may predate the watermark, e.g. a pod that
+ * was listed late, or a backfill that arrived with its end. Only their pods and jobs are queried.
+ */
+function catchUpWindows(
+  changed: ChangedWorkload[],
+  index: JoinIndex,
+  prometheus: PrometheusConfig,
+  range: Window,
+  now: number,
+): Window[] {
+  const step = prometheus.stepSeconds;
+  const earliestAllowed = now - prometheus.backfillHours * 3600;
+  const early = changed.filter((workload) => workload.from.getTime() / 1000 < range.start);
+  if (early.length === 0) return [];
+  const start =
+    Math.ceil(Math.max(earliestAllowed, Math.min(...early.map((w) => w.from.getTime() / 1000))) / step) *
+    step;
+  const end = range.start - step;
+  if (start > end) return [];
+  const ids = new Set(early.map((workload) => workload.workloadId));
+  const pods = new Set<string>();
+  const jobs = new Set<string>();
+  for (const [key, lifetimes] of index.pods) {
+    if (lifetimes.some((life) => ids.has(life.workloadId))) pods.add(key.slice(key.indexOf('/') + 1));
+  }
+  for (const [key, lifetimes] of index.jobs)
+    if (lifetimes.some((life) => ids.has(life.workloadId))) jobs.add(key);
+  const names = [...pods].map((pod) => ({ pod })).concat([...jobs].map((job) => ({ job }) as never));
+  const windows: Window[] = [];
+  for (let first = 0; first < names.length; first += CATCH_UP_NAMES_PER_QUERY) {
+    const batch = names.slice(first, first + CATCH_UP_NAMES_PER_QUERY) as { pod?: string; job?: string }[];
+    const only = {
+      pods: batch.flatMap((name) => (name.pod ? [name.pod] : [])),
+      jobs: batch.flatMap((name) => (name.job ? [name.job] : [])),
+    };
+    for (const window of queryWindows(start, end, step, prometheus.windowPoints))
+      windows.push({ ...window, only });
+  }
+  return windows;
+}
+
 /** Reads DCGM series since the watermark, joins them to the synced workloads and writes the samples. */
 export async function syncPrometheus(
   dataSource: DataSource,
   config: SyncConfig,
   prometheus: PrometheusConfig,
+  changed: ChangedWorkload[] = [],
 ): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'>> {
   const joins = { pods: config.kubernetes !== null, jobLabel: config.slurm?.jobLabel ?? null };
   if (!joins.pods && !joins.jobLabel) {
@@ -231,8 +297,9 @@ export async function syncPrometheus(
       'prometheus needs a kubernetes or slurm section: its series are joined to their workloads',
     );
   }
+  const now = Date.now() / 1000;
   const watermarks = await readWatermarks(dataSource, config.organizationId);
-  const range = readRange(config, prometheus, watermarks, Date.now() / 1000);
+  const range = readRange(config, prometheus, watermarks, now);
   if ('waitingFor' in range) {
     return {
       read: 0,
@@ -243,10 +310,11 @@ export async function syncPrometheus(
     };
   }
   if (range.start > range.end) return { read: 0, written: 0, unchanged: 0, skipped: {}, refused: {} };
+  const earliest = Math.min(range.start, ...changed.map((workload) => workload.from.getTime() / 1000));
   const index = await joinIndex(
     dataSource,
     config.organizationId,
-    range.start - prometheus.stepSeconds,
+    earliest - prometheus.stepSeconds,
     range.end,
   );
   const reader = new SampleReader(
@@ -256,7 +324,10 @@ export async function syncPrometheus(
     index,
     joins,
   );
-  const windows = queryWindows(range.start, range.end, prometheus.stepSeconds, prometheus.windowPoints);
+  const windows = [
+    ...catchUpWindows(changed, index, prometheus, range, now),
+    ...queryWindows(range.start, range.end, prometheus.stepSeconds, prometheus.windowPoints),
+  ];
   const result = await writeSyncRecords(
     dataSource,
     config.organizationId,

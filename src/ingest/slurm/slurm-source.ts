@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { SlurmConfig } from '../sync-config';
 import { InitiativeResolver } from '../initiatives';
 import { ReasonCounter, SourceReport } from '../sync-report';
-import { SyncRecord, writeSyncRecords } from '../sync-writer';
+import { changedWorkloads, ChangedWorkload, SyncRecord, writeSyncRecords } from '../sync-writer';
 import { SourceUnavailableError } from '../source-failure';
 import { mapSacctJob, SacctJob } from './sacct-mapping';
 
@@ -66,7 +66,7 @@ export async function syncSlurm(
   organizationId: string,
   config: SlurmConfig,
   resolver: InitiativeResolver,
-): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'>> {
+): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
   const readAt = new Date();
   const jobs = parseSacctDocument(await readDocument(config));
   const skipped = new ReasonCounter();
@@ -90,6 +90,7 @@ export async function syncSlurm(
     );
   }
   const records = [...resolver.records(), ...byId.values()];
+  const changed = await changedWorkloads(dataSource, organizationId, records);
   const result = await writeSyncRecords(dataSource, organizationId, 'slurm', records, readAt);
   return {
     read: jobs.length,
@@ -97,5 +98,6 @@ export async function syncSlurm(
     unchanged: result.records - result.written,
     skipped: skipped.counts,
     refused: refused.counts,
+    changed,
   };
 }
