@@ -50,6 +50,8 @@ export class KubernetesFixtureServer {
         '- name: fixture-cluster',
         '  cluster:',
         `    server: http://127.0.0.1:${this.port}`,
+        // @kubernetes/client-node only speaks plain HTTP when told not to verify TLS.
+        '    insecure-skip-tls-verify: true',
         'users:',
         '- name: sync-reader',
         '  user:',
