@@ -170,7 +170,9 @@ export function readRange(
   const from = previous
     ? seconds(previous) - prometheus.overlapSeconds
     : now - prometheus.backfillHours * 3600;
-  return { start: Math.ceil(from / step) * step, end: Math.floor(end / step) * step };
+  // The last step ends at or after the cap, so the freshest samples are read now (and re-read, as
+  // part of the overlap, once the step is complete).
+  return { start: Math.ceil(from / step) * step, end: Math.ceil(end / step) * step };
 }
 
 class SampleReader {
