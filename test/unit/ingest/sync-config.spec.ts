@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseSyncConfig, SyncConfigError } from '../../../src/ingest/sync-config';
 import { parse as parseYaml } from 'yaml';
 
@@ -74,5 +77,23 @@ slurm:
   ])('refuses a broken config, naming the key (%#)', (document, message) => {
     expect(() => parseSyncConfig(document, '/')).toThrow(SyncConfigError);
     expect(() => parseSyncConfig(document, '/')).toThrow(message);
+  });
+});
+
+describe('the README example config', () => {
+  it('parses as documented', () => {
+    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Sync from Kubernetes, Prometheus and Slurm'));
+    const example = /```json\n([\s\S]*?)\n```/.exec(section)![1];
+    const directory = mkdtempSync(join(tmpdir(), 'gpucap-config-'));
+    writeFileSync(join(directory, 'prometheus-password'), 'hunter2\n');
+    try {
+      const config = parseSyncConfig(JSON.parse(example), directory);
+      expect(config.prometheus?.basicAuth).toEqual({ username: 'gpucap', password: 'hunter2' });
+      expect(config.kubernetes?.initiativeByNamespace).toEqual({ 'ml-research': 'research' });
+      expect(config.slurm?.instanceTypeByPartition).toEqual({ 'gpu-a100': 'p4d.24xlarge' });
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
