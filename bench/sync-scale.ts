@@ -4,7 +4,7 @@
  * nothing new to write), by the real CLI (`gpucap sync --once`, a child process) into a database of
  * its own, while `gpucap serve` answers a steady stream of API requests on the same database.
  *
- *   npx ts-node --transpile-only bench/sync-scale.ts [--pods 1000] [--gpus 1] [--hours 24] [--no-serve]
+ *   npx ts-node --transpile-only bench/sync-scale.ts [--pods 1000] [--gpus 1] [--hours 24] [--no-serve] [--cpu-prof DIR]
  *
  * Kubernetes and Prometheus are generated HTTP sources in this process: a PodList/NodeList server and
  * a `/api/v1/query_range` server that answers the sync's DCGM queries with deterministic values (a
@@ -33,6 +33,8 @@ interface Options {
   gpus: number;
   hours: number;
   serve: boolean;
+  /** Where the sync processes write V8 CPU profiles, when set. */
+  cpuProfileDirectory: string | null;
   adminUrl: string;
 }
 
@@ -43,6 +45,7 @@ function parseOptions(): Options {
       gpus: { type: 'string', default: '1' },
       hours: { type: 'string', default: '24' },
       'no-serve': { type: 'boolean', default: false },
+      'cpu-prof': { type: 'string' },
     },
   });
   const count = (text: string, name: string) => {
@@ -55,6 +58,7 @@ function parseOptions(): Options {
     gpus: count(values.gpus, '--gpus'),
     hours: count(values.hours, '--hours'),
     serve: !values['no-serve'],
+    cpuProfileDirectory: values['cpu-prof'] ?? null,
     adminUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }
@@ -169,16 +173,37 @@ async function prepareDatabase(options: Options): Promise<string> {
   return url;
 }
 
+function processTree(root: number): number[] {
+  const tree = [root];
+  for (let index = 0; index < tree.length; index += 1) {
+    try {
+      const children = readFileSync(`/proc/${tree[index]}/task/${tree[index]}/children`, 'utf8');
+      tree.push(...children.split(' ').filter(Boolean).map(Number));
+    } catch {
+      // Gone already.
+    }
+  }
+  return tree;
+}
+
 /** `gpucap sync --once` as a child process: its output, wall time and peak RSS (VmHWM). */
 function timedSync(
   config: string,
   url: string,
+  profileDirectory: string | null,
 ): Promise<{ stdout: string; seconds: number; peakRss: number; code: number | null }> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(
       process.execPath,
-      [join(ROOT, 'bin', 'gpucap.js'), 'sync', '--config', config, '--once'],
+      [
+        ...(profileDirectory ? ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`] : []),
+        join(ROOT, 'bin', 'gpucap.js'),
+        'sync',
+        '--config',
+        config,
+        '--once',
+      ],
       {
         cwd: ROOT,
         env: { ...process.env, DATABASE_URL: url },
@@ -189,11 +214,14 @@ function timedSync(
     let peakRss = 0;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const poll = setInterval(() => {
-      try {
-        const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (match) peakRss = Math.max(peakRss, Number(match[1]) * 1024);
-      } catch {
-        // Exited; the last reading stands.
+      // bin/gpucap.js runs sync in a child of its own (with a heap cap): read every process of the tree.
+      for (const pid of processTree(child.pid as number)) {
+        try {
+          const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+          if (match) peakRss = Math.max(peakRss, Number(match[1]) * 1024);
+        } catch {
+          // Exited; the last reading stands.
+        }
       }
     }, RSS_POLL_MS);
     child.on('error', reject);
@@ -291,7 +319,7 @@ async function main(): Promise<void> {
   try {
     for (const run of ['first (backfill)', 'second (steady state)']) {
       const queriesBefore = prometheusQueries;
-      const sync = timedSync(config, url);
+      const sync = timedSync(config, url, options.cpuProfileDirectory);
       const traffic = service ? driveService(service, token, sync) : null;
       const result = await sync;
       log(

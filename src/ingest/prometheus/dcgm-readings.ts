@@ -34,8 +34,8 @@ interface Accumulator {
   powerSum: number;
   powerCount: number;
   temperatureMax: number;
-  used: Map<string, number>;
-  free: Map<string, number>;
+  memorySum: number;
+  memoryCount: number;
 }
 
 function newAccumulator(): Accumulator {
@@ -47,8 +47,8 @@ function newAccumulator(): Accumulator {
     powerSum: 0,
     powerCount: 0,
     temperatureMax: -Infinity,
-    used: new Map(),
-    free: new Map(),
+    memorySum: 0,
+    memoryCount: 0,
   };
 }
 
@@ -74,6 +74,8 @@ const clampPercent = (value: number) => Math.min(100, Math.max(0, value));
  */
 export class ReadingAssembler {
   private readonly byWorkload = new Map<string, Map<number, Accumulator>>();
+  /** FB_USED per GPU and timestamp until that GPU's FB_FREE arrives (callers add FB_USED first). */
+  private readonly used = new Map<string, Map<number, number>>();
 
   private accumulator(workloadId: string, timestamp: number): Accumulator {
     let byTime = this.byWorkload.get(workloadId);
@@ -103,12 +105,20 @@ export class ReadingAssembler {
       case 'temperature':
         accumulator.temperatureMax = Math.max(accumulator.temperatureMax, value);
         break;
-      case 'framebufferUsed':
-        accumulator.used.set(gpu, value);
+      case 'framebufferUsed': {
+        let byTime = this.used.get(gpu);
+        if (!byTime) this.used.set(gpu, (byTime = new Map()));
+        byTime.set(timestamp, value);
         break;
-      case 'framebufferFree':
-        accumulator.free.set(gpu, value);
+      }
+      case 'framebufferFree': {
+        const used = this.used.get(gpu)?.get(timestamp);
+        if (used !== undefined && used + value > 0) {
+          accumulator.memorySum += (used / (used + value)) * 100;
+          accumulator.memoryCount += 1;
+        }
         break;
+      }
     }
   }
 
@@ -122,6 +132,7 @@ export class ReadingAssembler {
       }
     }
     this.byWorkload.clear();
+    this.used.clear();
   }
 }
 
@@ -133,17 +144,12 @@ function complete(accumulator: Accumulator): Reading | string {
         ? accumulator.engineSum / accumulator.engineCount
         : null;
   if (utilization === null) return 'incomplete reading (no GPU utilization)';
-  const ratios: number[] = [];
-  for (const [gpu, used] of accumulator.used) {
-    const free = accumulator.free.get(gpu);
-    if (free !== undefined && used + free > 0) ratios.push((used / (used + free)) * 100);
-  }
-  if (ratios.length === 0) return 'incomplete reading (no FB_USED/FB_FREE pair)';
+  if (accumulator.memoryCount === 0) return 'incomplete reading (no FB_USED/FB_FREE pair)';
   if (accumulator.powerCount === 0) return 'incomplete reading (no power)';
   if (accumulator.temperatureMax === -Infinity) return 'incomplete reading (no temperature)';
   return {
     gpu_utilization: clampPercent(utilization),
-    memory_utilization: clampPercent(ratios.reduce((sum, ratio) => sum + ratio, 0) / ratios.length),
+    memory_utilization: clampPercent(accumulator.memorySum / accumulator.memoryCount),
     temperature: accumulator.temperatureMax,
     power_usage: Math.max(0, accumulator.powerSum),
   };

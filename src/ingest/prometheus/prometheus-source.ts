@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import type { PrometheusConfig, SyncConfig } from '../sync-config';
+import { PROMETHEUS_MAX_POINTS, PrometheusConfig, SyncConfig } from '../sync-config';
 import { ReasonCounter, SourceReport, SourceName } from '../sync-report';
 import { ChangedWorkload, readWatermarks, SyncRecord, writeSyncRecords } from '../sync-writer';
 import { SourceUnavailableError } from '../source-failure';
@@ -132,18 +132,19 @@ function escapeRegex(text: string): string {
 
 const CATCH_UP_NAMES_PER_QUERY = 100;
 
-/** [start, end] cut into query windows of at most `windowPoints` steps (each ≤ 11,000 points per series). */
-export function queryWindows(
-  start: number,
-  end: number,
-  stepSeconds: number,
-  windowPoints: number,
-): Window[] {
-  const windows: Window[] = [];
-  for (let from = start; from <= end; from += windowPoints * stepSeconds) {
-    windows.push({ start: from, end: Math.min(end, from + (windowPoints - 1) * stepSeconds) });
-  }
-  return windows;
+/** Points (series × steps) one query may return: bounds the memory of a response, whatever the GPU count. */
+export const POINTS_PER_QUERY = 600_000;
+/** Steps of the first window, before the number of series is known. */
+const PROBE_STEPS = 10;
+
+/**
+ * Steps in the next query window: `window_points`, fewer when that many series would return more than
+ * POINTS_PER_QUERY points, never more than Prometheus' 11,000 points per series.
+ */
+export function windowSteps(configured: number, largestSeriesCount: number | null): number {
+  if (largestSeriesCount === null) return Math.min(configured, PROBE_STEPS);
+  const affordable = Math.floor(POINTS_PER_QUERY / Math.max(1, largestSeriesCount));
+  return Math.max(1, Math.min(configured, PROMETHEUS_MAX_POINTS, affordable));
 }
 
 /**
@@ -188,31 +189,70 @@ class SampleReader {
     private readonly joins: { pods: boolean; jobLabel: string | null },
   ) {}
 
-  async *records(windows: Window[]): AsyncGenerator<SyncRecord> {
-    for (const window of windows) {
-      const assembler = new ReadingAssembler();
-      for (const field of Object.keys(DCGM_METRICS) as DcgmField[]) {
-        const query = fieldQuery(DCGM_METRICS[field], this.config.stepSeconds, this.joins, window.only);
-        if (query === '') continue;
-        const series = await this.client.queryRange(query, window.start, window.end, this.config.stepSeconds);
-        for (const one of series) this.addSeries(assembler, field, one);
-      }
-      for (const entry of assembler.drain()) {
-        this.read += 1;
-        if ('missing' in entry) {
-          this.skipped.add(entry.missing);
-          continue;
+  private largestSeriesCount: number | null = null;
+
+  /** Query windows over the ranges, each sized when it is reached (from the series seen so far), × fields. */
+  private *plan(ranges: Window[]): Generator<{ window: Window; field: DcgmField; text: string }> {
+    const step = this.config.stepSeconds;
+    for (const range of ranges) {
+      for (let from = range.start; from <= range.end;) {
+        const steps = windowSteps(this.config.windowPoints, this.largestSeriesCount);
+        const window = { start: from, end: Math.min(range.end, from + (steps - 1) * step), only: range.only };
+        for (const field of Object.keys(DCGM_METRICS) as DcgmField[]) {
+          const text = fieldQuery(DCGM_METRICS[field], step, this.joins, window.only);
+          if (text !== '') yield { window, field, text };
         }
-        yield {
-          section: 'metric_samples',
-          value: {
-            organization_id: this.organizationId,
-            workload_id: entry.workloadId,
-            timestamp: new Date(entry.timestamp * 1000).toISOString(),
-            ...entry.reading,
-          },
-        };
+        from = window.end + step;
       }
+    }
+  }
+
+  /**
+   * The samples of every range, window by window. The next query is already in flight while a
+   * response is being joined and staged, so Prometheus' work and the sync's overlap.
+   */
+  async *records(ranges: Window[]): AsyncGenerator<SyncRecord> {
+    const plan = this.plan(ranges);
+    const send = (query: { window: Window; field: DcgmField; text: string }) => {
+      const { window, text } = query;
+      const response = this.client.queryRange(text, window.start, window.end, this.config.stepSeconds);
+      // Awaited in turn below; a failure while an earlier window is processed must not go unhandled.
+      response.catch(() => undefined);
+      return { query, response };
+    };
+    let next = plan.next();
+    let inFlight = next.done ? null : send(next.value);
+    let assembler = new ReadingAssembler();
+    while (inFlight) {
+      const { query, response } = inFlight;
+      const series = await response;
+      this.largestSeriesCount = Math.max(this.largestSeriesCount ?? 0, series.length);
+      next = plan.next();
+      inFlight = next.done ? null : send(next.value);
+      for (const one of series) this.addSeries(assembler, query.field, one);
+      if (!inFlight || inFlight.query.window !== query.window) {
+        yield* this.samples(assembler);
+        assembler = new ReadingAssembler();
+      }
+    }
+  }
+
+  private *samples(assembler: ReadingAssembler): Generator<SyncRecord> {
+    for (const entry of assembler.drain()) {
+      this.read += 1;
+      if ('missing' in entry) {
+        this.skipped.add(entry.missing);
+        continue;
+      }
+      yield {
+        section: 'metric_samples',
+        value: {
+          organization_id: this.organizationId,
+          workload_id: entry.workloadId,
+          timestamp: new Date(entry.timestamp * 1000).toISOString(),
+          ...entry.reading,
+        },
+      };
     }
   }
 
@@ -244,11 +284,11 @@ class SampleReader {
 }
 
 /**
- * Windows that re-read, before the main range, the lifetime of workloads the list sources just wrote
+ * Ranges that re-read, before the main range, the lifetime of workloads the list sources just wrote
  * as new or changed (at most the backfill): their samples may predate the watermark, e.g. a pod that
  * was listed late, or a backfill that arrived with its end. Only their pods and jobs are queried.
  */
-function catchUpWindows(
+function catchUpRanges(
   changed: ChangedWorkload[],
   index: JoinIndex,
   prometheus: PrometheusConfig,
@@ -280,8 +320,7 @@ function catchUpWindows(
       pods: batch.flatMap((name) => (name.pod ? [name.pod] : [])),
       jobs: batch.flatMap((name) => (name.job ? [name.job] : [])),
     };
-    for (const window of queryWindows(start, end, step, prometheus.windowPoints))
-      windows.push({ ...window, only });
+    windows.push({ start, end, only });
   }
   return windows;
 }
@@ -327,8 +366,8 @@ export async function syncPrometheus(
     joins,
   );
   const windows = [
-    ...catchUpWindows(changed, index, prometheus, range, now),
-    ...queryWindows(range.start, range.end, prometheus.stepSeconds, prometheus.windowPoints),
+    ...catchUpRanges(changed, index, prometheus, range, now),
+    { start: range.start, end: range.end },
   ];
   const result = await writeSyncRecords(
     dataSource,

@@ -3,7 +3,12 @@ import {
   framebufferMiB,
   ReadingAssembler,
 } from '../../../src/ingest/prometheus/dcgm-readings';
-import { fieldQuery, queryWindows, readRange } from '../../../src/ingest/prometheus/prometheus-source';
+import {
+  fieldQuery,
+  POINTS_PER_QUERY,
+  readRange,
+  windowSteps,
+} from '../../../src/ingest/prometheus/prometheus-source';
 import { parseSyncConfig } from '../../../src/ingest/sync-config';
 
 describe('DCGM readings', () => {
@@ -48,11 +53,12 @@ describe('DCGM readings', () => {
     );
   });
 
-  it('keeps every query window within 11,000 points per series', () => {
-    const windows = queryWindows(0, 86_400 * 30, 60, 11_000);
-    expect(windows.every((window) => (window.end - window.start) / 60 + 1 <= 11_000)).toBe(true);
-    expect(windows[0]).toEqual({ start: 0, end: 10_999 * 60 });
-    expect(windows.at(-1)!.end).toBe(86_400 * 30);
+  it('sizes query windows to at most 11,000 points per series and a bounded number of points per query', () => {
+    expect(windowSteps(60, null)).toBe(10);
+    expect(windowSteps(60, 10_000)).toBe(60);
+    expect(windowSteps(60, 80_000)).toBe(Math.floor(POINTS_PER_QUERY / 80_000));
+    expect(windowSteps(11_000, 1)).toBe(11_000);
+    expect(windowSteps(11_000, 10_000_000)).toBe(1);
   });
 
   it('reads from the watermark less the overlap, never past the last listing of a workload source', () => {
