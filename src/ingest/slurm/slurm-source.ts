@@ -4,15 +4,50 @@ import type { DataSource } from 'typeorm';
 import type { SlurmConfig } from '../sync-config';
 import { InitiativeResolver } from '../initiatives';
 import { ReasonCounter, SourceReport } from '../sync-report';
-import { changedWorkloads, ChangedWorkload, SyncRecord, writeSyncRecords } from '../sync-writer';
+import {
+  changedWorkloads,
+  ChangedWorkload,
+  readWatermarks,
+  SyncRecord,
+  writeSyncRecords,
+} from '../sync-writer';
 import { SourceUnavailableError } from '../source-failure';
 import { mapSacctJob, SacctJob } from './sacct-mapping';
 
 const MAX_OUTPUT_BYTES = 1024 * 1024 * 1024;
 
-/** Runs the configured command without a shell (arguments as given) and returns its standard output. */
-function runSacct(config: SlurmConfig): Promise<string> {
-  const [program, ...args] = config.sacctCommand;
+/** Jobs that ended this long before the last successful read are asked for again (late accounting records). */
+const STARTTIME_OVERLAP_MS = 3_600_000;
+/** The first read asks for the jobs of the last day (sacct's own default is since midnight). */
+const FIRST_READ_MS = 86_400_000;
+
+/** `2026-11-24T01:05:00` in this machine's zone, the form sacct reads (its zone is ours: it is our child). */
+function sacctTime(date: Date): string {
+  const two = (value: number) => String(value).padStart(2, '0');
+  return (
+    `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())}` +
+    `T${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`
+  );
+}
+
+/**
+ * The command to run. `sacct` without a `-S`/`--starttime` of the config's own gets one: an hour
+ * before the last successful read (a day before now on the first), so jobs that ended while the
+ * sync was down are still listed, without re-reading all history every run. Jobs still pending or
+ * running are listed whatever their start.
+ */
+export function sacctArguments(command: string[], lastRead: Date | undefined, now: Date): string[] {
+  const [program, ...args] = command;
+  const isSacct = /(^|\/)sacct$/.test(program);
+  const hasStart = args.some((arg) => arg === '-S' || arg.startsWith('--starttime') || /^-S./.test(arg));
+  if (!isSacct || hasStart) return command;
+  const since = lastRead ? lastRead.getTime() - STARTTIME_OVERLAP_MS : now.getTime() - FIRST_READ_MS;
+  return [program, ...args, `--starttime=${sacctTime(new Date(since))}`];
+}
+
+/** Runs the command without a shell (arguments as given) and returns its standard output. */
+function runSacct(config: SlurmConfig, command: string[]): Promise<string> {
+  const [program, ...args] = command;
   return new Promise((resolve, reject) => {
     execFile(
       program,
@@ -33,8 +68,8 @@ function runSacct(config: SlurmConfig): Promise<string> {
   });
 }
 
-async function readDocument(config: SlurmConfig): Promise<string> {
-  if (!config.sacctJsonFile) return runSacct(config);
+async function readDocument(config: SlurmConfig, command: string[]): Promise<string> {
+  if (!config.sacctJsonFile) return runSacct(config, command);
   try {
     return await readFile(config.sacctJsonFile, 'utf8');
   } catch {
@@ -68,7 +103,10 @@ export async function syncSlurm(
   resolver: InitiativeResolver,
 ): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
   const readAt = new Date();
-  const jobs = parseSacctDocument(await readDocument(config));
+  const lastRead = (await readWatermarks(dataSource, organizationId)).slurm;
+  const jobs = parseSacctDocument(
+    await readDocument(config, sacctArguments(config.sacctCommand, lastRead, readAt)),
+  );
   const skipped = new ReasonCounter();
   const refused = new ReasonCounter();
   // A requeued job appears once per run; the last record is its current state.

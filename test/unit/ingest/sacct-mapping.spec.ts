@@ -1,4 +1,5 @@
 import { gpuCount, mapSacctJob, SacctJob } from '../../../src/ingest/slurm/sacct-mapping';
+import { sacctArguments } from '../../../src/ingest/slurm/slurm-source';
 import { parseSyncConfig } from '../../../src/ingest/sync-config';
 
 const config = parseSyncConfig(
@@ -95,5 +96,30 @@ describe('sacct job → workload', () => {
     expect(mapSacctJob(job({ account: 'chem', partition: 'h100' }), config, 'org')).toMatchObject({
       workload: { initiative_id: 'chem', instance_type: 'h100' },
     });
+  });
+});
+
+describe('the sacct command', () => {
+  const now = new Date(2026, 10, 24, 12, 0, 0);
+
+  it('asks sacct for the jobs since an hour before the last read (a day on the first read)', () => {
+    expect(sacctArguments(['sacct', '--json', '--allusers'], new Date(2026, 10, 24, 11, 30, 5), now)).toEqual(
+      ['sacct', '--json', '--allusers', '--starttime=2026-11-24T10:30:05'],
+    );
+    expect(sacctArguments(['/usr/bin/sacct', '--json'], undefined, now)).toEqual([
+      '/usr/bin/sacct',
+      '--json',
+      '--starttime=2026-11-23T12:00:00',
+    ]);
+  });
+
+  it('leaves a command alone that is not sacct or already says where to start', () => {
+    expect(sacctArguments(['cat', 'sacct.json'], undefined, now)).toEqual(['cat', 'sacct.json']);
+    expect(sacctArguments(['sacct', '--json', '-S', 'now-7days'], undefined, now)).toEqual([
+      'sacct',
+      '--json',
+      '-S',
+      'now-7days',
+    ]);
   });
 });
