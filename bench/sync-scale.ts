@@ -144,6 +144,8 @@ function listen(
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => handler(request, body, response));
   });
+  // Idle connections stay open as long as Prometheus keeps them (its --web.read-timeout, 5 minutes).
+  server.keepAliveTimeout = 300_000;
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 

@@ -23,6 +23,7 @@ function parseInterval(text: string): number {
  * SIGINT/SIGTERM (the run in progress finishes first).
  */
 export const syncCommand: Command = async (args, context) => {
+  if (args.includes('--help')) throw new UsageError(USAGE);
   const { values } = parseArgs({
     args,
     options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },

@@ -1,6 +1,17 @@
 import type { PrometheusConfig } from '../sync-config';
 import { networkReason, SourceUnavailableError } from '../source-failure';
 
+/** `ECONNREFUSED`, else the cause undici gives (`UND_ERR_SOCKET: other side closed`). */
+function failureReason(error: unknown): string {
+  const network = networkReason(error);
+  if (network) return network;
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  if (cause && typeof cause.message === 'string') {
+    return typeof cause.code === 'string' ? `${cause.code}: ${cause.message}` : cause.message;
+  }
+  return (error as Error).message;
+}
+
 /** One series of a range query: its labels and `[unix seconds, "value"]` points. */
 export interface RangeSeries {
   metric: Record<string, string>;
@@ -8,8 +19,39 @@ export interface RangeSeries {
 }
 
 /** Prometheus' HTTP API (`/api/v1/query_range`), with the config's auth and deadline. */
+const ATTEMPTS = 3;
+
 export class PrometheusClient {
   constructor(private readonly config: PrometheusConfig) {}
+
+  /**
+   * One query, answered within the config's deadline. A connection that fails before an answer (a
+   * kept-alive socket the server had just closed, a reset) is tried again after 1 s, then 2 s: the
+   * query only reads. A deadline that passes is not retried.
+   */
+  private async post(body: URLSearchParams): Promise<{ response: Response; text: string }> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const response = await fetch(`${this.config.url}/api/v1/query_range`, {
+          method: 'POST',
+          headers: this.headers(),
+          body,
+          signal: AbortSignal.timeout(this.config.timeoutSeconds * 1000),
+        });
+        return { response, text: await response.text() };
+      } catch (error) {
+        const name = (error as { name?: string }).name;
+        if (name === 'TimeoutError' || name === 'AbortError') {
+          throw new SourceUnavailableError(
+            `Prometheus did not answer within ${this.config.timeoutSeconds} s`,
+          );
+        }
+        if (attempt >= ATTEMPTS)
+          throw new SourceUnavailableError(`cannot reach Prometheus (${failureReason(error)})`);
+        await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
+      }
+    }
+  }
 
   private headers(): Record<string, string> {
     const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' };
@@ -24,23 +66,7 @@ export class PrometheusClient {
 
   async queryRange(query: string, start: number, end: number, step: number): Promise<RangeSeries[]> {
     const body = new URLSearchParams({ query, start: String(start), end: String(end), step: String(step) });
-    let response: Response;
-    try {
-      response = await fetch(`${this.config.url}/api/v1/query_range`, {
-        method: 'POST',
-        headers: this.headers(),
-        body,
-        signal: AbortSignal.timeout(this.config.timeoutSeconds * 1000),
-      });
-    } catch (error) {
-      const name = (error as { name?: string }).name;
-      if (name === 'TimeoutError' || name === 'AbortError') {
-        throw new SourceUnavailableError(`Prometheus did not answer within ${this.config.timeoutSeconds} s`);
-      }
-      const reason = networkReason(error);
-      throw new SourceUnavailableError(`cannot reach Prometheus (${reason ?? (error as Error).message})`);
-    }
-    const text = await response.text();
+    const { response, text } = await this.post(body);
     let payload: { status?: string; error?: string; data?: { resultType?: string; result?: RangeSeries[] } };
     try {
       payload = JSON.parse(text) as typeof payload;
