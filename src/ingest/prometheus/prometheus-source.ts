@@ -133,7 +133,7 @@ function escapeRegex(text: string): string {
 const CATCH_UP_NAMES_PER_QUERY = 100;
 
 /** Points (series × steps) one query may return: bounds the memory of a response, whatever the GPU count. */
-export const POINTS_PER_QUERY = 600_000;
+export const POINTS_PER_QUERY = 100_000;
 /** Steps of the first window, before the number of series is known. */
 const PROBE_STEPS = 10;
 

@@ -55,7 +55,8 @@ describe('DCGM readings', () => {
 
   it('sizes query windows to at most 11,000 points per series and a bounded number of points per query', () => {
     expect(windowSteps(60, null)).toBe(10);
-    expect(windowSteps(60, 10_000)).toBe(60);
+    expect(windowSteps(60, 1_000)).toBe(60);
+    expect(windowSteps(60, 10_000)).toBe(10);
     expect(windowSteps(60, 80_000)).toBe(Math.floor(POINTS_PER_QUERY / 80_000));
     expect(windowSteps(11_000, 1)).toBe(11_000);
     expect(windowSteps(11_000, 10_000_000)).toBe(1);
