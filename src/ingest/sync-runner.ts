@@ -6,7 +6,7 @@ import { syncSlurm } from './slurm/slurm-source';
 import { SyncConfig } from './sync-config';
 import { SOURCE_NAMES, SourceName, SourceReport } from './sync-report';
 import { oneLine, SourceUnavailableError } from './source-failure';
-import { ChangedWorkload, SyncRejectedError } from './sync-writer';
+import { ChangedWorkload, SyncRejectedError, writeSyncRecords } from './sync-writer';
 
 type SourceResult = Omit<SourceReport, 'source' | 'seconds' | 'ok'>;
 
@@ -33,15 +33,34 @@ async function runSource(
   }
 }
 
-async function assertOrganization(dataSource: DataSource, organizationId: string): Promise<void> {
+/**
+ * The organization must exist. With `unknown_initiatives: create` a missing one is created (through
+ * the loader, like everything else): named after its id, UTC, the current calendar year as its budget
+ * period; `gpucap import` of an organizations record sets the real values later.
+ */
+async function ensureOrganization(dataSource: DataSource, config: SyncConfig): Promise<void> {
+  const { organizationId } = config;
   const rows: unknown[] = await dataSource.query('SELECT 1 FROM organizations WHERE organization_id = $1', [
     organizationId,
   ]);
-  if (rows.length === 0) {
+  if (rows.length > 0) return;
+  if (config.unknownInitiatives !== 'create') {
     throw new SourceUnavailableError(
-      `organization '${organizationId}' does not exist: create it first (gpucap import with an organizations record)`,
+      `organization '${organizationId}' does not exist: create it with gpucap import (an organizations record), or set unknown_initiatives: create`,
     );
   }
+  const year = new Date().getUTCFullYear();
+  const organization = {
+    section: 'organizations' as const,
+    value: {
+      organization_id: organizationId,
+      name: organizationId,
+      timezone: 'UTC',
+      budget_period_start: `${year}-01-01T00:00:00Z`,
+      budget_period_end: `${year + 1}-01-01T00:00:00Z`,
+    },
+  };
+  await writeSyncRecords(dataSource, organizationId, null, [organization], new Date());
 }
 
 /**
@@ -59,9 +78,9 @@ export async function syncOnce(
   const changed: ChangedWorkload[] = [];
   let organizationProblem: string | null = null;
   try {
-    await assertOrganization(dataSource, config.organizationId);
+    await ensureOrganization(dataSource, config);
   } catch (error) {
-    organizationProblem = oneLine(error);
+    organizationProblem = describe(error);
   }
   for (const source of sources) {
     const started = Date.now();

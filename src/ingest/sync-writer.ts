@@ -9,7 +9,7 @@ import type { SourceName } from './sync-report';
 
 /** A record in the import format (the shape `gpucap import` reads), before validation. */
 export interface SyncRecord {
-  section: Extract<SectionName, 'initiatives' | 'workloads' | 'metric_samples'>;
+  section: Extract<SectionName, 'organizations' | 'initiatives' | 'workloads' | 'metric_samples'>;
   value: Record<string, unknown>;
 }
 
@@ -33,7 +33,7 @@ const WATERMARK_SQL = `
 export async function writeSyncRecords(
   dataSource: DataSource,
   organizationId: string,
-  source: SourceName,
+  source: SourceName | null,
   records: AsyncIterable<SyncRecord> | Iterable<SyncRecord>,
   readUntil: Date,
 ): Promise<WriteResult> {
@@ -63,9 +63,9 @@ export async function writeSyncRecords(
     }
     if (issues.length > 0) throw new SyncRejectedError(issues);
     await loader.query(LOCK_ORGANIZATIONS_SQL, [[organizationId]]);
-    await loader.query(WATERMARK_SQL, [organizationId, source, readUntil]);
+    if (source) await loader.query(WATERMARK_SQL, [organizationId, source, readUntil]);
     const summary = await loader.finish();
-    const sections = ['initiatives', 'workloads', 'metric_samples'] as const;
+    const sections = ['organizations', 'initiatives', 'workloads', 'metric_samples'] as const;
     return {
       records: sections.reduce((sum, name) => sum + summary.records[name], 0),
       written: sections.reduce((sum, name) => sum + summary.written[name], 0),
@@ -87,6 +87,7 @@ export class SyncRejectedError extends Error {
 }
 
 function describe(section: SyncRecord['section'], value: Record<string, unknown>): string {
+  if (section === 'organizations') return `organization '${String(value.organization_id)}'`;
   if (section === 'initiatives') return `initiative '${String(value.initiative_id)}'`;
   if (section === 'workloads') return `workload '${String(value.workload_id)}'`;
   return `sample of '${String(value.workload_id)}' at ${String(value.timestamp)}`;

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seedOrganization } from '../../support/factories';
+import { seedOrganization, uniqueId } from '../../support/factories';
 import { PROJECT_ROOT } from '../../support/import-fixture';
-import { freePort } from '../../support/serve-process';
+import { freePort, runGpucap } from '../../support/serve-process';
 import { createTestApp, TestApp, testDatabaseUrl } from '../../support/test-app';
 import { waitFor } from '../../support/wait-for';
 import { KubernetesFixtureServer } from './kubernetes-fixture-server';
@@ -115,5 +115,36 @@ describe('gpucap sync --every', () => {
       'slurm:hpc1:1001',
       'slurm:hpc1:1003',
     ]);
+  });
+
+  it('creates a missing organization when unknown_initiatives is create, and refuses to otherwise', async () => {
+    const missing = uniqueId('org-new');
+    const config = (policy: string) => {
+      const file = join(directory, `${policy}-${missing}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          organization_id: missing,
+          unknown_initiatives: policy,
+          slurm: { sacct_json_file: './sacct.json' },
+        }),
+      );
+      return file;
+    };
+    const env = { DATABASE_URL: testDatabaseUrl() };
+    const refused = await runGpucap(['sync', '--config', config('refuse')], env);
+    expect(refused.stdout).toBe(
+      `slurm: FAILED: organization '${missing}' does not exist: create it with gpucap import (an organizations record), or set unknown_initiatives: create\n`,
+    );
+    expect(refused.code).toBe(1);
+
+    const created = await runGpucap(['sync', '--config', config('create')], env);
+    expect(created.stdout).toMatch(/^slurm: read 3, written 4, unchanged 0, skipped 1 \(1 no gres\/gpu\)/);
+    expect(created.code).toBe(0);
+    const [organization] = await t.dataSource.query(
+      'SELECT name, timezone FROM organizations WHERE organization_id = $1',
+      [missing],
+    );
+    expect(organization).toEqual({ name: missing, timezone: 'UTC' });
   });
 });

@@ -135,7 +135,9 @@ describe('gpucap sync (real Prometheus, served pod lists, sacct --json)', () => 
   let base: number;
 
   beforeAll(async () => {
-    available = await prometheusAvailableForTests('gpucap sync against a real Prometheus (sync.e2e-spec.ts)');
+    available = await prometheusAvailableForTests(
+      'sync.e2e-spec.ts (first sync, second sync after changes, a source down: all against a real Prometheus)',
+    );
     if (!available) return;
     base = Math.floor(Date.now() / 1000 / MINUTE) * MINUTE;
     directory = mkdtempSync(join(tmpdir(), 'gpucap-sync-'));

@@ -80,11 +80,15 @@ slurm:
   });
 });
 
-describe('the README example config', () => {
-  it('parses as documented', () => {
+describe('the README example configs', () => {
+  it('parse as documented: the issue config as written, and every key', () => {
     const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Sync from Kubernetes, Prometheus and Slurm'));
-    const example = /```json\n([\s\S]*?)\n```/.exec(section)![1];
+    const [minimal, full] = [...section.matchAll(/```json\n([\s\S]*?)\n```/g)].map((match) => match[1]);
+    expect(parseSyncConfig(JSON.parse(minimal), '/etc/gpucap')).toEqual(
+      parseSyncConfig(ISSUE_CONFIG, '/etc/gpucap'),
+    );
+    const example = full;
     const directory = mkdtempSync(join(tmpdir(), 'gpucap-config-'));
     writeFileSync(join(directory, 'prometheus-password'), 'hunter2\n');
     try {
