@@ -79,8 +79,12 @@ async function call<T>(work: () => Promise<T>, what: string, seconds: number): P
   }
 }
 
+/**
+ * Every pod of the configured namespaces (all when none), page by page. A pod is kept once (by uid)
+ * and only in the namespace it was asked for, whatever the server answered.
+ */
 async function listAllPods(api: KubernetesApi, config: KubernetesConfig): Promise<PodLike[]> {
-  const pods: PodLike[] = [];
+  const pods = new Map<string, PodLike>();
   for (const namespace of config.namespaces ?? [null]) {
     let token: string | undefined;
     do {
@@ -89,11 +93,37 @@ async function listAllPods(api: KubernetesApi, config: KubernetesConfig): Promis
         namespace ? `list pods in namespace ${namespace}` : 'list pods',
         config.timeoutSeconds,
       );
-      pods.push(...page.items);
+      for (const pod of page.items) {
+        if (namespace && pod.metadata?.namespace !== namespace) continue;
+        pods.set(pod.metadata?.uid ?? `${pods.size}`, pod);
+      }
       token = page.metadata?._continue || undefined;
     } while (token);
   }
-  return pods;
+  return [...pods.values()];
+}
+
+/**
+ * Node name → instance type. Nodes that cannot be listed (no RBAC for nodes) leave every instance
+ * type unknown rather than failing the pods' sync; the report says why.
+ */
+async function instanceTypesOfNodes(
+  api: KubernetesApi,
+  config: KubernetesConfig,
+  skipped: ReasonCounter,
+): Promise<Map<string, string | undefined>> {
+  try {
+    const nodes = await call(() => api.listNodes(), 'list nodes', config.timeoutSeconds);
+    return new Map(
+      nodes.items.map((node) => [
+        node.metadata?.name ?? '',
+        node.metadata?.labels?.[config.instanceTypeLabel],
+      ]),
+    );
+  } catch (error) {
+    skipped.add(`node list unreadable, instance types unknown: ${(error as Error).message}`);
+    return new Map();
+  }
 }
 
 interface KnownWorkload {
@@ -157,12 +187,9 @@ export async function syncKubernetes(
 ): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
   const listedAt = new Date();
   const api = await connect(config);
-  const nodes = await call(() => api.listNodes(), 'list nodes', config.timeoutSeconds);
-  const instanceTypes = new Map(
-    nodes.items.map((node) => [node.metadata?.name ?? '', node.metadata?.labels?.[config.instanceTypeLabel]]),
-  );
-  const pods = await listAllPods(api, config);
   const skipped = new ReasonCounter();
+  const pods = await listAllPods(api, config);
+  const instanceTypes = await instanceTypesOfNodes(api, config, skipped);
   const refused = new ReasonCounter();
   const seen = new Set<string>();
   const workloads: SyncRecord[] = [];
