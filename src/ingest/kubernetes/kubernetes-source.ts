@@ -29,13 +29,14 @@ async function connect(config: KubernetesConfig): Promise<KubernetesApi> {
   const kubeConfig = new k8s.KubeConfig();
   try {
     if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
-    else kubeConfig.loadFromCluster();
+    else if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
+    else throw new Error('not in a cluster');
     if (config.context) kubeConfig.setCurrentContext(config.context);
   } catch (error) {
     throw new SourceUnavailableError(
       config.kubeconfig
         ? `cannot load the kubeconfig '${config.kubeconfig}': ${(error as Error).message.split('\n')[0]}`
-        : 'no kubeconfig given and no in-cluster service account found',
+        : 'no kubeconfig given, and not running in a cluster (KUBERNETES_SERVICE_HOST is unset)',
     );
   }
   const api = kubeConfig.makeApiClient(k8s.CoreV1Api);
