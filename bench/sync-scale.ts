@@ -1,10 +1,12 @@
 /**
  * Scale of `gpucap sync`: N running pods with G GPUs each, and H hours of DCGM readings at a 60 s step,
  * synced once from scratch (the backfill) and then again (a steady-state cycle: the overlap re-read,
- * nothing new to write), by the real CLI (`gpucap sync --once`, a child process) into a database of
- * its own, while `gpucap serve` answers a steady stream of API requests on the same database.
+ * little new to write), by the real CLI (`gpucap sync --once`, a child process) into a database of
+ * its own (dropped at the end), while `gpucap serve` answers a steady stream of API requests on the
+ * same database.
  *
- *   npx ts-node --transpile-only bench/sync-scale.ts [--pods 1000] [--gpus 1] [--hours 24] [--no-serve] [--cpu-prof DIR]
+ *   npx ts-node --transpile-only bench/sync-scale.ts [--pods 1000] [--gpus 1] [--hours 24]
+ *     [--no-serve] [--cpu-prof DIR]
  *
  * Kubernetes and Prometheus are generated HTTP sources in this process: a PodList/NodeList server and
  * a `/api/v1/query_range` server that answers the sync's DCGM queries with deterministic values (a
@@ -151,10 +153,17 @@ function listen(
 
 const portOf = (server: Server) => (server.address() as { port: number }).port;
 
-async function prepareDatabase(options: Options): Promise<string> {
-  const admin = new Client({ connectionString: options.adminUrl });
+async function dropDatabase(adminUrl: string): Promise<void> {
+  const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+  await admin.end();
+}
+
+async function prepareDatabase(options: Options): Promise<string> {
+  await dropDatabase(options.adminUrl);
+  const admin = new Client({ connectionString: options.adminUrl });
+  await admin.connect();
   await admin.query(
     `CREATE DATABASE ${DATABASE} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`,
   );
@@ -340,6 +349,7 @@ async function main(): Promise<void> {
     kubernetes.close();
     prometheus.close();
     rmSync(directory, { recursive: true, force: true });
+    await dropDatabase(options.adminUrl);
   }
 }
 
