@@ -12,10 +12,13 @@ import {
   type RankedFilters,
   rankedByGpuHoursQuery,
   rankedBySampleMetricQuery,
+  seriesQuery,
+  windowPercentilesQuery,
   windowStatsQuery,
   workloadWindowQuery,
 } from '../src/metrics/metrics.queries';
 import { resolveRangeStartQuery, workloadStatsQuery } from '../src/workloads/workload-stats.queries';
+import { timelineBoundariesQuery, workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,
@@ -117,6 +120,18 @@ function workloads(): Catalog {
       now: NOW,
       groupBy: 'instance_type',
     }),
+    'GET /v1/workloads/stats: interval=day, bucket boundaries': timelineBoundariesQuery(
+      MEMBER,
+      'day',
+      daysBefore(7),
+      NOW,
+    ),
+    'GET /v1/workloads/stats: MEMBER, last_7_days, interval=day, group_by=initiative_id':
+      workloadTimelineQuery(
+        MEMBER,
+        { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'initiative_id' },
+        Array.from({ length: 9 }, (_, day) => new Date(Date.UTC(2026, 2, 8 + day))),
+      ),
   };
 }
 
@@ -147,6 +162,19 @@ function metrics(): Catalog {
       windowEnd,
     ),
     'GET /v1/workloads/{workload_id}/metrics: statistics, MEMBER': windowStatsQuery(
+      MEMBER,
+      'wl-0042',
+      '2026-03-14T12:34:56.789000Z',
+      windowEnd,
+    ),
+    'GET /v1/workloads/{workload_id}/metrics: step=5m series, MEMBER': seriesQuery(
+      MEMBER,
+      'wl-0042',
+      '2026-03-14T12:34:56.789000Z',
+      windowEnd,
+      300,
+    ),
+    'GET /v1/workloads/{workload_id}/metrics: step=5m percentiles, MEMBER': windowPercentilesQuery(
       MEMBER,
       'wl-0042',
       '2026-03-14T12:34:56.789000Z',

@@ -96,6 +96,57 @@ SELECT w.gpu_count,
     LIMIT 1
   ) cur ON true;
 
+-- GET /v1/workloads/{workload_id}/metrics: step=5m series, MEMBER
+--   $1 = "org-example"
+--   $2 = "wl-0042"
+--   $3 = "2026-03-14T12:34:56.789000Z"
+--   $4 = "2026-03-15T12:34:56.789000Z"
+--   $5 = ["init-a","init-b"]
+--   $6 = "300 seconds"
+  WITH per_bucket AS (
+    SELECT date_bin($6::interval, sampled_at, timestamptz 'epoch') AS bucket_start,
+           count(*)::int AS sample_count,
+           avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max,
+           avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max,
+           avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max,
+           avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max
+    FROM metric_samples
+    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    GROUP BY 1
+  )
+  SELECT to_char(b.bucket_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS bucket_start,
+         coalesce(p.sample_count, 0) AS sample_count,
+         p.gpu_utilization_avg, p.gpu_utilization_min, p.gpu_utilization_max,
+         p.memory_utilization_avg, p.memory_utilization_min, p.memory_utilization_max,
+         p.temperature_avg, p.temperature_min, p.temperature_max,
+         p.power_usage_avg, p.power_usage_min, p.power_usage_max
+  FROM generate_series(date_bin($6::interval, $3::timestamptz, timestamptz 'epoch'),
+                       date_bin($6::interval, $4::timestamptz, timestamptz 'epoch'),
+                       $6::interval) AS b (bucket_start)
+  LEFT JOIN per_bucket p USING (bucket_start)
+  WHERE EXISTS (
+    SELECT 1 FROM workloads w
+    WHERE w.organization_id = $1 AND w.workload_id = $2
+      AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[])))
+  ORDER BY b.bucket_start;
+
+-- GET /v1/workloads/{workload_id}/metrics: step=5m percentiles, MEMBER
+--   $1 = "org-example"
+--   $2 = "wl-0042"
+--   $3 = "2026-03-14T12:34:56.789000Z"
+--   $4 = "2026-03-15T12:34:56.789000Z"
+--   $5 = ["init-a","init-b"]
+  SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY gpu_utilization) AS gpu_utilization_p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY gpu_utilization) AS gpu_utilization_p95,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY memory_utilization) AS memory_utilization_p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY memory_utilization) AS memory_utilization_p95,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY temperature) AS temperature_p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY temperature) AS temperature_p95,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY power_usage) AS power_usage_p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY power_usage) AS power_usage_p95,
+         EXISTS (
+    SELECT 1 FROM workloads w
+    WHERE w.organization_id = $1 AND w.workload_id = $2
+      AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))) AS in_scope
+  FROM metric_samples
+  WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz;
+
 -- GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN
 --   $1 = "org-example"
 --   $2 = null

@@ -263,3 +263,70 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
         AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
+
+-- GET /v1/workloads/stats: interval=day, bucket boundaries
+--   $1 = "org-example"
+--   $2 = "day"
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = 11000
+WITH org AS (
+       SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz
+     ),
+     boundaries AS (
+       SELECT CASE $2::text
+                WHEN 'hour' THEN (date_trunc('hour', $3::timestamptz AT TIME ZONE org.tz) AT TIME ZONE org.tz)
+                                 + make_interval(hours => n)
+                WHEN 'day' THEN (date_trunc('day', $3::timestamptz AT TIME ZONE org.tz) + make_interval(days => n))
+                                AT TIME ZONE org.tz
+                ELSE (date_trunc('week', $3::timestamptz AT TIME ZONE org.tz) + make_interval(weeks => n))
+                     AT TIME ZONE org.tz
+              END AS boundary
+       FROM org, generate_series(0, $5::int + 1) AS n
+     )
+     SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
+     UNION ALL
+     SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
+     ORDER BY 1;
+
+-- GET /v1/workloads/stats: MEMBER, last_7_days, interval=day, group_by=initiative_id
+--   $1 = "org-example"
+--   $2 = "2026-03-15T12:34:56.789Z"
+--   $3 = ["init-a","init-b"]
+--   $4 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $5 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $6 = "2026-03-08T12:34:56.789Z"
+--   $7 = "2026-03-08T13:00:00.000Z"
+--   $8 = "2026-03-15T12:00:00.000Z"
+--   $9 = "2026-03-15T12:34:56.789Z"
+--   $10 = "2026-03-08T12:34:56.789Z"
+--   $11 = "2026-03-15T12:34:56.789Z"
+--   $12 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
+SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
+      GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key,
+      coalesce(sum(pending_count + running_count + completed_count + failed_count + cancelled_count), 0)::float8 AS workload_count,
+      coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
+      coalesce(sum(finished_count), 0)::float8 AS finished_count,
+      coalesce(sum(duration_seconds_sum), 0)::float8 AS duration_seconds,
+      coalesce(sum(completed_count), 0)::float8 AS completed_count,
+      coalesce(sum(failed_count), 0)::float8 AS failed_count
+    FROM (SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
+       FROM workload_period_rollups
+       WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'day' AND dimension = 'none'
+         AND bucket_start = ANY($4::timestamptz[])
+ UNION ALL SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
+       FROM workload_period_rollups
+       WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'hour' AND dimension = 'none'
+         AND bucket_start = ANY($5::timestamptz[])
+ UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0)
+       FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($3::text[])
+         AND submitted_at >= $6 AND submitted_at < $7
+ UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0)
+       FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($3::text[])
+         AND submitted_at >= $8 AND submitted_at < $9
+ UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
+        AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum)
+    GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key))
+    ORDER BY 1, 2 DESC, 4 DESC, group_key COLLATE "C";

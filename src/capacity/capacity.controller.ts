@@ -13,6 +13,7 @@ export class CapacityController {
 
   @Get()
   @ApiOperation({
+    operationId: 'getCapacity',
     summary:
       'GPU-hour budgets, use inside the current period and burn rates, over your scope and the filters',
   })

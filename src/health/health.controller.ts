@@ -19,6 +19,7 @@ export class HealthController {
 
   @Get()
   @ApiOperation({
+    operationId: 'getHealth',
     summary: 'Readiness: whether this replica can serve requests (its database is reachable)',
     description: 'Needs no credentials and no organization header; never rate limited.',
   })
@@ -36,6 +37,7 @@ export class HealthController {
 
   @Get('live')
   @ApiOperation({
+    operationId: 'getLiveness',
     summary: 'Liveness: the process is running; checks no dependency, so an outage never restarts it',
     description: 'Needs no credentials and no organization header; never rate limited.',
   })

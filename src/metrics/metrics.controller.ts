@@ -15,6 +15,7 @@ export class MetricsController {
 
   @Get('metrics')
   @ApiOperation({
+    operationId: 'listRankedWorkloadMetrics',
     summary: 'Workloads in your scope ranked by lifetime average of a metric, or by GPU hours',
   })
   @ApiOkResponse({ type: RankedMetricsEnvelopeDto })
@@ -23,7 +24,10 @@ export class MetricsController {
   }
 
   @Get(':workload_id/metrics')
-  @ApiOperation({ summary: "avg, min, max and latest of a workload's metrics over a window" })
+  @ApiOperation({
+    operationId: 'getWorkloadMetrics',
+    summary: "avg, min, max and latest of a workload's metrics over a window",
+  })
   @ApiOkResponse({ type: WorkloadMetricsEnvelopeDto })
   workloadMetrics(
     @Scope() scope: AuthScope,

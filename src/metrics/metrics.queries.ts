@@ -85,6 +85,89 @@ export function windowStatsQuery(
   ]);
 }
 
+/** The workload is re-checked in scope by every statement: a writer may have moved it since. */
+const WORKLOAD_IN_SCOPE_SQL = `EXISTS (
+    SELECT 1 FROM workloads w
+    WHERE w.organization_id = $1 AND w.workload_id = $2
+      AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[])))`;
+
+export type SeriesRow = { bucket_start: string; sample_count: number } & Record<
+  `${SampleMetric}_${'avg' | 'min' | 'max'}`,
+  number | null
+>;
+
+const SERIES_SQL = `
+  WITH per_bucket AS (
+    SELECT date_bin($6::interval, sampled_at, timestamptz 'epoch') AS bucket_start,
+           count(*)::int AS sample_count,
+           ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max`).join(',\n           ')}
+    FROM metric_samples
+    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    GROUP BY 1
+  )
+  SELECT to_char(b.bucket_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS bucket_start,
+         coalesce(p.sample_count, 0) AS sample_count,
+         ${SAMPLE_METRICS.map((m) => `p.${m}_avg, p.${m}_min, p.${m}_max`).join(',\n         ')}
+  FROM generate_series(date_bin($6::interval, $3::timestamptz, timestamptz 'epoch'),
+                       date_bin($6::interval, $4::timestamptz, timestamptz 'epoch'),
+                       $6::interval) AS b (bucket_start)
+  LEFT JOIN per_bucket p USING (bucket_start)
+  WHERE ${WORKLOAD_IN_SCOPE_SQL}
+  ORDER BY b.bucket_start`;
+
+/**
+ * One row per step bucket of [start, end] (both ends included), empty buckets too, each the
+ * statistics of its samples; buckets are aligned to multiples of the step since the Unix epoch.
+ * No row at all when the workload has left the caller's scope.
+ */
+export function seriesQuery(
+  scope: AuthScope,
+  workloadId: string,
+  windowStart: string,
+  windowEnd: string,
+  stepSeconds: number,
+): ScopedStatement {
+  return scopedStatement(scope, SERIES_SQL, [
+    scope.organizationId,
+    workloadId,
+    windowStart,
+    windowEnd,
+    scopedInitiativeIds(scope),
+    `${stepSeconds} seconds`,
+  ]);
+}
+
+export type WindowPercentiles = { in_scope: boolean } & Record<
+  `${SampleMetric}_${'p50' | 'p95'}`,
+  number | null
+>;
+
+const PERCENTILES_SQL = `
+  SELECT ${SAMPLE_METRICS.map(
+    (m) =>
+      `percentile_cont(0.5) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p50, ` +
+      `percentile_cont(0.95) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p95`,
+  ).join(',\n         ')},
+         ${WORKLOAD_IN_SCOPE_SQL} AS in_scope
+  FROM metric_samples
+  WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz`;
+
+/** Continuous percentiles (linear interpolation) of each metric over the window's samples. */
+export function windowPercentilesQuery(
+  scope: AuthScope,
+  workloadId: string,
+  windowStart: string,
+  windowEnd: string,
+): ScopedStatement {
+  return scopedStatement(scope, PERCENTILES_SQL, [
+    scope.organizationId,
+    workloadId,
+    windowStart,
+    windowEnd,
+    scopedInitiativeIds(scope),
+  ]);
+}
+
 export interface RankedFilters {
   initiativeId?: string;
   status?: WorkloadStatus;

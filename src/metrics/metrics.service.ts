@@ -10,6 +10,8 @@ import type {
   MetricSummaryDto,
   RankedMetricsDto,
   RankedWorkloadDto,
+  SeriesPointDto,
+  SeriesValueDto,
   WorkloadMetricsDto,
 } from './dto/metrics-response.dto';
 import type { RankedMetricsQueryDto } from './dto/ranked-metrics-query.dto';
@@ -27,11 +29,16 @@ import {
   rankedBySampleMetricQuery,
   type RankedFilters,
   type RankedRow,
+  type SeriesRow,
+  seriesQuery,
+  type WindowPercentiles,
+  windowPercentilesQuery,
   type WindowStats,
   windowStatsQuery,
   type WorkloadWindow,
   workloadWindowQuery,
 } from './metrics.queries';
+import { MAX_SERIES_POINTS, seriesPointCount } from './series-step';
 
 const EMPTY_SUMMARY: MetricSummaryDto = { avg: null, min: null, max: null, current: null };
 
@@ -64,7 +71,39 @@ export class MetricsService {
     }
     const metrics: Partial<Record<MetricName, MetricSummaryDto>> = {};
     for (const name of names) metrics[name] = summarize(stats, name, window.gpu_count);
-    return { workload_id: workloadId, time_range: timeRange, metrics };
+    const answer: WorkloadMetricsDto = { workload_id: workloadId, time_range: timeRange, metrics };
+    if (query.step === undefined) return answer;
+    return this.withSeries(scope, workloadId, window, names, query.step, answer);
+  }
+
+  /** `step` adds the series and the window's percentiles; both re-check the scope. */
+  private async withSeries(
+    scope: AuthScope,
+    workloadId: string,
+    window: WorkloadWindow,
+    names: readonly MetricName[],
+    stepSeconds: number,
+    answer: WorkloadMetricsDto,
+  ): Promise<WorkloadMetricsDto> {
+    answer.step_seconds = stepSeconds;
+    if (!window.window_start) {
+      for (const name of names) Object.assign(answer.metrics[name]!, { p50: null, p95: null });
+      return { ...answer, series: [] };
+    }
+    assertPointBudget(window.window_start, window.window_end, stepSeconds, answer.time_range);
+    const [percentiles] = await this.database.run<WindowPercentiles>(
+      windowPercentilesQuery(scope, workloadId, window.window_start, window.window_end),
+    );
+    const rows = await this.database.run<SeriesRow>(
+      seriesQuery(scope, workloadId, window.window_start, window.window_end, stepSeconds),
+    );
+    if (!percentiles?.in_scope || rows.length === 0)
+      throw ApiError.notFound(`Workload '${workloadId}' not found`);
+    for (const name of names) {
+      Object.assign(answer.metrics[name]!, percentilesOf(percentiles, name, window.gpu_count));
+    }
+    answer.series = rows.map((row) => seriesPoint(row, names, window.gpu_count));
+    return answer;
   }
 
   async ranked(
@@ -100,6 +139,59 @@ export class MetricsService {
   }
 }
 
+function assertPointBudget(windowStart: string, windowEnd: string, stepSeconds: number, timeRange: string) {
+  const points = seriesPointCount(new Date(windowStart), new Date(windowEnd), stepSeconds);
+  if (points <= MAX_SERIES_POINTS) return;
+  const issue = `the ${timeRange} window at this step gives ${points} points; at most ${MAX_SERIES_POINTS}`;
+  throw ApiError.validation(
+    [
+      { field: 'step', location: 'query', issue: `${issue}: use a longer step`, value: `${stepSeconds}s` },
+      {
+        field: 'time_range',
+        location: 'query',
+        issue: `${issue}: use a shorter time_range`,
+        value: timeRange,
+      },
+    ],
+    `step and time_range give ${points} points; at most ${MAX_SERIES_POINTS}`,
+  );
+}
+
+/** gpu_usage scales gpu_utilization by gpu_count / 100, sample by sample, so its statistics scale alike. */
+function metricScale(name: MetricName, gpuCount: number): { source: SampleMetric; factor: number } {
+  return name === 'gpu_usage'
+    ? { source: 'gpu_utilization', factor: gpuCount / 100 }
+    : { source: name, factor: 1 };
+}
+
+function scaled(value: number | null, factor: number): number | null {
+  return round4OrNull(value === null ? null : value * factor);
+}
+
+function percentilesOf(row: WindowPercentiles, name: MetricName, gpuCount: number) {
+  const { source, factor } = metricScale(name, gpuCount);
+  return { p50: scaled(row[`${source}_p50`], factor), p95: scaled(row[`${source}_p95`], factor) };
+}
+
+function seriesPoint(row: SeriesRow, names: readonly MetricName[], gpuCount: number): SeriesPointDto {
+  const point: SeriesPointDto = { timestamp: isoMillis(row.bucket_start), sample_count: row.sample_count };
+  for (const name of names) {
+    const { source, factor } = metricScale(name, gpuCount);
+    const value: SeriesValueDto = {
+      avg: scaled(row[`${source}_avg`], factor),
+      min: scaled(row[`${source}_min`], factor),
+      max: scaled(row[`${source}_max`], factor),
+    };
+    point[name] = value;
+  }
+  return point;
+}
+
+/** Bucket starts are whole seconds: the microsecond text becomes the contract's millisecond form. */
+function isoMillis(utcMicros: string): string {
+  return new Date(utcMicros).toISOString();
+}
+
 function requestedMetrics(text: string | undefined): readonly MetricName[] {
   if (text === undefined) return METRIC_NAMES;
   const parsed = parseMetricList(text);
@@ -107,18 +199,13 @@ function requestedMetrics(text: string | undefined): readonly MetricName[] {
   return 'metrics' in parsed ? parsed.metrics : METRIC_NAMES;
 }
 
-/** gpu_usage = gpu_count × gpu_utilization / 100 per sample, so its avg/min/max/current scale alike. */
 function summarize(stats: WindowStats | undefined, name: MetricName, gpuCount: number): MetricSummaryDto {
   if (!stats || stats.sample_count === 0) return { ...EMPTY_SUMMARY };
-  const source: SampleMetric = name === 'gpu_usage' ? 'gpu_utilization' : name;
-  const scale =
-    name === 'gpu_usage'
-      ? (value: number | null) => (value === null ? null : (gpuCount * value) / 100)
-      : (value: number | null) => value;
+  const { source, factor } = metricScale(name, gpuCount);
   return {
-    avg: round4OrNull(scale(stats[`${source}_avg`])),
-    min: round4OrNull(scale(stats[`${source}_min`])),
-    max: round4OrNull(scale(stats[`${source}_max`])),
-    current: round4OrNull(scale(stats[`${source}_current`])),
+    avg: scaled(stats[`${source}_avg`], factor),
+    min: scaled(stats[`${source}_min`], factor),
+    max: scaled(stats[`${source}_max`], factor),
+    current: scaled(stats[`${source}_current`], factor),
   };
 }

@@ -23,7 +23,7 @@ export const FACT_COLUMNS = [
 ];
 
 /** The same measures computed from one raw workloads row (running ones count 0 GPU-seconds). */
-const RAW_MEASURES = [
+export const RAW_MEASURES = [
   ...Object.keys(STATUS_COUNT_COLUMNS).map((status) => `(status = '${status}')::int`),
   `(status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int`,
   `coalesce(${DURATION_SECONDS_SQL}, 0)`,

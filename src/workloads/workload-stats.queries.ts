@@ -51,7 +51,7 @@ export interface StatsRequest {
 }
 
 /** The rollup dimension and the group key, on rollup rows and on raw rows, per `group_by`. */
-const GROUPING: Record<
+export const GROUPING: Record<
   StatsGroupBy | 'none',
   { dimension: PeriodDimension; rollupKey: string; rawKey: string }
 > = {
@@ -123,7 +123,7 @@ export interface StatsJson {
   grouped: StatsGroupJson[];
 }
 
-function successRate(row: StatsRow): number | null {
+export function successRate(row: StatsRow): number | null {
   const decided = row.completed_count + row.failed_count;
   return decided === 0 ? null : round4(row.completed_count / decided);
 }

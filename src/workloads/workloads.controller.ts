@@ -18,7 +18,10 @@ export class WorkloadsController {
   constructor(private readonly workloads: WorkloadsService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Workloads in your scope, newest first, keyset paged' })
+  @ApiOperation({
+    operationId: 'listWorkloads',
+    summary: 'Workloads in your scope, newest first, keyset paged',
+  })
   @ApiOkResponse({ type: WorkloadListEnvelopeDto })
   list(@Scope() scope: AuthScope, @Query() query: ListWorkloadsQueryDto) {
     return this.workloads.list(scope, query);
@@ -26,14 +29,20 @@ export class WorkloadsController {
 
   // Declared before ':workload_id' so "stats" is never taken for an id.
   @Get('stats')
-  @ApiOperation({ summary: 'Statistics of the workloads submitted in a time range' })
+  @ApiOperation({
+    operationId: 'getWorkloadStats',
+    summary: 'Statistics of the workloads submitted in a time range',
+  })
   @ApiOkResponse({ type: WorkloadStatsEnvelopeDto })
   stats(@Scope() scope: AuthScope, @Query() query: WorkloadStatsQueryDto) {
     return this.workloads.stats(scope, query);
   }
 
   @Get(':workload_id')
-  @ApiOperation({ summary: 'One workload with its derived duration and GPU hours' })
+  @ApiOperation({
+    operationId: 'getWorkload',
+    summary: 'One workload with its derived duration and GPU hours',
+  })
   @ApiOkResponse({ type: WorkloadDetailEnvelopeDto })
   detail(@Scope() scope: AuthScope, @Param() params: WorkloadIdParams, @Query() _query: NoQueryDto) {
     return this.workloads.detail(scope, params.workload_id);

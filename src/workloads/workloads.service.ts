@@ -12,11 +12,21 @@ import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
 import {
   resolveRangeStartQuery,
   StatsJson,
+  type StatsRequest,
   StatsRow,
   StatsTimeRange,
   toWorkloadStats,
   workloadStatsQuery,
 } from './workload-stats.queries';
+import {
+  MAX_TIMELINE_BUCKETS,
+  type TimelineBucketJson,
+  type TimelineInterval,
+  type TimelineRow,
+  timelineBoundariesQuery,
+  toTimeline,
+  workloadTimelineQuery,
+} from './workload-timeline.queries';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,
@@ -32,6 +42,7 @@ import {
 
 export interface WorkloadStatsResult extends StatsJson {
   range: { time_range: StatsTimeRange; start: string; end: string };
+  timeline?: TimelineBucketJson[];
 }
 
 @Injectable()
@@ -102,18 +113,45 @@ export class WorkloadsService {
       const [row] = await this.database.run<{ range_start: Date }>(start);
       from = row.range_start;
     }
-    const statement = workloadStatsQuery(scope, {
+    const request: StatsRequest = {
       from,
       to,
       now,
       initiativeId: query.initiative_id,
       groupBy: query.group_by,
-    });
-    const rows = await this.database.run<StatsRow>(statement);
-    return {
+    };
+    const rows = await this.database.run<StatsRow>(workloadStatsQuery(scope, request));
+    const result: WorkloadStatsResult = {
       ...toWorkloadStats(rows, query.group_by),
       range: { time_range: timeRange, start: from.toISOString(), end: to.toISOString() },
     };
+    if (query.interval) result.timeline = await this.timeline(scope, request, query.interval);
+    return result;
+  }
+
+  /** Bucket boundaries first (they depend on the organization's time zone), then one pass over the facts. */
+  private async timeline(
+    scope: AuthScope,
+    request: StatsRequest,
+    interval: TimelineInterval,
+  ): Promise<TimelineBucketJson[]> {
+    if (request.from >= request.to) return [];
+    const boundaryRows = await this.database.run<{ boundary: Date | null }>(
+      timelineBoundariesQuery(scope, interval, request.from, request.to),
+    );
+    const boundaries = boundaryRows.map((row) => row.boundary);
+    if (boundaries.length - 1 > MAX_TIMELINE_BUCKETS || boundaries.includes(null)) {
+      throw ApiError.invalidField(
+        'interval',
+        'query',
+        `gives more than ${MAX_TIMELINE_BUCKETS} buckets over this range: use a longer interval or a shorter range`,
+        interval,
+      );
+    }
+    const rows = await this.database.run<TimelineRow>(
+      workloadTimelineQuery(scope, request, boundaries as Date[]),
+    );
+    return toTimeline(rows, boundaries as Date[], request.groupBy);
   }
 }
 

@@ -11,7 +11,7 @@ export class CapacityQueryDto {
   @IsIdentifier()
   initiative_id?: string;
 
-  @ApiPropertyOptional({ description: 'Only this capacity pool', example: 'h100' })
+  @ApiPropertyOptional({ description: 'Only this capacity pool', example: 'h100-reserved' })
   @IsOptional()
   @IsIdentifier()
   pool_id?: string;

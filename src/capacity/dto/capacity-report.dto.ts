@@ -20,6 +20,7 @@ class BudgetFiguresDto {
 
   @ApiProperty({
     type: String,
+    format: 'date-time',
     nullable: true,
     example: '2026-12-08T10:15:00.000Z',
     description: EXHAUSTION_DESCRIPTION,
@@ -56,7 +57,7 @@ export class CapacitySummaryDto {
   @ApiProperty({ example: 3765.4322, description: 'negative when overrun' })
   total_remaining_gpu_hours: number;
 
-  @ApiProperty({ example: 64, description: 'sum of gpu_count over running workloads' })
+  @ApiProperty({ type: 'integer', example: 64, description: 'sum of gpu_count over running workloads' })
   current_active_gpus: number;
 
   @ApiProperty({ example: 96.25, description: BURN_RATE_DESCRIPTION })
@@ -67,10 +68,10 @@ export class CapacitySummaryDto {
 }
 
 export class CapacityPeriodDto {
-  @ApiProperty({ example: '2026-10-01T00:00:00.000Z' })
+  @ApiProperty({ format: 'date-time', example: '2026-10-01T00:00:00.000Z' })
   start: string;
 
-  @ApiProperty({ example: '2027-01-01T00:00:00.000Z' })
+  @ApiProperty({ format: 'date-time', example: '2027-01-01T00:00:00.000Z' })
   end: string;
 }
 

@@ -1,6 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { API_VERSION } from '../../health/health.service';
+import { completeOperations } from './openapi-errors';
+
+const PUBLIC_PATHS = ['/v1/health', '/v1/health/live'];
 
 /** Publishes the OpenAPI document at /v1/openapi.json and Swagger UI at /docs, both public. */
 export function setupOpenApi(app: INestApplication): void {
@@ -10,27 +13,33 @@ export function setupOpenApi(app: INestApplication): void {
       .setTitle('gpucap')
       .setDescription('GPU workloads, metrics and capacity budgets of an organization (read-only).')
       .setVersion(API_VERSION)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'JWT or API token (gpucap_…)' })
-      .addGlobalParameters({
-        name: 'X-Organization-Id',
-        in: 'header',
-        required: true,
-        description: 'The organization the request is about (not needed by /v1/health)',
-        schema: { type: 'string' },
-      })
+      .addServer('/', 'This service')
+      .addBearerAuth(
+        {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT or API token',
+          description: 'A JWT (verified against the configured keys) or an API token (`gpucap_…`)',
+        },
+        'bearer',
+      )
       .addSecurityRequirements('bearer')
       .build(),
   );
-  makeHealthPublic(document);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'v1/openapi.json', raw: ['json'] });
+  document.info.license = { name: 'Proprietary' };
+  makePublic(document);
+  completeOperations(document, PUBLIC_PATHS);
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'v1/openapi.json',
+    raw: ['json'],
+    swaggerOptions: { persistAuthorization: true },
+  });
 }
 
 /** Health needs neither credentials nor the organization header; the document must say so. */
-function makeHealthPublic(document: OpenAPIObject): void {
-  const health = document.paths['/v1/health']?.get;
-  if (!health) return;
-  health.security = [];
-  health.parameters = (health.parameters ?? []).filter(
-    (parameter) => !('name' in parameter) || parameter.name !== 'X-Organization-Id',
-  );
+function makePublic(document: OpenAPIObject): void {
+  for (const path of PUBLIC_PATHS) {
+    const operation = document.paths[path]?.get;
+    if (operation) operation.security = [];
+  }
 }

@@ -20,7 +20,7 @@ export class HealthReport {
   @ApiProperty({ example: '1.4.0' })
   version: string;
 
-  @ApiProperty({ example: '2026-11-20T10:15:00.000Z' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' })
   timestamp: string;
 
   @ApiProperty({ type: HealthChecksDto })
@@ -42,7 +42,7 @@ export class LivenessReport {
   @ApiProperty({ example: '1.4.0' })
   version: string;
 
-  @ApiProperty({ example: '2026-11-20T10:15:00.000Z' })
+  @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' })
   timestamp: string;
 }
 

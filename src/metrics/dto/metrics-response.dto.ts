@@ -14,6 +14,50 @@ export class MetricSummaryDto {
 
   @ApiProperty({ ...NULLABLE_NUMBER, description: 'the latest sample in the window' })
   current: number | null;
+
+  @ApiPropertyOptional({ ...NULLABLE_NUMBER, description: 'median over the window (only with `step`)' })
+  p50?: number | null;
+
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description: '95th percentile over the window (only with `step`)',
+  })
+  p95?: number | null;
+}
+
+export class SeriesValueDto {
+  @ApiProperty({ ...NULLABLE_NUMBER, description: 'null when the bucket holds no sample' })
+  avg: number | null;
+
+  @ApiProperty(NULLABLE_NUMBER)
+  min: number | null;
+
+  @ApiProperty(NULLABLE_NUMBER)
+  max: number | null;
+}
+
+/** One step bucket; the requested metrics are keys beside `timestamp` and `sample_count`. */
+export class SeriesPointDto {
+  @ApiProperty({ format: 'date-time', description: 'start of the bucket' })
+  timestamp: string;
+
+  @ApiProperty({ type: 'integer' })
+  sample_count: number;
+
+  @ApiPropertyOptional({ type: SeriesValueDto })
+  gpu_utilization?: SeriesValueDto;
+
+  @ApiPropertyOptional({ type: SeriesValueDto })
+  memory_utilization?: SeriesValueDto;
+
+  @ApiPropertyOptional({ type: SeriesValueDto })
+  temperature?: SeriesValueDto;
+
+  @ApiPropertyOptional({ type: SeriesValueDto })
+  power_usage?: SeriesValueDto;
+
+  @ApiPropertyOptional({ type: SeriesValueDto })
+  gpu_usage?: SeriesValueDto;
 }
 
 /** Only the requested metrics are present (all five when `metrics` is omitted). */
@@ -46,6 +90,15 @@ export class WorkloadMetricsDto {
 
   @ApiProperty({ type: MetricSummariesDto })
   metrics: MetricSummariesDto;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'only with `step`' })
+  step_seconds?: number;
+
+  @ApiPropertyOptional({
+    type: [SeriesPointDto],
+    description: 'only with `step`; empty when the window has no start',
+  })
+  series?: SeriesPointDto[];
 }
 
 export class WorkloadMetricsEnvelopeDto {
@@ -112,7 +165,7 @@ export class RankedMetricsDto {
 }
 
 export class TotalCountMetadataDto {
-  @ApiProperty({ description: 'every ranked workload, not only this page' })
+  @ApiProperty({ type: 'integer', description: 'every ranked workload, not only this page' })
   total_count: number;
 }
 

@@ -15,7 +15,7 @@ export class RankedMetricsQueryDto {
   @QueryEnum(SORT_ORDERS)
   order?: SortOrder;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 10 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 10 })
   @IsOptional()
   @QueryInteger(1, 100)
   limit?: number;

@@ -1,7 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, ValidateBy } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, ValidateBy } from 'class-validator';
 import { QueryEnum } from '../../common/validation/query-decorators';
 import { METRIC_NAMES, parseMetricList, TIME_RANGES, type TimeRange } from '../metric-names';
+import { parseStep, STEP_ISSUE } from '../series-step';
 
 /** A comma list of known metric names; the issue names the unknown ones. */
 function IsMetricList(): PropertyDecorator {
@@ -32,4 +34,16 @@ export class WorkloadMetricsQueryDto {
   @IsOptional()
   @IsMetricList()
   metrics?: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    description:
+      'Adds `series` (one point per step, buckets aligned to multiples of the step since the Unix epoch) ' +
+      'and p50/p95 per metric; from 1m to 1d, at most 11,000 points over the window',
+    example: '5m',
+  })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? (parseStep(value) ?? value) : value))
+  @IsInt({ message: STEP_ISSUE })
+  step?: number;
 }

@@ -52,7 +52,7 @@ export class ListWorkloadsQueryDto {
   @QueryDate()
   end_date?: Date;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
   @IsOptional()
   @QueryInteger(1, MAX_PAGE_SIZE)
   limit?: number;

@@ -9,12 +9,13 @@ export class WorkloadSummaryDto {
   @ApiProperty() initiative_id: string;
   @ApiProperty() instance_type: string;
   @ApiProperty({ type: 'integer' }) gpu_count: number;
-  @ApiProperty({ example: '2026-11-20T10:15:00.000Z' }) submitted_at: string;
-  @ApiProperty({ type: String, nullable: true, description: 'null while pending' }) started_at: string | null;
+  @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' }) submitted_at: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while pending' })
+  started_at: string | null;
 }
 
 export class WorkloadDetailDto extends WorkloadSummaryDto {
-  @ApiProperty({ type: String, nullable: true }) completed_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;
   @ApiProperty({ type: 'integer', description: 'started_at to completed_at, or to now while running' })
   duration_seconds: number;
   @ApiProperty({ description: 'gpu_count × duration_seconds / 3600' }) gpu_hours_used: number;
@@ -65,8 +66,23 @@ export class WorkloadStatsGroupDto {
 
 export class WorkloadStatsRangeDto {
   @ApiProperty({ description: 'The range used (custom when dates were given)' }) time_range: string;
-  @ApiProperty({ description: 'Inclusive start' }) start: string;
-  @ApiProperty({ description: 'Exclusive end' }) end: string;
+  @ApiProperty({ format: 'date-time', description: 'Inclusive start' }) start: string;
+  @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) end: string;
+}
+
+export class WorkloadStatsBucketDto {
+  @ApiProperty({ format: 'date-time', description: 'Inclusive start (a local midnight for day and week)' })
+  bucket_start: string;
+  @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) bucket_end: string;
+  @ApiProperty({ type: 'integer' }) total_workloads: number;
+  @ApiProperty() total_gpu_hours: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
+  success_rate: number | null;
+  @ApiPropertyOptional({
+    type: [WorkloadStatsGroupDto],
+    description: 'with group_by: the groups of this bucket',
+  })
+  grouped?: WorkloadStatsGroupDto[];
 }
 
 export class WorkloadStatsDto {
@@ -74,6 +90,12 @@ export class WorkloadStatsDto {
   @ApiProperty({ type: [WorkloadStatsGroupDto] }) grouped: WorkloadStatsGroupDto[];
   @ApiProperty({ type: WorkloadStatsRangeDto, description: 'Additive: the resolved range' })
   range: WorkloadStatsRangeDto;
+  @ApiPropertyOptional({
+    type: [WorkloadStatsBucketDto],
+    description:
+      'with interval: every bucket overlapping the range; a workload counts where it was submitted',
+  })
+  timeline?: WorkloadStatsBucketDto[];
 }
 
 export class WorkloadStatsEnvelopeDto {

@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { IsIdentifier, QueryDate, QueryEnum } from '../../common/validation/query-decorators';
 import { STATS_GROUP_BY, STATS_TIME_RANGES, StatsGroupBy, StatsTimeRange } from '../workload-stats.queries';
+import { TIMELINE_INTERVALS, type TimelineInterval } from '../workload-timeline.queries';
 
 export class WorkloadStatsQueryDto {
   @ApiPropertyOptional({
@@ -31,4 +32,12 @@ export class WorkloadStatsQueryDto {
   @IsOptional()
   @IsIdentifier()
   initiative_id?: string;
+
+  @ApiPropertyOptional({
+    enum: TIMELINE_INTERVALS,
+    description: 'Adds `timeline`: buckets of this size in the organization time zone (at most 11,000)',
+  })
+  @IsOptional()
+  @QueryEnum(TIMELINE_INTERVALS)
+  interval?: TimelineInterval;
 }

@@ -1,0 +1,177 @@
+import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import { round4 } from '../common/http/decimal';
+import {
+  organizationStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from '../common/database/scoped-statement';
+import { FACT_COLUMNS, RAW_MEASURES, workloadCountSql } from './period-rollup.queries';
+import { type Span, splitByPeriod } from './period-split';
+import {
+  GROUPING,
+  type StatsGroupBy,
+  type StatsGroupJson,
+  type StatsRequest,
+  type StatsRow,
+  successRate,
+} from './workload-stats.queries';
+
+export const TIMELINE_INTERVALS = ['hour', 'day', 'week'] as const;
+export type TimelineInterval = (typeof TIMELINE_INTERVALS)[number];
+
+/** A timeline is drawn, not paged: as many buckets as a chart can show, like a series' points. */
+export const MAX_TIMELINE_BUCKETS = 11_000;
+
+/**
+ * The boundaries of the buckets that overlap [from, to), in the organization's time zone: local
+ * midnights (Mondays for weeks) from PostgreSQL's time zone database, so a DST day lasts 23 or 25
+ * hours; hours step in absolute time from a local hour. The last boundary ends the last bucket.
+ * At most one boundary more than the limit allows is made, so the caller can tell it was passed.
+ */
+export function timelineBoundariesQuery(
+  scope: AuthScope,
+  interval: TimelineInterval,
+  from: Date,
+  to: Date,
+): ScopedStatement {
+  return organizationStatement(
+    scope,
+    `WITH org AS (
+       SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz
+     ),
+     boundaries AS (
+       SELECT CASE $2::text
+                WHEN 'hour' THEN (date_trunc('hour', $3::timestamptz AT TIME ZONE org.tz) AT TIME ZONE org.tz)
+                                 + make_interval(hours => n)
+                WHEN 'day' THEN (date_trunc('day', $3::timestamptz AT TIME ZONE org.tz) + make_interval(days => n))
+                                AT TIME ZONE org.tz
+                ELSE (date_trunc('week', $3::timestamptz AT TIME ZONE org.tz) + make_interval(weeks => n))
+                     AT TIME ZONE org.tz
+              END AS boundary
+       FROM org, generate_series(0, $5::int + 1) AS n
+     )
+     SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
+     UNION ALL
+     SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
+     ORDER BY 1`,
+    [scope.organizationId, interval, from, to, MAX_TIMELINE_BUCKETS],
+  );
+}
+
+/** Whole `unit`s of a span, by their starts. */
+function unitStarts(span: Span, unitMs: number): Date[] {
+  const starts: Date[] = [];
+  for (let at = span.from!.getTime(); at < span.to!.getTime(); at += unitMs) starts.push(new Date(at));
+  return starts;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * Per bucket the same measures as the summary (and per group with `group_by`): each bucket is cut
+ * like a stats range, whole UTC days and hours from workload_period_rollups, partial hours from raw
+ * rows; every fact row carries the time it belongs to, and width_bucket files it under its bucket.
+ */
+export function workloadTimelineQuery(
+  scope: AuthScope,
+  request: StatsRequest,
+  boundaries: Date[],
+): ScopedStatement {
+  const values: unknown[] = [scope.organizationId, request.now];
+  const add = (value: unknown) => `$${values.push(value)}`;
+  const where = ['organization_id = $1'];
+  const initiatives = scopedInitiativeIds(scope);
+  if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
+  if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
+  const grouping = GROUPING[request.groupBy ?? 'none'];
+  const days: Date[] = [];
+  const hours: Date[] = [];
+  const raw: Span[] = [];
+  boundaries.slice(0, -1).forEach((start, index) => {
+    const end = boundaries[index + 1];
+    const split = splitByPeriod(
+      start < request.from ? request.from : start,
+      end > request.to ? request.to : end,
+    );
+    if (split.days) days.push(...unitStarts(split.days, 24 * HOUR_MS));
+    for (const span of split.hours) hours.push(...unitStarts(span, HOUR_MS));
+    raw.push(...split.raw);
+  });
+  const rollup = (period: 'day' | 'hour', starts: Date[]) =>
+    `SELECT bucket_start, ${grouping.rollupKey}, ${FACT_COLUMNS.join(', ')}
+       FROM workload_period_rollups
+       WHERE ${where.join(' AND ')} AND period = '${period}' AND dimension = '${grouping.dimension}'
+         AND bucket_start = ANY(${add(starts)}::timestamptz[])`;
+  const facts = [rollup('day', days), rollup('hour', hours)];
+  for (const span of raw) {
+    facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${RAW_MEASURES.join(', ')}
+       FROM workloads WHERE ${where.join(' AND ')}
+         AND submitted_at >= ${add(span.from)} AND submitted_at < ${add(span.to)}`);
+  }
+  const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
+  facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${FACT_COLUMNS.slice(0, -1)
+    .map(() => '0')
+    .join(', ')}, ${runningSeconds}
+      FROM workloads WHERE ${where.join(' AND ')} AND status = 'running'
+        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`);
+  const sets = request.groupBy
+    ? 'GROUPING SETS ((bucket_index), (bucket_index, group_key))'
+    : '(bucket_index)';
+  const text = `SELECT width_bucket(fact_time, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index,
+      ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
+      ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
+      coalesce(sum(${workloadCountSql()}), 0)::float8 AS workload_count,
+      coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
+      coalesce(sum(finished_count), 0)::float8 AS finished_count,
+      coalesce(sum(duration_seconds_sum), 0)::float8 AS duration_seconds,
+      coalesce(sum(completed_count), 0)::float8 AS completed_count,
+      coalesce(sum(failed_count), 0)::float8 AS failed_count
+    FROM (${facts.join('\n UNION ALL ')}) AS facts(fact_time, group_key, ${FACT_COLUMNS.join(', ')})
+    GROUP BY ${sets}
+    ORDER BY ${request.groupBy ? '1, 2 DESC, 4 DESC, group_key COLLATE "C"' : '1'}`;
+  return scopedStatement(scope, text, values);
+}
+
+export interface TimelineRow extends StatsRow {
+  /** 1-based position of the bucket among the boundaries given. */
+  bucket_index: number;
+}
+
+export interface TimelineBucketJson {
+  bucket_start: string;
+  bucket_end: string;
+  total_workloads: number;
+  total_gpu_hours: number;
+  success_rate: number | null;
+  grouped?: StatsGroupJson[];
+}
+
+/** Every bucket, empty ones with zeros; the groups of a bucket in the order of the summary's groups. */
+export function toTimeline(
+  rows: TimelineRow[],
+  boundaries: Date[],
+  groupBy: StatsGroupBy | undefined,
+): TimelineBucketJson[] {
+  return boundaries.slice(0, -1).map((start, index) => {
+    const inBucket = rows.filter((row) => row.bucket_index === index + 1);
+    const summary = inBucket.find((row) => row.is_summary);
+    const bucket: TimelineBucketJson = {
+      bucket_start: start.toISOString(),
+      bucket_end: boundaries[index + 1].toISOString(),
+      total_workloads: summary?.workload_count ?? 0,
+      total_gpu_hours: round4((summary?.gpu_seconds ?? 0) / 3600),
+      success_rate: summary ? successRate(summary) : null,
+    };
+    if (groupBy) {
+      bucket.grouped = inBucket
+        .filter((row) => !row.is_summary)
+        .map((row) => ({
+          [groupBy]: row.group_key,
+          workload_count: row.workload_count,
+          gpu_hours: round4(row.gpu_seconds / 3600),
+          success_rate: successRate(row),
+        }));
+    }
+    return bucket;
+  });
+}
