@@ -140,6 +140,6 @@ export async function changedWorkloads(
     .filter((workload) => workload.status !== 'pending')
     .map((workload) => ({
       workloadId: workload.workload_id as string,
-      from: new Date((workload.started_at ?? workload.submitted_at) as string),
+      from: new Date(workload.submitted_at as string),
     }));
 }

@@ -32,7 +32,10 @@ interface WorkloadSpan {
   to: Date | null;
 }
 
-/** The sync's workloads (pods and Slurm jobs) whose lifetime overlaps [start, end] (unix seconds). */
+/**
+ * The sync's workloads (pods and Slurm jobs) alive in [start, end] (unix seconds), from submission: a
+ * GPU is the pod's from the moment its container is created, which can precede its start.
+ */
 async function joinIndex(
   dataSource: DataSource,
   organizationId: string,
@@ -40,7 +43,7 @@ async function joinIndex(
   end: number,
 ): Promise<JoinIndex> {
   const rows: WorkloadSpan[] = await dataSource.query(
-    `SELECT workload_id, namespace, name, coalesce(started_at, submitted_at) AS "from", completed_at AS "to"
+    `SELECT workload_id, namespace, name, submitted_at AS "from", completed_at AS "to"
      FROM workloads
      WHERE organization_id = $1 AND (workload_id LIKE 'k8s:%' OR workload_id LIKE 'slurm:%')
        AND submitted_at <= $3 AND (completed_at IS NULL OR completed_at >= $2)`,
