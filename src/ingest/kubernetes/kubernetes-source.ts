@@ -96,7 +96,7 @@ async function listAllPods(api: KubernetesApi, config: KubernetesConfig): Promis
       );
       for (const pod of page.items) {
         if (namespace && pod.metadata?.namespace !== namespace) continue;
-        pods.set(pod.metadata?.uid ?? `${pods.size}`, pod);
+        pods.set(pod.metadata?.uid ?? `${pod.metadata?.namespace}/${pod.metadata?.name}`, pod);
       }
       token = page.metadata?._continue || undefined;
     } while (token);
@@ -200,7 +200,7 @@ export async function syncKubernetes(
       clusterId: api.clusterId,
       instanceTypeOfNode: (node) => instanceTypes.get(node) ?? undefined,
     });
-    if (mapped.uid) seen.add(`k8s:${mapped.uid}`);
+    if (mapped.workloadId) seen.add(mapped.workloadId);
     if ('skip' in mapped) {
       skipped.add(mapped.skip);
       continue;

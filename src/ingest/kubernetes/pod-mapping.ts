@@ -53,11 +53,17 @@ const STATUS_BY_PHASE: Record<string, WorkloadStatus> = {
 };
 
 export type PodMapping =
-  { workload: Record<string, unknown>; initiativeId: string; uid: string } | { skip: string; uid?: string };
+  | { workload: Record<string, unknown>; initiativeId: string; workloadId: string }
+  | { skip: string; workloadId?: string };
 
-/** The stable workload id of a pod: its uid, unique for the cluster's lifetime (a recreated pod is a new run). */
-export function podWorkloadId(uid: string): string {
-  return `k8s:${uid}`;
+/**
+ * The stable workload id of a pod: `k8s:<uid>`, unique for the cluster's lifetime (a recreated pod is
+ * a new run). A pod document without a uid (never from an API server) falls back to
+ * `k8s:<namespace>:<name>` when that is a valid identifier.
+ */
+export function podWorkloadId(uid: string | undefined, namespace: string, name: string): string | null {
+  const id = uid ? `k8s:${uid}` : `k8s:${namespace}:${name}`;
+  return IDENTIFIER_PATTERN.test(id) ? id : null;
 }
 
 /** A pod as a workload record in the import format, or why it is not one. */
@@ -70,29 +76,34 @@ export function mapPod(
     instanceTypeOfNode: (node: string) => string | undefined;
   },
 ): PodMapping {
-  const uid = pod.metadata?.uid;
   const name = pod.metadata?.name;
   const namespace = pod.metadata?.namespace;
-  if (!uid || !name || !namespace) return { skip: 'pod without uid, name or namespace' };
+  if (!name || !namespace) return { skip: 'pod without name or namespace' };
+  const workloadId = podWorkloadId(pod.metadata?.uid, namespace, name);
+  if (!workloadId) return { skip: 'pod without uid whose namespace:name is longer than 128' };
   const gpuCount = requestedGpus(pod, config.gpuResource);
-  if (gpuCount === 0) return { skip: `no ${config.gpuResource} limit`, uid };
+  if (gpuCount === 0) return { skip: `no ${config.gpuResource} limit`, workloadId };
   const status = STATUS_BY_PHASE[pod.status?.phase ?? ''];
-  if (!status) return { skip: `phase ${pod.status?.phase ?? 'missing'} (kept as last seen)`, uid };
+  if (!status) return { skip: `phase ${pod.status?.phase ?? 'missing'} (kept as last seen)`, workloadId };
   const labels = pod.metadata?.labels ?? {};
   const initiativeId =
     labels[config.initiativeLabel] ?? config.initiativeByNamespace[namespace] ?? config.defaultInitiative;
   if (!initiativeId) {
-    return { skip: `no initiative (label ${config.initiativeLabel} absent, namespace not mapped)`, uid };
+    return {
+      skip: `no initiative (label ${config.initiativeLabel} absent, namespace not mapped)`,
+      workloadId,
+    };
   }
-  if (!IDENTIFIER_PATTERN.test(initiativeId)) return { skip: 'initiative label is not an identifier', uid };
+  if (!IDENTIFIER_PATTERN.test(initiativeId))
+    return { skip: 'initiative label is not an identifier', workloadId };
   const times = podTimes(pod, status);
-  if (!times) return { skip: 'pod without creationTimestamp', uid };
+  if (!times) return { skip: 'pod without creationTimestamp', workloadId };
   return {
-    uid,
+    workloadId,
     initiativeId,
     workload: {
       organization_id: context.organizationId,
-      workload_id: podWorkloadId(uid),
+      workload_id: workloadId,
       initiative_id: initiativeId,
       name,
       status,

@@ -43,7 +43,7 @@ describe('pod → workload', () => {
       context,
     );
     expect(mapped).toEqual({
-      uid: 'u-1',
+      workloadId: 'k8s:u-1',
       initiativeId: 'lab',
       workload: {
         organization_id: 'org',
@@ -87,12 +87,18 @@ describe('pod → workload', () => {
       workload: { status: 'pending', instance_type: 'unknown', started_at: null },
     });
     expect(mapPod(pod({ phase: 'Unknown' }), config, context)).toEqual({
-      uid: 'u-1',
+      workloadId: 'k8s:u-1',
       skip: 'phase Unknown (kept as last seen)',
     });
     const cpuOnly = pod({ phase: 'Running' });
     cpuOnly.spec!.containers = [{ resources: { limits: { cpu: '2' } } }];
-    expect(mapPod(cpuOnly, config, context)).toEqual({ uid: 'u-1', skip: 'no nvidia.com/gpu limit' });
+    expect(mapPod(cpuOnly, config, context)).toEqual({
+      workloadId: 'k8s:u-1',
+      skip: 'no nvidia.com/gpu limit',
+    });
+    const withoutUid = pod({ phase: 'Pending' });
+    delete withoutUid.metadata!.uid;
+    expect(mapPod(withoutUid, config, context)).toMatchObject({ workloadId: 'k8s:research:train-1' });
   });
 
   it('counts GPUs as the scheduler does: containers summed, or the largest init container', () => {
