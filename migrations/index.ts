@@ -9,6 +9,7 @@ import { MemberSubmitterIndex1763800008000 } from './1763800008000-member-submit
 import { WriterLocks1763800009000 } from './1763800009000-writer-locks';
 import { KnownTimeZones1763800009100 } from './1763800009100-known-time-zones';
 import { ImportWritePath1763800010000 } from './1763800010000-import-write-path';
+import { SyncWatermarks1763800013000 } from './1763800013000-sync-watermarks';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -23,4 +24,5 @@ export const migrations = [
   WriterLocks1763800009000,
   KnownTimeZones1763800009100,
   ImportWritePath1763800010000,
+  SyncWatermarks1763800013000,
 ];

@@ -7,6 +7,7 @@ import { importCommand } from './commands/import.command';
 import { migrateCommand } from './commands/migrate.command';
 import { pruneCommand } from './commands/prune.command';
 import { serveCommand } from './commands/serve.command';
+import { syncCommand } from './commands/sync.command';
 import { tokensCommand } from './commands/tokens.command';
 
 const COMMANDS: Record<string, Command> = {
@@ -16,6 +17,7 @@ const COMMANDS: Record<string, Command> = {
   import: importCommand,
   'demo-data': demoDataCommand,
   prune: pruneCommand,
+  sync: syncCommand,
 };
 
 const USAGE = `gpucap <command>
@@ -25,7 +27,8 @@ const USAGE = `gpucap <command>
   import FILE|-                           load a JSON or NDJSON dataset (all or nothing, idempotent)
   demo-data [--workloads N] [--seed S]    write a realistic synthetic organization
   tokens create|list|revoke               manage API tokens
-  prune --older-than 90d                  drop metric samples older than the retention`;
+  prune --older-than 90d                  drop metric samples older than the retention
+  sync --config FILE [--once|--every 60s] read Kubernetes, Prometheus (DCGM) and Slurm into the database`;
 
 /** Registers a command from a module that is added later (import, demo-data, prune). */
 export function registerCommand(name: string, command: Command): void {

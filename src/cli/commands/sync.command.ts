@@ -1,0 +1,69 @@
+import { parseArgs } from 'node:util';
+import { createRootLogger } from '../../common/logging/request-logging';
+import { loadSyncConfig, SyncConfigError } from '../../ingest/sync-config';
+import { reportLine } from '../../ingest/sync-report';
+import { syncEvery, syncOnce } from '../../ingest/sync-runner';
+import { Command, UsageError } from '../cli-context';
+import { withDatabase } from '../with-database';
+
+const USAGE = 'Usage: gpucap sync --config FILE [--once | --every 60s]';
+const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
+
+function parseInterval(text: string): number {
+  const match = /^(\d{1,6})([smh])$/.exec(text);
+  const ms = match ? Number(match[1]) * UNIT_MS[match[2]] : 0;
+  if (ms < 1_000) throw new UsageError(`--every must be a duration such as 60s, 5m or 1h (got '${text}')`);
+  return ms;
+}
+
+/**
+ * `gpucap sync`: reads Kubernetes, Prometheus (DCGM exporter) and Slurm as the config says and writes
+ * through the import's loader. `--once` (the default): one line per source, exit 1 when a source
+ * failed or refused records. `--every`: JSON log lines, a failed source retried with back-off, until
+ * SIGINT/SIGTERM (the run in progress finishes first).
+ */
+export const syncCommand: Command = async (args, context) => {
+  if (args.includes('--help')) throw new UsageError(USAGE);
+  const { values } = parseArgs({
+    args,
+    options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },
+  });
+  if (!values.config) throw new UsageError(`--config is required\n${USAGE}`);
+  if (values.once && values.every) throw new UsageError(`--once and --every exclude each other\n${USAGE}`);
+  const intervalMs = values.every ? parseInterval(values.every) : null;
+  let config;
+  try {
+    config = loadSyncConfig(values.config);
+  } catch (error) {
+    if (error instanceof SyncConfigError) throw new UsageError(`${values.config}: ${error.message}`);
+    throw error;
+  }
+  return withDatabase(context, async (dataSource) => {
+    if (intervalMs === null) {
+      const reports = await syncOnce(dataSource, config);
+      for (const report of reports) context.stdout.write(`${reportLine(report)}\n`);
+      const troubled = reports.some((report) => !report.ok || Object.keys(report.refused).length > 0);
+      return troubled ? 1 : 0;
+    }
+    const logger = createRootLogger(context.config.LOG_LEVEL);
+    const stopped = new Promise<void>((resolve) => {
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+    });
+    logger.info({ organization_id: config.organizationId, every_ms: intervalMs }, 'sync started');
+    await syncEvery(dataSource, config, {
+      intervalMs,
+      stopped,
+      onReport: (report, nextAttemptMs) => {
+        const entry = {
+          organization_id: config.organizationId,
+          ...report,
+          next_attempt_in_s: nextAttemptMs / 1000,
+        };
+        if (report.ok) logger.info(entry, reportLine(report));
+        else logger.warn(entry, reportLine(report));
+      },
+    });
+    logger.info({ organization_id: config.organizationId }, 'sync stopped');
+    return 0;
+  });
+};

@@ -1,0 +1,227 @@
+import type { DataSource } from 'typeorm';
+import type { KubernetesConfig } from '../sync-config';
+import { InitiativeResolver } from '../initiatives';
+import { ReasonCounter, SourceReport } from '../sync-report';
+import { changedWorkloads, ChangedWorkload, SyncRecord, writeSyncRecords } from '../sync-writer';
+import { networkReason, SourceUnavailableError, withDeadline } from '../source-failure';
+import { mapPod, PodLike } from './pod-mapping';
+
+const PAGE_SIZE = 500;
+
+interface PodPage {
+  items: PodLike[];
+  metadata?: { _continue?: string };
+}
+
+/** What the sync needs from the API server (`@kubernetes/client-node`'s CoreV1Api in production). */
+interface KubernetesApi {
+  clusterId: string;
+  listPods(namespace: string | null, continueToken: string | undefined): Promise<PodPage>;
+  listNodes(): Promise<{ items: { metadata?: { name?: string; labels?: Record<string, string> | null } }[] }>;
+}
+
+/**
+ * The client is an ES module: it is loaded when a Kubernetes source runs (Node 20 loads it through
+ * `require`), never by code that does not use it.
+ */
+async function connect(config: KubernetesConfig): Promise<KubernetesApi> {
+  const k8s = await import('@kubernetes/client-node');
+  const kubeConfig = new k8s.KubeConfig();
+  try {
+    if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
+    else if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
+    else throw new Error('not in a cluster');
+    if (config.context) kubeConfig.setCurrentContext(config.context);
+  } catch (error) {
+    throw new SourceUnavailableError(
+      config.kubeconfig
+        ? `cannot load the kubeconfig '${config.kubeconfig}': ${(error as Error).message.split('\n')[0]}`
+        : 'no kubeconfig given, and not running in a cluster (KUBERNETES_SERVICE_HOST is unset)',
+    );
+  }
+  const api = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const timeoutSeconds = Math.ceil(config.timeoutSeconds);
+  return {
+    clusterId: config.clusterId ?? kubeConfig.getCurrentCluster()?.name ?? 'kubernetes',
+    listPods: (namespace, continueToken) =>
+      namespace
+        ? api.listNamespacedPod({ namespace, limit: PAGE_SIZE, _continue: continueToken, timeoutSeconds })
+        : api.listPodForAllNamespaces({
+            limit: PAGE_SIZE,
+            _continue: continueToken,
+            timeoutSeconds,
+          }),
+    listNodes: () => api.listNode({ timeoutSeconds }),
+  };
+}
+
+function describeFailure(error: unknown, what: string): Error {
+  if (error instanceof SourceUnavailableError) return error;
+  const status = (error as { code?: unknown }).code;
+  if (typeof status === 'number')
+    return new SourceUnavailableError(`the Kubernetes API answered ${status} to ${what}`);
+  const reason = networkReason(error);
+  return new SourceUnavailableError(
+    reason
+      ? `cannot reach the Kubernetes API (${reason})`
+      : `${what} failed: ${(error as Error).message?.split('\n')[0]}`,
+  );
+}
+
+async function call<T>(work: () => Promise<T>, what: string, seconds: number): Promise<T> {
+  try {
+    return await withDeadline(
+      work(),
+      seconds,
+      `the Kubernetes API did not answer ${what} within ${seconds} s`,
+    );
+  } catch (error) {
+    throw describeFailure(error, what);
+  }
+}
+
+/**
+ * Every pod of the configured namespaces (all when none), page by page. A pod is kept once (by uid)
+ * and only in the namespace it was asked for, whatever the server answered.
+ */
+async function listAllPods(api: KubernetesApi, config: KubernetesConfig): Promise<PodLike[]> {
+  const pods = new Map<string, PodLike>();
+  for (const namespace of config.namespaces ?? [null]) {
+    let token: string | undefined;
+    do {
+      const page = await call(
+        () => api.listPods(namespace, token),
+        namespace ? `list pods in namespace ${namespace}` : 'list pods',
+        config.timeoutSeconds,
+      );
+      for (const pod of page.items) {
+        if (namespace && pod.metadata?.namespace !== namespace) continue;
+        pods.set(pod.metadata?.uid ?? `${pod.metadata?.namespace}/${pod.metadata?.name}`, pod);
+      }
+      token = page.metadata?._continue || undefined;
+    } while (token);
+  }
+  return [...pods.values()];
+}
+
+/**
+ * Node name → instance type. Nodes that cannot be listed (no RBAC for nodes) leave every instance
+ * type unknown rather than failing the pods' sync; the report says why.
+ */
+async function instanceTypesOfNodes(
+  api: KubernetesApi,
+  config: KubernetesConfig,
+  skipped: ReasonCounter,
+): Promise<Map<string, string | undefined>> {
+  try {
+    const nodes = await call(() => api.listNodes(), 'list nodes', config.timeoutSeconds);
+    return new Map(
+      nodes.items.map((node) => [
+        node.metadata?.name ?? '',
+        node.metadata?.labels?.[config.instanceTypeLabel],
+      ]),
+    );
+  } catch (error) {
+    skipped.add(`node list unreadable, instance types unknown: ${(error as Error).message}`);
+    return new Map();
+  }
+}
+
+interface KnownWorkload {
+  workload_id: string;
+  initiative_id: string;
+  name: string;
+  submitted_by: string;
+  instance_type: string;
+  gpu_count: number;
+  is_managed: boolean;
+  cluster_id: string;
+  namespace: string;
+  submitted_at: Date;
+  started_at: Date | null;
+}
+
+/**
+ * Workloads this source recorded as not finished (pending or running) in the namespaces it reads: one
+ * that no longer appears in the pod list was deleted before finishing, hence cancelled.
+ */
+async function unfinishedWorkloads(
+  dataSource: DataSource,
+  organizationId: string,
+  clusterId: string,
+  namespaces: string[] | null,
+): Promise<KnownWorkload[]> {
+  return dataSource.query(
+    `SELECT workload_id, initiative_id, name, submitted_by, instance_type, gpu_count, is_managed, cluster_id,
+            namespace, submitted_at, started_at
+     FROM workloads
+     WHERE organization_id = $1 AND status IN ('pending', 'running')
+       AND workload_id LIKE 'k8s:%' AND cluster_id = $2
+       AND ($3::text[] IS NULL OR namespace = ANY ($3::text[]))`,
+    [organizationId, clusterId, namespaces],
+  );
+}
+
+function cancelledRecord(organizationId: string, known: KnownWorkload, seenGoneAt: Date): SyncRecord {
+  const started = known.started_at ?? known.submitted_at;
+  const completed = seenGoneAt > started ? seenGoneAt : started;
+  return {
+    section: 'workloads',
+    value: {
+      organization_id: organizationId,
+      ...known,
+      status: 'cancelled',
+      submitted_at: known.submitted_at.toISOString(),
+      started_at: known.started_at?.toISOString() ?? null,
+      completed_at: completed.toISOString(),
+      exit_code: null,
+    },
+  };
+}
+
+/** Lists the pods, maps those that request GPUs to workloads, cancels the vanished ones, and writes. */
+export async function syncKubernetes(
+  dataSource: DataSource,
+  organizationId: string,
+  config: KubernetesConfig,
+  resolver: InitiativeResolver,
+): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
+  const listedAt = new Date();
+  const api = await connect(config);
+  const skipped = new ReasonCounter();
+  const pods = await listAllPods(api, config);
+  const instanceTypes = await instanceTypesOfNodes(api, config, skipped);
+  const refused = new ReasonCounter();
+  const seen = new Set<string>();
+  const workloads: SyncRecord[] = [];
+  for (const pod of pods) {
+    const mapped = mapPod(pod, config, {
+      organizationId,
+      clusterId: api.clusterId,
+      instanceTypeOfNode: (node) => instanceTypes.get(node) ?? undefined,
+    });
+    if (mapped.workloadId) seen.add(mapped.workloadId);
+    if ('skip' in mapped) {
+      skipped.add(mapped.skip);
+      continue;
+    }
+    const refusal = resolver.admit(mapped.initiativeId);
+    if (refusal) refused.add(refusal);
+    else workloads.push({ section: 'workloads', value: mapped.workload });
+  }
+  const unfinished = await unfinishedWorkloads(dataSource, organizationId, api.clusterId, config.namespaces);
+  for (const known of unfinished) {
+    if (!seen.has(known.workload_id)) workloads.push(cancelledRecord(organizationId, known, listedAt));
+  }
+  const records = [...resolver.records(), ...workloads];
+  const changed = await changedWorkloads(dataSource, organizationId, records);
+  const result = await writeSyncRecords(dataSource, organizationId, 'kubernetes', records, listedAt);
+  return {
+    read: pods.length,
+    written: result.written,
+    unchanged: result.records - result.written,
+    skipped: skipped.counts,
+    refused: refused.counts,
+    changed,
+  };
+}

@@ -1,0 +1,156 @@
+import type { RatioUnit } from '../sync-config';
+
+/** DCGM exporter series the sync reads (field names as dcgm-exporter exports them). */
+export const DCGM_METRICS = {
+  gpuUtil: 'DCGM_FI_DEV_GPU_UTIL',
+  graphicsEngineActive: 'DCGM_FI_PROF_GR_ENGINE_ACTIVE',
+  framebufferUsed: 'DCGM_FI_DEV_FB_USED',
+  framebufferFree: 'DCGM_FI_DEV_FB_FREE',
+  power: 'DCGM_FI_DEV_POWER_USAGE',
+  temperature: 'DCGM_FI_DEV_GPU_TEMP',
+} as const;
+export type DcgmField = keyof typeof DCGM_METRICS;
+
+/**
+ * Framebuffer values above this are bytes, not MiB: 16,777,216 MiB is 16 TiB, far beyond any GPU,
+ * while any GPU in use holds more than 16 MiB. (The memory ratio does not depend on the unit when
+ * used and free share one; converting keeps a pair right when two exporter versions disagree.)
+ */
+export const BYTES_THRESHOLD = 16_777_216;
+const MIB = 1_048_576;
+
+export interface Reading {
+  gpu_utilization: number;
+  memory_utilization: number;
+  temperature: number;
+  power_usage: number;
+}
+
+interface Accumulator {
+  utilSum: number;
+  utilCount: number;
+  engineSum: number;
+  engineCount: number;
+  powerSum: number;
+  powerCount: number;
+  temperatureMax: number;
+  memorySum: number;
+  memoryCount: number;
+}
+
+function newAccumulator(): Accumulator {
+  return {
+    utilSum: 0,
+    utilCount: 0,
+    engineSum: 0,
+    engineCount: 0,
+    powerSum: 0,
+    powerCount: 0,
+    temperatureMax: -Infinity,
+    memorySum: 0,
+    memoryCount: 0,
+  };
+}
+
+/** Percent when the config says so, or (auto) when the series goes above 1 in the window. */
+export function engineActiveScale(values: number[], unit: RatioUnit): number {
+  if (unit === 'percent') return 1;
+  if (unit === 'ratio') return 100;
+  return values.some((value) => value > 1) ? 1 : 100;
+}
+
+export function framebufferMiB(value: number): number {
+  return value > BYTES_THRESHOLD ? value / MIB : value;
+}
+
+const clampPercent = (value: number) => Math.min(100, Math.max(0, value));
+
+/**
+ * Per workload and timestamp, the readings of its GPUs combined into one sample: utilization and
+ * memory utilization are the mean over its GPUs, power the sum, temperature the maximum.
+ * Utilization is DCGM_FI_DEV_GPU_UTIL (percent) where the workload's GPUs export it, else
+ * DCGM_FI_PROF_GR_ENGINE_ACTIVE × 100 (a 0–1 ratio; also on MIG). Memory utilization is
+ * FB_USED / (FB_USED + FB_FREE) × 100 per GPU.
+ */
+export class ReadingAssembler {
+  private readonly byWorkload = new Map<string, Map<number, Accumulator>>();
+  /** FB_USED per GPU and timestamp until that GPU's FB_FREE arrives (callers add FB_USED first). */
+  private readonly used = new Map<string, Map<number, number>>();
+
+  private accumulator(workloadId: string, timestamp: number): Accumulator {
+    let byTime = this.byWorkload.get(workloadId);
+    if (!byTime) this.byWorkload.set(workloadId, (byTime = new Map()));
+    let accumulator = byTime.get(timestamp);
+    if (!accumulator) byTime.set(timestamp, (accumulator = newAccumulator()));
+    return accumulator;
+  }
+
+  /** One point of one GPU series (`gpu` identifies the GPU: the series' labels), already unit-normalized. */
+  add(field: DcgmField, workloadId: string, gpu: string, timestamp: number, value: number): void {
+    if (!Number.isFinite(value)) return;
+    const accumulator = this.accumulator(workloadId, timestamp);
+    switch (field) {
+      case 'gpuUtil':
+        accumulator.utilSum += value;
+        accumulator.utilCount += 1;
+        break;
+      case 'graphicsEngineActive':
+        accumulator.engineSum += value;
+        accumulator.engineCount += 1;
+        break;
+      case 'power':
+        accumulator.powerSum += value;
+        accumulator.powerCount += 1;
+        break;
+      case 'temperature':
+        accumulator.temperatureMax = Math.max(accumulator.temperatureMax, value);
+        break;
+      case 'framebufferUsed': {
+        let byTime = this.used.get(gpu);
+        if (!byTime) this.used.set(gpu, (byTime = new Map()));
+        byTime.set(timestamp, value);
+        break;
+      }
+      case 'framebufferFree': {
+        const used = this.used.get(gpu)?.get(timestamp);
+        if (used !== undefined && used + value > 0) {
+          accumulator.memorySum += (used / (used + value)) * 100;
+          accumulator.memoryCount += 1;
+        }
+        break;
+      }
+    }
+  }
+
+  /** Complete readings, and the number of incomplete ones by what they lacked; clears the assembler. */
+  *drain(): Generator<{ workloadId: string; timestamp: number; reading: Reading } | { missing: string }> {
+    for (const [workloadId, byTime] of this.byWorkload) {
+      for (const [timestamp, accumulator] of byTime) {
+        const reading = complete(accumulator);
+        if (typeof reading === 'string') yield { missing: reading };
+        else yield { workloadId, timestamp, reading };
+      }
+    }
+    this.byWorkload.clear();
+    this.used.clear();
+  }
+}
+
+function complete(accumulator: Accumulator): Reading | string {
+  const utilization =
+    accumulator.utilCount > 0
+      ? accumulator.utilSum / accumulator.utilCount
+      : accumulator.engineCount > 0
+        ? accumulator.engineSum / accumulator.engineCount
+        : null;
+  if (utilization === null) return 'incomplete reading (no GPU utilization)';
+  if (accumulator.memoryCount === 0) return 'incomplete reading (no FB_USED/FB_FREE pair)';
+  if (accumulator.powerCount === 0) return 'incomplete reading (no power)';
+  if (accumulator.temperatureMax === -Infinity) return 'incomplete reading (no temperature)';
+  return {
+    gpu_utilization: clampPercent(utilization),
+    memory_utilization: clampPercent(accumulator.memorySum / accumulator.memoryCount),
+    temperature: accumulator.temperatureMax,
+    power_usage: Math.max(0, accumulator.powerSum),
+  };
+}

@@ -1,0 +1,183 @@
+import { IDENTIFIER_PATTERN } from '../../common/validation/identifier';
+import type { WorkloadStatus } from '../../workloads/entities/workload.entity';
+import type { SlurmConfig } from '../sync-config';
+
+/**
+ * One job of `sacct --json` (Slurm's data_parser, v0.0.37 to v0.0.4x). Numbers may be plain or
+ * wrapped as `{set, infinite, number}`; `state.current` is a string (older) or an array of flags
+ * (newer); `exit_code.return_code` likewise.
+ */
+export interface SacctJob {
+  job_id?: unknown;
+  name?: unknown;
+  user?: unknown;
+  account?: unknown;
+  partition?: unknown;
+  cluster?: unknown;
+  state?: { current?: unknown };
+  time?: { submission?: unknown; start?: unknown; end?: unknown };
+  tres?: { allocated?: unknown; requested?: unknown };
+  exit_code?: unknown;
+}
+
+/**
+ * Job state → workload status. PENDING-like states wait; RUNNING-like run; COMPLETED completes;
+ * every state in which the job ended on an error fails; CANCELLED cancels. Requeued and resizing
+ * jobs are between runs (pending); suspended and stopped ones still hold their allocation (running).
+ */
+export const STATUS_BY_SLURM_STATE: Record<string, WorkloadStatus> = {
+  PENDING: 'pending',
+  REQUEUED: 'pending',
+  REQUEUE_FED: 'pending',
+  REQUEUE_HOLD: 'pending',
+  RESV_DEL_HOLD: 'pending',
+  RESIZING: 'pending',
+  CONFIGURING: 'running',
+  RUNNING: 'running',
+  COMPLETING: 'running',
+  SUSPENDED: 'running',
+  STOPPED: 'running',
+  SIGNALING: 'running',
+  STAGE_OUT: 'running',
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  TIMEOUT: 'failed',
+  NODE_FAIL: 'failed',
+  OUT_OF_MEMORY: 'failed',
+  BOOT_FAIL: 'failed',
+  DEADLINE: 'failed',
+  PREEMPTED: 'failed',
+  REVOKED: 'cancelled',
+  CANCELLED: 'cancelled',
+};
+
+/** Exit code of a job that failed without one (node failure, timeout, preemption). */
+export const FAILED_WITHOUT_EXIT_CODE = 1;
+
+export type JobMapping =
+  { workload: Record<string, unknown>; initiativeId: string; jobId: string } | { skip: string };
+
+/** `{set, infinite, number}` or a plain number; 0 and unset mean "no value". */
+export function slurmNumber(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'object' && value !== null) {
+    const wrapped = value as { set?: unknown; infinite?: unknown; number?: unknown };
+    if (wrapped.set === false || wrapped.infinite === true) return null;
+    return typeof wrapped.number === 'number' ? wrapped.number : null;
+  }
+  return null;
+}
+
+function epochSeconds(value: unknown): string | null {
+  const seconds = slurmNumber(value);
+  return seconds && seconds > 0 ? new Date(seconds * 1000).toISOString() : null;
+}
+
+/** The first state of `state.current` that gpucap knows (the base state; flags such as RECONFIG_FAIL follow it). */
+function jobStatus(state: unknown): { status?: WorkloadStatus; name: string } {
+  const names = (Array.isArray(state) ? state : [state]).filter(
+    (name): name is string => typeof name === 'string',
+  );
+  const known = names.find((name) => STATUS_BY_SLURM_STATE[name] !== undefined);
+  return known
+    ? { status: STATUS_BY_SLURM_STATE[known], name: known }
+    : { name: names.join('+') || 'missing' };
+}
+
+/** `gres/gpu` count: allocated TRES (requested ones for a job not yet allocated). Typed GPUs (`gpu:a100`) count when no plain `gpu` entry exists. */
+export function gpuCount(job: SacctJob): number {
+  const fromList = (list: unknown): number => {
+    if (!Array.isArray(list)) return 0;
+    const gpus = list.filter(
+      (entry): entry is { name: string; count?: unknown } =>
+        typeof entry === 'object' &&
+        entry !== null &&
+        (entry as { type?: unknown }).type === 'gres' &&
+        typeof (entry as { name?: unknown }).name === 'string' &&
+        /^gpu(:|$)/.test((entry as { name: string }).name),
+    );
+    const plain = gpus.find((entry) => entry.name === 'gpu');
+    const counts = (plain ? [plain] : gpus).map((entry) => slurmNumber(entry.count) ?? 0);
+    return plain ? counts[0] : counts.reduce((sum, count) => sum + count, 0);
+  };
+  return fromList(job.tres?.allocated) || fromList(job.tres?.requested);
+}
+
+function returnCode(exitCode: unknown): number | null {
+  if (typeof exitCode !== 'object' || exitCode === null) return null;
+  const code = slurmNumber((exitCode as { return_code?: unknown }).return_code);
+  return code !== null && Number.isInteger(code) ? code : null;
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value : null;
+}
+
+/** The stable workload id of a job: cluster and job id (unique per cluster). */
+export function slurmWorkloadId(clusterId: string, jobId: string): string {
+  return `slurm:${clusterId}:${jobId}`;
+}
+
+export function mapSacctJob(job: SacctJob, config: SlurmConfig, organizationId: string): JobMapping {
+  const jobId = slurmNumber(job.job_id);
+  if (jobId === null) return { skip: 'job without job_id' };
+  const gpus = gpuCount(job);
+  if (gpus === 0) return { skip: 'no gres/gpu' };
+  const { status, name: stateName } = jobStatus(job.state?.current);
+  if (!status) return { skip: `state ${stateName} (not mapped)` };
+  const account = text(job.account);
+  const initiativeId =
+    (account && config.initiativeByAccount[account]) ??
+    (account && IDENTIFIER_PATTERN.test(account) ? account : null) ??
+    config.defaultInitiative;
+  if (!initiativeId) return { skip: 'no account to map to an initiative' };
+  const clusterId =
+    config.clusterId ??
+    (text(job.cluster) && IDENTIFIER_PATTERN.test(job.cluster as string) ? (job.cluster as string) : 'slurm');
+  const times = jobTimes(job, status);
+  if (!times) return { skip: 'job without submission time' };
+  const partition = text(job.partition);
+  const instanceType =
+    (partition && config.instanceTypeByPartition[partition]) ??
+    (partition && IDENTIFIER_PATTERN.test(partition) ? partition : 'unknown');
+  const code = returnCode(job.exit_code);
+  return {
+    jobId: String(jobId),
+    initiativeId,
+    workload: {
+      organization_id: organizationId,
+      workload_id: slurmWorkloadId(clusterId, String(jobId)),
+      initiative_id: initiativeId,
+      name: (text(job.name) ?? `job ${jobId}`).slice(0, 256),
+      status,
+      submitted_by: (text(job.user) ?? 'unknown').slice(0, 256),
+      instance_type: instanceType,
+      gpu_count: gpus,
+      is_managed: config.isManaged,
+      cluster_id: clusterId,
+      namespace: account ?? 'default',
+      ...times,
+      exit_code:
+        status === 'completed'
+          ? (code ?? 0)
+          : status === 'failed'
+            ? code || FAILED_WITHOUT_EXIT_CODE
+            : status === 'cancelled'
+              ? code
+              : null,
+    },
+  };
+}
+
+/** Epoch seconds → ISO; clamped so that submitted ≤ started ≤ completed, and only the times the status allows. */
+function jobTimes(job: SacctJob, status: WorkloadStatus) {
+  const submitted = epochSeconds(job.time?.submission);
+  if (!submitted) return null;
+  if (status === 'pending') return { submitted_at: submitted, started_at: null, completed_at: null };
+  const start = epochSeconds(job.time?.start);
+  const started = start && start > submitted ? start : status === 'cancelled' && !start ? null : submitted;
+  if (status === 'running') return { submitted_at: submitted, started_at: started, completed_at: null };
+  const end = epochSeconds(job.time?.end);
+  const floor = started ?? submitted;
+  return { submitted_at: submitted, started_at: started, completed_at: end && end > floor ? end : floor };
+}

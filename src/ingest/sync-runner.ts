@@ -1,0 +1,163 @@
+import type { DataSource } from 'typeorm';
+import { InitiativeResolver } from './initiatives';
+import { syncKubernetes } from './kubernetes/kubernetes-source';
+import { syncPrometheus } from './prometheus/prometheus-source';
+import { syncSlurm } from './slurm/slurm-source';
+import { SyncConfig } from './sync-config';
+import { SOURCE_NAMES, SourceName, SourceReport } from './sync-report';
+import { oneLine, SourceUnavailableError } from './source-failure';
+import { ChangedWorkload, SyncRejectedError, writeSyncRecords } from './sync-writer';
+
+type SourceResult = Omit<SourceReport, 'source' | 'seconds' | 'ok'>;
+
+/** The sources the config names, in the order they run: workload lists first, then the samples joined to them. */
+export function configuredSources(config: SyncConfig): SourceName[] {
+  return SOURCE_NAMES.filter((source) => config[source] !== null);
+}
+
+async function runSource(
+  dataSource: DataSource,
+  config: SyncConfig,
+  source: SourceName,
+  changed: ChangedWorkload[],
+): Promise<SourceResult & { changed?: ChangedWorkload[] }> {
+  const resolver = () =>
+    InitiativeResolver.load(dataSource, config.organizationId, config.unknownInitiatives);
+  switch (source) {
+    case 'kubernetes':
+      return syncKubernetes(dataSource, config.organizationId, config.kubernetes!, await resolver());
+    case 'slurm':
+      return syncSlurm(dataSource, config.organizationId, config.slurm!, await resolver());
+    case 'prometheus':
+      return syncPrometheus(dataSource, config, config.prometheus!, changed);
+  }
+}
+
+/**
+ * The organization must exist. With `unknown_initiatives: create` a missing one is created (through
+ * the loader, like everything else): named after its id, UTC, the current calendar year as its budget
+ * period; `gpucap import` of an organizations record sets the real values later.
+ */
+async function ensureOrganization(dataSource: DataSource, config: SyncConfig): Promise<void> {
+  const { organizationId } = config;
+  const rows: unknown[] = await dataSource.query('SELECT 1 FROM organizations WHERE organization_id = $1', [
+    organizationId,
+  ]);
+  if (rows.length > 0) return;
+  if (config.unknownInitiatives !== 'create') {
+    throw new SourceUnavailableError(
+      `organization '${organizationId}' does not exist: create it with gpucap import (an organizations record), or set unknown_initiatives: create`,
+    );
+  }
+  const year = new Date().getUTCFullYear();
+  const organization = {
+    section: 'organizations' as const,
+    value: {
+      organization_id: organizationId,
+      name: organizationId,
+      timezone: 'UTC',
+      budget_period_start: `${year}-01-01T00:00:00Z`,
+      budget_period_end: `${year + 1}-01-01T00:00:00Z`,
+    },
+  };
+  await writeSyncRecords(dataSource, organizationId, null, [organization], new Date());
+}
+
+/**
+ * Runs the given sources one after another, each in its own transaction: a source that fails (down,
+ * refused by validation, a database error) reports why in one line and writes nothing, and the
+ * others go on.
+ */
+export async function syncOnce(
+  dataSource: DataSource,
+  config: SyncConfig,
+  sources: SourceName[] = configuredSources(config),
+): Promise<SourceReport[]> {
+  const reports: SourceReport[] = [];
+  // Workloads the list sources wrote as new or changed: Prometheus re-reads their lifetime.
+  const changed: ChangedWorkload[] = [];
+  let organizationProblem: string | null = null;
+  try {
+    await ensureOrganization(dataSource, config);
+  } catch (error) {
+    organizationProblem = describe(error);
+  }
+  for (const source of sources) {
+    const started = Date.now();
+    const seconds = () => (Date.now() - started) / 1000;
+    if (organizationProblem) {
+      reports.push(failed(source, organizationProblem, 0));
+      continue;
+    }
+    try {
+      const { changed: wrote, ...result } = await runSource(dataSource, config, source, changed);
+      changed.push(...(wrote ?? []));
+      reports.push({ source, ok: true, ...result, seconds: seconds() });
+    } catch (error) {
+      reports.push(failed(source, describe(error), seconds()));
+    }
+  }
+  return reports;
+}
+
+function failed(source: SourceName, error: string, seconds: number): SourceReport {
+  return { source, ok: false, read: 0, written: 0, unchanged: 0, skipped: {}, refused: {}, error, seconds };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof SourceUnavailableError || error instanceof SyncRejectedError) return oneLine(error);
+  const database = error as { code?: unknown; message?: unknown };
+  if (typeof database.code === 'string' && /^[0-9A-Z]{5}$/.test(database.code)) {
+    return `the database refused the write, nothing written: ${oneLine(error)}`;
+  }
+  if (typeof database.code === 'string' && /^E[A-Z]+$/.test(database.code)) {
+    return `cannot reach the database (${database.code}), nothing written`;
+  }
+  return oneLine(error);
+}
+
+/** Delay before retrying a source that failed `failures` times in a row: 5 s, doubling, at most 10 min. */
+export function retryDelayMs(failures: number): number {
+  return Math.min(5_000 * 2 ** Math.max(0, failures - 1), 600_000);
+}
+
+export interface LoopOptions {
+  intervalMs: number;
+  onReport(report: SourceReport, nextAttemptMs: number): void;
+  /** Resolves when the loop should stop (a signal); the run in progress finishes first. */
+  stopped: Promise<void>;
+}
+
+/**
+ * `--every`: each source runs every interval; one that failed is retried with back-off (5 s, then
+ * doubling up to the interval or 10 minutes) while the others keep their own schedule.
+ */
+export async function syncEvery(
+  dataSource: DataSource,
+  config: SyncConfig,
+  options: LoopOptions,
+): Promise<void> {
+  const sources = configuredSources(config);
+  const due = new Map(sources.map((source) => [source, 0]));
+  const failures = new Map(sources.map((source) => [source, 0]));
+  let stop = false;
+  void options.stopped.then(() => (stop = true));
+  while (!stop) {
+    const now = Date.now();
+    const ready = sources.filter((source) => (due.get(source) ?? 0) <= now);
+    for (const report of await syncOnce(dataSource, config, ready)) {
+      const count = report.ok ? 0 : (failures.get(report.source) ?? 0) + 1;
+      failures.set(report.source, count);
+      const delay = report.ok
+        ? options.intervalMs
+        : Math.min(retryDelayMs(count), Math.max(options.intervalMs, 5_000));
+      due.set(report.source, Date.now() + delay);
+      options.onReport(report, delay);
+    }
+    const next = Math.min(...due.values());
+    await Promise.race([
+      new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now()))),
+      options.stopped,
+    ]);
+  }
+}

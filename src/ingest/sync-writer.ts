@@ -1,0 +1,145 @@
+import type { DataSource } from 'typeorm';
+import { BulkLoader } from '../import/bulk-loader';
+import { ImportRejectedError } from '../import/import-errors';
+import { ImportRecord, SectionName } from '../import/import-sections';
+import { validateRecord } from '../import/record-validator';
+import { ReferenceTracker } from '../import/reference-tracker';
+import { LOCK_ORGANIZATIONS_SQL } from '../import/writer-lock';
+import type { SourceName } from './sync-report';
+
+/** A record in the import format (the shape `gpucap import` reads), before validation. */
+export interface SyncRecord {
+  section: Extract<SectionName, 'organizations' | 'initiatives' | 'workloads' | 'metric_samples'>;
+  value: Record<string, unknown>;
+}
+
+export interface WriteResult {
+  records: number;
+  written: number;
+}
+
+const WATERMARK_SQL = `
+  INSERT INTO sync_watermarks AS w (organization_id, source, read_until, updated_at)
+  VALUES ($1, $2, $3, now())
+  ON CONFLICT (organization_id, source) DO UPDATE SET read_until = excluded.read_until, updated_at = now()
+  WHERE w.read_until IS DISTINCT FROM excluded.read_until`;
+
+/**
+ * Writes one source's records exactly as `gpucap import` would (the same record validation, reference
+ * checks and bulk loader: the organization's writer lock, set-based upserts that leave identical
+ * rows alone, one transaction) and moves the source's watermark in that same transaction, so a
+ * watermark is never visible ahead of the data it covers.
+ */
+export async function writeSyncRecords(
+  dataSource: DataSource,
+  organizationId: string,
+  source: SourceName | null,
+  records: AsyncIterable<SyncRecord> | Iterable<SyncRecord>,
+  readUntil: Date,
+): Promise<WriteResult> {
+  const loader = await BulkLoader.open(dataSource);
+  const tracker = new ReferenceTracker();
+  const issues: string[] = [];
+  const locations: Record<string, number> = {};
+  try {
+    for await (const { section, value } of records) {
+      const location = (locations[section] = (locations[section] ?? -1) + 1);
+      const result = validateRecord(section, value);
+      if (result.issues) {
+        issues.push(...result.issues.map((issue) => `${describe(section, value)}: ${issue}`));
+        if (issues.length >= 20) break;
+        continue;
+      }
+      const record = { section, location, row: result.row } as ImportRecord;
+      const duplicate = tracker.track(record);
+      if (duplicate) issues.push(`${describe(section, value)}: ${duplicate.message}`);
+      else if (issues.length === 0) await loader.add(record);
+    }
+    if (issues.length === 0) {
+      await loader.lockOrganizations();
+      for (const issue of await tracker.check(loader.query)) {
+        issues.push(`${issue.section}: ${issue.message}`);
+      }
+    }
+    if (issues.length > 0) throw new SyncRejectedError(issues);
+    await loader.query(LOCK_ORGANIZATIONS_SQL, [[organizationId]]);
+    if (source) await loader.query(WATERMARK_SQL, [organizationId, source, readUntil]);
+    const summary = await loader.finish();
+    const sections = ['organizations', 'initiatives', 'workloads', 'metric_samples'] as const;
+    return {
+      records: sections.reduce((sum, name) => sum + summary.records[name], 0),
+      written: sections.reduce((sum, name) => sum + summary.written[name], 0),
+    };
+  } catch (error) {
+    await loader.abort();
+    if (error instanceof ImportRejectedError) throw new SyncRejectedError(error.lines());
+    throw error;
+  }
+}
+
+/** What a source produced broke the import rules: nothing of that source was written. */
+export class SyncRejectedError extends Error {
+  constructor(readonly issues: string[]) {
+    super(
+      `rejected, nothing written: ${issues.slice(0, 3).join('; ')}${issues.length > 3 ? ` (+${issues.length - 3} more)` : ''}`,
+    );
+  }
+}
+
+function describe(section: SyncRecord['section'], value: Record<string, unknown>): string {
+  if (section === 'organizations') return `organization '${String(value.organization_id)}'`;
+  if (section === 'initiatives') return `initiative '${String(value.initiative_id)}'`;
+  if (section === 'workloads') return `workload '${String(value.workload_id)}'`;
+  return `sample of '${String(value.workload_id)}' at ${String(value.timestamp)}`;
+}
+
+/** The instant each source of the organization was last read up to. */
+export async function readWatermarks(
+  dataSource: DataSource,
+  organizationId: string,
+): Promise<Partial<Record<SourceName, Date>>> {
+  const rows: { source: SourceName; read_until: Date }[] = await dataSource.query(
+    'SELECT source, read_until FROM sync_watermarks WHERE organization_id = $1',
+    [organizationId],
+  );
+  return Object.fromEntries(rows.map((row) => [row.source, row.read_until]));
+}
+
+/** A workload that is new or whose status or end changed in this run, and since when it ran. */
+export interface ChangedWorkload {
+  workloadId: string;
+  from: Date;
+}
+
+/**
+ * The workload records that are new or change a stored workload's status or end: their samples may
+ * lie before the Prometheus watermark (the workload was not known, or not finished, when that range
+ * was read), so the Prometheus source re-reads their lifetime.
+ */
+export async function changedWorkloads(
+  dataSource: DataSource,
+  organizationId: string,
+  records: SyncRecord[],
+): Promise<ChangedWorkload[]> {
+  const workloads = records.filter((record) => record.section === 'workloads').map((record) => record.value);
+  if (workloads.length === 0) return [];
+  const stored: { workload_id: string; status: string; completed_at: Date | null }[] = await dataSource.query(
+    `SELECT workload_id, status, completed_at FROM workloads
+     WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
+    [organizationId, workloads.map((workload) => workload.workload_id)],
+  );
+  const byId = new Map(stored.map((row) => [row.workload_id, row]));
+  return workloads
+    .filter((workload) => {
+      const row = byId.get(workload.workload_id as string);
+      const completed = (workload.completed_at as string | null) ?? null;
+      return (
+        !row || row.status !== workload.status || (row.completed_at?.toISOString() ?? null) !== completed
+      );
+    })
+    .filter((workload) => workload.status !== 'pending')
+    .map((workload) => ({
+      workloadId: workload.workload_id as string,
+      from: new Date(workload.submitted_at as string),
+    }));
+}
