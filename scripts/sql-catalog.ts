@@ -12,6 +12,7 @@ import {
 import {
   type RankedFilters,
   rankedByGpuHoursQuery,
+  rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
   seriesQuery,
   windowPercentilesQuery,
@@ -180,6 +181,11 @@ function metrics(): Catalog {
       'wl-0042',
       '2026-03-14T12:34:56.789000Z',
       windowEnd,
+    ),
+    'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, status=running, MEMBER': rankedByIdleGpuHoursQuery(
+      MEMBER,
+      ranked({ status: 'running' }),
+      NOW,
     ),
     'GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN': rankedBySampleMetricQuery(
       ORG_ADMIN,

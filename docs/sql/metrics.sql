@@ -147,6 +147,30 @@ SELECT w.gpu_count,
   FROM metric_samples
   WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz;
 
+-- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, status=running, MEMBER
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = ["init-a","init-b"]
+--   $4 = ["running"]
+--   $5 = 10
+--   $6 = "2026-03-15T12:34:56.789Z"
+    WITH idle AS (
+      SELECT w.workload_id, w.name, w.initiative_id,
+             coalesce(w.gpu_count * greatest(0, floor(date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) / 3600, 0) * (1 - a.gpu_utilization_avg / 100) AS idle_gpu_hours
+      FROM metric_aggregates a
+      JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id
+      WHERE a.organization_id = $1 AND a.sample_count > 0 AND w.status = ANY ($4::text[])
+        AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
+    )
+    SELECT page.workload_id, page.name, page.initiative_id, page.idle_gpu_hours AS avg_value,
+           page.idle_gpu_hours AS current_value, totals.total_count, totals.scope_average
+    FROM (SELECT count(*)::int AS total_count, avg(idle_gpu_hours)::float8 AS scope_average FROM idle) totals
+    LEFT JOIN LATERAL (
+      SELECT * FROM idle ORDER BY idle_gpu_hours DESC, workload_id COLLATE "C" ASC LIMIT $5
+    ) page ON true
+    ORDER BY page.idle_gpu_hours DESC, page.workload_id COLLATE "C" ASC;
+
 -- GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN
 --   $1 = "org-example"
 --   $2 = null

@@ -103,7 +103,11 @@ SELECT 0::float8 AS total_count;
 --   $2 = "wl-0042"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
-  floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds FROM workloads WHERE organization_id = $1 AND workload_id = $2;
+  floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
+       (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
+        WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
+          AND a.sample_count > 0) AS average_gpu_utilization
+     FROM workloads WHERE organization_id = $1 AND workload_id = $2;
 
 -- GET /v1/workloads/{workload_id}: MEMBER
 --   $1 = "org-example"
@@ -111,7 +115,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 --   $3 = ["init-a","init-b"]
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
-  floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds FROM workloads WHERE organization_id = $1 AND workload_id = $2 AND initiative_id = ANY($3::text[]);
+  floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
+       (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
+        WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
+          AND a.sample_count > 0) AS average_gpu_utilization
+     FROM workloads WHERE organization_id = $1 AND workload_id = $2 AND initiative_id = ANY($3::text[]);
 
 -- GET /v1/workloads/stats: start of a named time_range
 --   $1 = "org-example"

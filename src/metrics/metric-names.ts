@@ -21,7 +21,14 @@ export const WINDOW_SECONDS: Record<Exclude<TimeRange, 'job_lifetime'>, number> 
   last_24h: 24 * 3_600,
 };
 
-export const RANK_METRICS = ['gpu_utilization', 'memory_utilization', 'power_usage', 'gpu_hours'] as const;
+export const RANK_METRICS = [
+  'gpu_utilization',
+  'memory_utilization',
+  'power_usage',
+  'gpu_hours',
+  'idle_gpu_hours',
+  'gpu_efficiency',
+] as const;
 export type RankMetric = (typeof RANK_METRICS)[number];
 
 export const SORT_ORDERS = ['asc', 'desc'] as const;

@@ -387,3 +387,38 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
     statuses.includes('running'),
   ]);
 }
+
+/** gpu_hours_used of workload `w` up to `now` ($6): finished runs end at completed_at. */
+const GPU_HOURS_UP_TO_NOW = `w.gpu_count * greatest(0, floor(date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) / 3600`;
+
+/**
+ * Ranked by idle GPU-hours = gpu_hours_used × (1 − lifetime average utilization / 100), over the
+ * workloads with samples. Running workloads' idle time grows with the clock, so no index holds the
+ * order: the candidates are the scope's sampled workloads (metric_aggregates joined to their workload
+ * by primary key), few with `status=running`, every sampled one without a status filter.
+ */
+export function rankedByIdleGpuHoursQuery(
+  scope: AuthScope,
+  filters: RankedFilters,
+  now: Date,
+): ScopedStatement {
+  const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
+  const sql = `
+    WITH idle AS (
+      SELECT w.workload_id, w.name, w.initiative_id,
+             coalesce(${GPU_HOURS_UP_TO_NOW}, 0) * (1 - a.gpu_utilization_avg / 100) AS idle_gpu_hours
+      FROM metric_aggregates a
+      JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id
+      WHERE a.organization_id = $1 AND a.sample_count > 0 AND w.status = ANY ($4::text[])
+        AND ${initiativeScopeSql('w')}
+    )
+    SELECT page.workload_id, page.name, page.initiative_id, page.idle_gpu_hours AS avg_value,
+           page.idle_gpu_hours AS current_value, totals.total_count, totals.scope_average
+    FROM (SELECT count(*)::int AS total_count, avg(idle_gpu_hours)::float8 AS scope_average FROM idle) totals
+    LEFT JOIN LATERAL (
+      SELECT * FROM idle ORDER BY idle_gpu_hours ${direction}, workload_id COLLATE "C" ASC LIMIT $5
+    ) page ON true
+    ORDER BY page.idle_gpu_hours ${direction}, page.workload_id COLLATE "C" ASC`;
+  return scopedStatement(scope, sql, [...rankedParameters(scope, filters, statuses), now]);
+}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
+import type { ScopedStatement } from '../common/database/scoped-statement';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { ApiError } from '../common/http/api-error';
 import { round4OrNull } from '../common/http/decimal';
@@ -19,6 +20,7 @@ import type { WorkloadMetricsQueryDto } from './dto/workload-metrics-query.dto';
 import {
   METRIC_NAMES,
   type MetricName,
+  type RankMetric,
   parseMetricList,
   type SampleMetric,
   type TimeRange,
@@ -26,6 +28,7 @@ import {
 } from './metric-names';
 import {
   rankedByGpuHoursQuery,
+  rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
   type RankedFilters,
   type RankedRow,
@@ -119,23 +122,41 @@ export class MetricsService {
       limit: query.limit ?? 10,
     };
     const rows = await this.database.run<RankedRow>(
-      sortBy === 'gpu_hours'
-        ? rankedByGpuHoursQuery(scope, filters, this.clock.now())
-        : rankedBySampleMetricQuery(scope, sortBy, filters),
+      rankedStatementFor(scope, sortBy, filters, this.clock.now()),
     );
+    // Efficiency is utilization as a fraction: the same order, scaled.
+    const scale = sortBy === 'gpu_efficiency' ? 0.01 : 1;
     const page = rows.filter((row): row is RankedRow & { workload_id: string } => row.workload_id !== null);
     const workloads = page.map((row): RankedWorkloadDto => ({
       workload_id: row.workload_id,
       name: row.name,
       initiative_id: row.initiative_id,
-      [sortBy]: { avg: round4OrNull(row.avg_value), current: round4OrNull(row.current_value) },
+      [sortBy]: { avg: scaled(row.avg_value, scale), current: scaled(row.current_value, scale) },
     }));
     const totalCount = rows[0]?.total_count ?? 0;
-    const scopeAverage = totalCount > 0 ? round4OrNull(rows[0].scope_average) : null;
+    const scopeAverage = totalCount > 0 ? scaled(rows[0].scope_average, scale) : null;
     return new WithMetadata(
       { workloads, scope_average: { [sortBy]: scopeAverage } },
       { total_count: totalCount },
     );
+  }
+}
+
+function rankedStatementFor(
+  scope: AuthScope,
+  sortBy: RankMetric,
+  filters: RankedFilters,
+  now: Date,
+): ScopedStatement {
+  switch (sortBy) {
+    case 'gpu_hours':
+      return rankedByGpuHoursQuery(scope, filters, now);
+    case 'idle_gpu_hours':
+      return rankedByIdleGpuHoursQuery(scope, filters, now);
+    case 'gpu_efficiency':
+      return rankedBySampleMetricQuery(scope, 'gpu_utilization', filters);
+    default:
+      return rankedBySampleMetricQuery(scope, sortBy, filters);
   }
 }
 

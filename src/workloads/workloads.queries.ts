@@ -220,6 +220,10 @@ function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters)
 }
 
 /** One workload by id, within the caller's scope (out of scope reads exactly like unknown). */
+/**
+ * The lifetime average utilization comes from the metric_aggregates rollup (one primary-key
+ * lookup), for the idle figures; null when the workload has no sample.
+ */
 export function workloadDetailQuery(scope: AuthScope, workloadId: string): ScopedStatement {
   const params = new Params();
   const conditions = [
@@ -229,7 +233,11 @@ export function workloadDetailQuery(scope: AuthScope, workloadId: string): Scope
   ];
   return scopedStatement(
     scope,
-    `SELECT ${DETAIL_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')}`,
+    `SELECT ${DETAIL_COLUMNS},
+       (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
+        WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
+          AND a.sample_count > 0) AS average_gpu_utilization
+     FROM workloads WHERE ${conditions.join(' AND ')}`,
     params.values,
   );
 }
@@ -254,6 +262,8 @@ export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_a
   cluster_id: string;
   namespace: string;
   finished_duration_seconds: number | null;
+  /** Percent, over every sample of the workload; null without samples. */
+  average_gpu_utilization: number | null;
 }
 
 export interface WorkloadSummaryJson {
@@ -276,6 +286,8 @@ export interface WorkloadDetailJson extends WorkloadSummaryJson {
   is_managed: boolean;
   cluster_id: string;
   namespace: string;
+  idle_gpu_hours: number | null;
+  gpu_efficiency: number | null;
 }
 
 export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): WorkloadSummaryJson {
@@ -301,6 +313,8 @@ export function durationSeconds(row: WorkloadDetailRow, now: Date): number {
 
 export function toWorkloadDetail(row: WorkloadDetailRow, now: Date): WorkloadDetailJson {
   const duration = durationSeconds(row, now);
+  const gpuHours = (row.gpu_count * duration) / 3600;
+  const efficiency = row.average_gpu_utilization === null ? null : row.average_gpu_utilization / 100;
   return {
     ...toWorkloadSummary(row),
     completed_at: row.completed_at === null ? null : row.completed_at.toISOString(),
@@ -310,5 +324,7 @@ export function toWorkloadDetail(row: WorkloadDetailRow, now: Date): WorkloadDet
     is_managed: row.is_managed,
     cluster_id: row.cluster_id,
     namespace: row.namespace,
+    idle_gpu_hours: efficiency === null ? null : round4(gpuHours * (1 - efficiency)),
+    gpu_efficiency: efficiency === null ? null : round4(efficiency),
   };
 }

@@ -139,6 +139,15 @@ export class RankedWorkloadDto {
 
   @ApiPropertyOptional({ type: RankValueDto })
   gpu_hours?: RankValueDto;
+
+  @ApiPropertyOptional({ type: RankValueDto, description: 'both: gpu_hours_used × (1 − gpu_efficiency)' })
+  idle_gpu_hours?: RankValueDto;
+
+  @ApiPropertyOptional({
+    type: RankValueDto,
+    description: 'avg: lifetime utilization ÷ 100; current: latest ÷ 100',
+  })
+  gpu_efficiency?: RankValueDto;
 }
 
 /** Keyed by `sort_by`: the mean of `avg` over every ranked workload (null when none is ranked). */
@@ -154,6 +163,12 @@ export class ScopeAverageDto {
 
   @ApiPropertyOptional(NULLABLE_NUMBER)
   gpu_hours?: number | null;
+
+  @ApiPropertyOptional(NULLABLE_NUMBER)
+  idle_gpu_hours?: number | null;
+
+  @ApiPropertyOptional(NULLABLE_NUMBER)
+  gpu_efficiency?: number | null;
 }
 
 export class RankedMetricsDto {

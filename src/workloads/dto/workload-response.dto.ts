@@ -23,6 +23,18 @@ export class WorkloadDetailDto extends WorkloadSummaryDto {
   @ApiProperty() is_managed: boolean;
   @ApiProperty() cluster_id: string;
   @ApiProperty() namespace: string;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'gpu_hours_used × (1 − gpu_efficiency): GPU-hours held but not used; null without samples',
+  })
+  idle_gpu_hours: number | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'average gpu_utilization over all samples ÷ 100 (0..1); null without samples',
+  })
+  gpu_efficiency: number | null;
 }
 
 export class WorkloadListDto {

@@ -107,6 +107,8 @@ describe('GET /v1/workloads/:workload_id', () => {
       is_managed: false,
       cluster_id: 'eks-use1',
       namespace: 'vision',
+      idle_gpu_hours: null,
+      gpu_efficiency: null,
     });
   });
 

@@ -66,6 +66,7 @@ describe('toWorkloadDetail', () => {
     cluster_id: 'c',
     namespace: 'ns',
     finished_duration_seconds: null,
+    average_gpu_utilization: null,
   };
 
   it('grows a running workload up to now, in whole seconds', () => {
@@ -80,5 +81,15 @@ describe('toWorkloadDetail', () => {
     ).toBe(0);
     const finished = { ...base, status: 'completed' as const, finished_duration_seconds: 10 };
     expect(toWorkloadDetail(finished, new Date()).gpu_hours_used).toBe(0.0083);
+  });
+
+  it('derives idle GPU-hours and efficiency from the average utilization, null without samples', () => {
+    const now = new Date('2026-11-20T09:00:00Z');
+    expect(toWorkloadDetail(base, now)).toMatchObject({ idle_gpu_hours: null, gpu_efficiency: null });
+    expect(toWorkloadDetail({ ...base, average_gpu_utilization: 37.5 }, now)).toMatchObject({
+      gpu_hours_used: 3,
+      gpu_efficiency: 0.375,
+      idle_gpu_hours: 1.875,
+    });
   });
 });
