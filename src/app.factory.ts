@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { DestinationStream } from 'pino';
+import type { DestinationStream, Logger as RootLogger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './common/config/app-config';
 import { hardenHttpServer } from './common/http/harden-http-server';
@@ -12,6 +12,8 @@ import { createRootLogger, nestLogger, requestLogging } from './common/logging/r
 import { clientAddressRateLimit } from './common/rate-limit/client-address-rate-limit.middleware';
 import { RateLimiter } from './common/rate-limit/rate-limiter';
 import { trustedProxyList } from './common/rate-limit/trusted-proxies';
+import { loggableError } from './common/logging/loggable-error';
+import { buildWebPage, serveWebPage } from './web/web-page';
 
 export interface AppOptions {
   /** Where logs go (default stdout); tests read them from here. */
@@ -47,8 +49,21 @@ export async function createApp(
   app.use(requestLogging(rootLogger));
   app.use(methodPolicy);
   app.use(clientAddressRateLimit(app.get(RateLimiter), config.RATE_LIMIT_PER_IP_PER_MINUTE));
+  await mountWebPage(app, rootLogger);
   app.setGlobalPrefix('v1');
   setupOpenApi(app);
   await app.init();
   return app;
+}
+
+/** The dashboard page at `/`; without its sources (an image built without web/) the API still serves. */
+async function mountWebPage(app: NestExpressApplication, logger: RootLogger): Promise<void> {
+  try {
+    app.use(serveWebPage(await buildWebPage()));
+  } catch (error) {
+    logger.warn(
+      { error: loggableError(error) },
+      'the dashboard page could not be built; serving the API only',
+    );
+  }
 }

@@ -147,13 +147,18 @@ async function mintDemoTokens(dataSource: DataSource): Promise<DemoTokens> {
 function greeting(config: AppConfig, demo: DemoTokens | undefined): string {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
   const base = `http://${host}:${config.PORT}`;
-  const lines = [`gpucap is listening on ${base}  (OpenAPI: ${base}/v1/openapi.json, UI: ${base}/docs)`];
+  const lines = [
+    `gpucap is listening on ${base}  (OpenAPI: ${base}/v1/openapi.json, UI: ${base}/docs)`,
+    `Dashboard: ${base}/  (paste a token and the organization id)`,
+  ];
   if (demo) {
     lines.push(
       '',
       `Demo organization '${DEMO_ORGANIZATION_ID}' on the embedded PostgreSQL. Tokens for this run:`,
       `  ORG_ADMIN: export GPUCAP_TOKEN=${demo.admin}`,
       `  MEMBER of ${demo.memberInitiative}: ${demo.member}`,
+      '',
+      `Open ${base}/ and paste one of these tokens (organization ${DEMO_ORGANIZATION_ID}) to see its dashboard.`,
       '',
       'Try:',
       `  curl -s ${base}/v1/workloads?limit=3 -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
