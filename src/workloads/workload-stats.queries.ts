@@ -68,20 +68,10 @@ export const GROUPING: Record<
  * Summary and groups come from one pass (GROUPING SETS).
  */
 export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
-  const values: unknown[] = [scope.organizationId, request.now];
-  const add = (value: unknown) => `$${values.push(value)}`;
-  const where = ['organization_id = $1'];
-  const initiatives = scopedInitiativeIds(scope);
-  if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
-  if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
+  const { values, add, where } = statsParameters(scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
   const facts = periodFactsSql(splitByPeriod(request.from, request.to), { add, where, ...grouping });
-  const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
-  facts.push(`SELECT ${grouping.rawKey}, ${FACT_COLUMNS.slice(0, -1)
-    .map(() => '0')
-    .join(', ')}, ${runningSeconds}
-      FROM workloads WHERE ${where.join(' AND ')} AND status = 'running'
-        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`);
+  facts.push(runningFactsSql(grouping.rawKey, where, add, request));
   const sets = request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()';
   const isSummary = request.groupBy ? 'GROUPING(group_key) = 1' : 'true';
   const order = request.groupBy ? 'ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C"' : '';
@@ -96,6 +86,37 @@ export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): Sco
     GROUP BY ${sets}
     ${order}`;
   return scopedStatement(scope, text, values);
+}
+
+/**
+ * $1 the organization, $2 now; the caller's initiatives and the initiative filter as conditions valid
+ * on both workloads and workload_period_rollups; `add` appends further parameters.
+ */
+export function statsParameters(scope: AuthScope, request: StatsRequest) {
+  const values: unknown[] = [scope.organizationId, request.now];
+  const add = (value: unknown) => `$${values.push(value)}`;
+  const where = ['organization_id = $1'];
+  const initiatives = scopedInitiativeIds(scope);
+  if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
+  if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
+  return { values, add, where };
+}
+
+/**
+ * The GPU-seconds so far ($2 is now) of the running workloads submitted in the range, as fact rows
+ * (their counts are already in the rollup and raw rows); `leading` are the columns before the facts.
+ */
+export function runningFactsSql(
+  leading: string,
+  where: string[],
+  add: (value: unknown) => string,
+  request: StatsRequest,
+): string {
+  const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
+  const zeros = FACT_COLUMNS.slice(0, -1).map(() => '0');
+  return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}
+      FROM workloads WHERE ${where.join(' AND ')} AND status = 'running'
+        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`;
 }
 
 export interface StatsRow {

@@ -1,4 +1,4 @@
-import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import type { AuthScope } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
 import {
   organizationStatement,
@@ -9,6 +9,8 @@ import { FACT_COLUMNS, RAW_MEASURES, workloadCountSql } from './period-rollup.qu
 import { type Span, splitByPeriod } from './period-split';
 import {
   GROUPING,
+  runningFactsSql,
+  statsParameters,
   type StatsGroupBy,
   type StatsGroupJson,
   type StatsRequest,
@@ -81,12 +83,7 @@ export function workloadTimelineQuery(
   request: StatsRequest,
   boundaries: Date[],
 ): ScopedStatement {
-  const values: unknown[] = [scope.organizationId, request.now];
-  const add = (value: unknown) => `$${values.push(value)}`;
-  const where = ['organization_id = $1'];
-  const initiatives = scopedInitiativeIds(scope);
-  if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
-  if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
+  const { values, add, where } = statsParameters(scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
   const days: Date[] = [];
   const hours: Date[] = [];
@@ -112,12 +109,7 @@ export function workloadTimelineQuery(
        FROM workloads WHERE ${where.join(' AND ')}
          AND submitted_at >= ${add(span.from)} AND submitted_at < ${add(span.to)}`);
   }
-  const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
-  facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${FACT_COLUMNS.slice(0, -1)
-    .map(() => '0')
-    .join(', ')}, ${runningSeconds}
-      FROM workloads WHERE ${where.join(' AND ')} AND status = 'running'
-        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`);
+  facts.push(runningFactsSql(`submitted_at, ${grouping.rawKey}`, where, add, request));
   const sets = request.groupBy
     ? 'GROUPING SETS ((bucket_index), (bucket_index, group_key))'
     : '(bucket_index)';
