@@ -129,11 +129,11 @@ async function runScenario(
   if (baselinePaths && baseline) await compareJson(scenario, service, baseline, servicePaths, result);
 
   log(`${scenario.name} as ${scenario.role}: service`);
-  result.service = await drive(service.baseUrl, service.headers[scenario.role], servicePaths, settings);
+  result.service = await drive(service.baseUrl, headersOf(service, scenario), servicePaths, settings);
   recordFailures(result, 'service', result.service);
   if (baselinePaths && baseline) {
     log(`${scenario.name} as ${scenario.role}: baseline`);
-    result.baseline = await drive(baseline.baseUrl, baseline.headers[scenario.role], baselinePaths, settings);
+    result.baseline = await drive(baseline.baseUrl, headersOf(baseline, scenario), baselinePaths, settings);
     recordFailures(result, 'baseline', result.baseline);
   }
   const s = result.service;
@@ -159,6 +159,10 @@ async function settle(target: Target, deadlineMs = 60_000): Promise<void> {
   log(`${target.name} still slow to answer health after ${deadlineMs / 1000} s; going on`);
 }
 
+function headersOf(target: Target, scenario: Scenario): Record<string, string> {
+  return { ...target.headers[scenario.role], ...scenario.headers };
+}
+
 /** The scenario's paths on one server, checked with a few requests; null when it cannot be driven. */
 async function preparePaths(
   scenario: Scenario,
@@ -166,7 +170,7 @@ async function preparePaths(
   result: ScenarioResult,
   options: BenchOptions,
 ): Promise<string[] | null> {
-  const headers = target.headers[scenario.role];
+  const headers = headersOf(target, scenario);
   let paths: string[];
   try {
     paths = await scenario.paths(target);

@@ -21,7 +21,11 @@ export interface Scenario {
   baseline: boolean;
   /** Part of the scaling table (run on every dataset size, not only the main one). */
   scaling: boolean;
+  /** Sent besides the role's credentials (e.g. `Accept: text/csv`). */
+  headers?: Record<string, string>;
 }
+
+const CSV = { Accept: 'text/csv' };
 
 export const STATS_GROUPS = ['none', 'initiative_id', 'submitted_by', 'instance_type'] as const;
 export const SORT_KEYS = ['gpu_utilization', 'memory_utilization', 'power_usage', 'gpu_hours'] as const;
@@ -34,6 +38,10 @@ export function buildScenarios(fixtures: Fixtures, cursorPage: number): Scenario
     ...metricScenarios(fixtures, role),
     ...capacityScenarios(fixtures, role),
   ]);
+}
+
+function daysAgo(days: number): string {
+  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10);
 }
 
 function fixed(paths: string[]): (target: Target) => Promise<string[]> {
@@ -99,6 +107,26 @@ function workloadScenarios(fixtures: Fixtures, role: Role, cursorPage: number): 
         `/v1/workloads/stats?time_range=last_30_days${group === 'none' ? '' : `&group_by=${group}`}`,
       ]),
     })),
+    {
+      ...statsBase,
+      scaling: false,
+      name: 'stats timeline last_30_days, interval=day, group_by initiative_id',
+      paths: fixed(['/v1/workloads/stats?time_range=last_30_days&interval=day&group_by=initiative_id']),
+    },
+    {
+      ...statsBase,
+      scaling: false,
+      name: 'stats timeline last_7_days, interval=hour',
+      paths: fixed(['/v1/workloads/stats?time_range=last_7_days&interval=hour']),
+    },
+    {
+      ...base,
+      baseline: false,
+      name: 'list as CSV, status=failed, last 30 days (whole set)',
+      endpoint: 'GET /v1/workloads (CSV)',
+      headers: CSV,
+      paths: fixed([`/v1/workloads?status=failed&start_date=${daysAgo(30)}`]),
+    },
   ];
 }
 
@@ -113,6 +141,12 @@ function metricScenarios(fixtures: Fixtures, role: Role): Scenario[] {
     endpoint: 'GET /v1/workloads/{id}/metrics',
     paths: fixed(perWorkload(range)),
   }));
+  scenarios.push({
+    ...base,
+    name: 'workload series last_24h, step=5m (289 points)',
+    endpoint: 'GET /v1/workloads/{id}/metrics',
+    paths: fixed(perWorkload('last_24h&step=5m')),
+  });
   if (role === 'ORG_ADMIN' && fixtures.longestJob) {
     scenarios.push({
       ...base,
@@ -132,6 +166,19 @@ function metricScenarios(fixtures: Fixtures, role: Role): Scenario[] {
       scaling: role === 'ORG_ADMIN',
       paths: fixed([`/v1/workloads/metrics?sort_by=${key}`]),
     })),
+    {
+      ...base,
+      name: 'ranked sort_by idle_gpu_hours, status=running',
+      endpoint: 'GET /v1/workloads/metrics',
+      paths: fixed(['/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running']),
+    },
+    {
+      ...base,
+      name: 'ranked as CSV, sort_by gpu_efficiency, limit 100',
+      endpoint: 'GET /v1/workloads/metrics (CSV)',
+      headers: CSV,
+      paths: fixed(['/v1/workloads/metrics?sort_by=gpu_efficiency&limit=100']),
+    },
   ];
 }
 
@@ -139,6 +186,12 @@ function capacityScenarios(fixtures: Fixtures, role: Role): Scenario[] {
   const base = { section: 'capacity' as const, role, endpoint: 'GET /v1/capacity', baseline: false };
   const scenarios: Scenario[] = [
     { ...base, name: 'capacity', scaling: role === 'ORG_ADMIN', paths: fixed(['/v1/capacity']) },
+    {
+      ...base,
+      name: 'capacity burn-down, interval=day',
+      scaling: false,
+      paths: fixed(['/v1/capacity?interval=day']),
+    },
   ];
   if (role === 'ORG_ADMIN' && fixtures.pools.length > 0) {
     const filtered = [
