@@ -10,6 +10,7 @@ import { WriterLocks1763800009000 } from './1763800009000-writer-locks';
 import { KnownTimeZones1763800009100 } from './1763800009100-known-time-zones';
 import { ImportWritePath1763800010000 } from './1763800010000-import-write-path';
 import { SyncWatermarks1763800013000 } from './1763800013000-sync-watermarks';
+import { IdleGpuRollups1763800015000 } from './1763800015000-idle-gpu-rollups';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -25,4 +26,5 @@ export const migrations = [
   KnownTimeZones1763800009100,
   ImportWritePath1763800010000,
   SyncWatermarks1763800013000,
+  IdleGpuRollups1763800015000,
 ];

@@ -36,7 +36,11 @@ WITH edge_days AS (
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
               CASE WHEN r.usage_day >= $12::date AND r.usage_day < $13::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
-              0 AS active_gpus
+              0 AS active_gpus,
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+                   THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+                   THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
@@ -44,52 +48,71 @@ WITH edge_days AS (
               OR (r.usage_day >= $12::date AND r.usage_day < $13::date))
        UNION ALL
        SELECT part.initiative_id, part.instance_type,
-              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0
+              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0,
+              CASE WHEN part.in_period THEN part.sampled_us ELSE 0 END,
+              CASE WHEN part.in_period THEN part.busy_us ELSE 0 END
        FROM (
          SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
-                r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6 AS us
+                r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6 AS us,
+                r.sampled_spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6,
+                r.busy_spanning_gpus::float8 * date_part('epoch', e.part_to - e.part_from) * 1e6
          FROM edge_days e
          JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
          WHERE r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
+                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at > e.day_start AND w.started_at < e.day_end
+         LEFT JOIN metric_aggregates a
+           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
+                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+         LEFT JOIN metric_aggregates a
+           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
          WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
-       ) part
+       ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
        UNION ALL
-       SELECT w.initiative_id, w.instance_type,
-              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
+       SELECT w.initiative_id, w.instance_type, running.period_us,
               w.gpu_count * greatest(0, date_part('epoch', $17::timestamptz - greatest(w.started_at, $16::timestamptz))) * 1e6,
-              w.gpu_count
+              w.gpu_count, gpucap_sampled_share((running.period_us)::numeric, a.sample_count)::float8,
+              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
        FROM workloads w
+       CROSS JOIN LATERAL (
+         SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
+           AS period_us
+       ) running
+       LEFT JOIN metric_aggregates a
+           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
-              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus
+              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
        FROM usage
        GROUP BY initiative_id, instance_type
      )
      SELECT u.initiative_id, p.pool_id,
             sum(u.period_us) / 3.6e9 AS used_gpu_hours,
             sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
-            sum(u.active_gpus)::integer AS active_gpus
+            sum(u.active_gpus)::integer AS active_gpus,
+            sum(u.period_sampled_us) / 1e6 AS sampled_gpu_seconds,
+            sum(u.period_busy_us) / 1e6 AS busy_gpu_seconds
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -126,7 +149,11 @@ WITH edge_days AS (
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
               CASE WHEN r.usage_day >= $12::date AND r.usage_day < $13::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
-              0 AS active_gpus
+              0 AS active_gpus,
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+                   THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+                   THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
@@ -134,52 +161,71 @@ WITH edge_days AS (
               OR (r.usage_day >= $12::date AND r.usage_day < $13::date))
        UNION ALL
        SELECT part.initiative_id, part.instance_type,
-              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0
+              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0,
+              CASE WHEN part.in_period THEN part.sampled_us ELSE 0 END,
+              CASE WHEN part.in_period THEN part.busy_us ELSE 0 END
        FROM (
          SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
-                r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6 AS us
+                r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6 AS us,
+                r.sampled_spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6,
+                r.busy_spanning_gpus::float8 * date_part('epoch', e.part_to - e.part_from) * 1e6
          FROM edge_days e
          JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
          WHERE r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
+                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at > e.day_start AND w.started_at < e.day_end
+         LEFT JOIN metric_aggregates a
+           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
+                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+         LEFT JOIN metric_aggregates a
+           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
          WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
-       ) part
+       ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
        UNION ALL
-       SELECT w.initiative_id, w.instance_type,
-              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
+       SELECT w.initiative_id, w.instance_type, running.period_us,
               w.gpu_count * greatest(0, date_part('epoch', $17::timestamptz - greatest(w.started_at, $16::timestamptz))) * 1e6,
-              w.gpu_count
+              w.gpu_count, gpucap_sampled_share((running.period_us)::numeric, a.sample_count)::float8,
+              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
        FROM workloads w
+       CROSS JOIN LATERAL (
+         SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
+           AS period_us
+       ) running
+       LEFT JOIN metric_aggregates a
+           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
-              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus
+              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
        FROM usage
        GROUP BY initiative_id, instance_type
      )
      SELECT u.initiative_id, p.pool_id,
             sum(u.period_us) / 3.6e9 AS used_gpu_hours,
             sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
-            sum(u.active_gpus)::integer AS active_gpus
+            sum(u.active_gpus)::integer AS active_gpus,
+            sum(u.period_sampled_us) / 1e6 AS sampled_gpu_seconds,
+            sum(u.period_busy_us) / 1e6 AS busy_gpu_seconds
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text

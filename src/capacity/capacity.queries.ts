@@ -26,6 +26,9 @@ export interface UsageRow {
   used_gpu_hours: number;
   burn_window_gpu_hours: number;
   active_gpus: number;
+  /** Of the period's use: the part with samples and its busy part (src/common/idle-gpu.ts). */
+  sampled_gpu_seconds: number;
+  busy_gpu_seconds: number;
 }
 
 /** Both windows end at or before the request's `now`; the burn window ends at it. */
@@ -86,6 +89,18 @@ const EDGE_OVERLAP_GPU_MICROSECONDS_SQL = gpuMicrosecondsSql(
   'least(w.completed_at, e.part_to)',
 );
 
+/**
+ * The sampled and busy parts of `us` GPU-microseconds of workload `w` (aliased `a` its
+ * metric_aggregates row, null without samples), by the rollups' own functions.
+ */
+function idlePartsSql(us: string): string {
+  return `gpucap_sampled_share((${us})::numeric, a.sample_count)::float8,
+              gpucap_busy_share((${us})::numeric, a.gpu_utilization_sum, a.sample_count)::float8`;
+}
+
+const AGGREGATE_OF_WORKLOAD_SQL = `LEFT JOIN metric_aggregates a
+           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id`;
+
 export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
   return organizationStatement(
     scope,
@@ -96,8 +111,8 @@ export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
 }
 
 /**
- * Usage in both windows in one statement (so the running workloads are read once):
- * whole UTC days from the rollup; each edge day as the runs spanning it (rollup) plus the runs
+ * Usage in both windows in one statement (so the running workloads are read once), and of the
+ * period's its sampled and busy parts (idle figures): whole UTC days from the rollup; each edge day as the runs spanning it (rollup) plus the runs
  * starting inside it, plus those ending inside it that started before it (raw rows: a day's worth,
  * each half an index-only range scan); running workloads' accrual up to each window's end.
  */
@@ -124,55 +139,72 @@ export function usageByInitiativeAndPoolQuery(
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
               CASE WHEN r.usage_day >= $12::date AND r.usage_day < $13::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
-              0 AS active_gpus
+              0 AS active_gpus,
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+                   THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+                   THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ${initiativeScopeSql('r')}
          AND ((r.usage_day >= $10::date AND r.usage_day < $11::date)
               OR (r.usage_day >= $12::date AND r.usage_day < $13::date))
        UNION ALL
        SELECT part.initiative_id, part.instance_type,
-              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0
+              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0,
+              CASE WHEN part.in_period THEN part.sampled_us ELSE 0 END,
+              CASE WHEN part.in_period THEN part.busy_us ELSE 0 END
        FROM (
          SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
-                ${gpuMicrosecondsSql('r.spanning_gpus', 'e.part_from', 'e.part_to')} AS us
+                ${gpuMicrosecondsSql('r.spanning_gpus', 'e.part_from', 'e.part_to')} AS us,
+                ${gpuMicrosecondsSql('r.sampled_spanning_gpus', 'e.part_from', 'e.part_to')},
+                ${gpuMicrosecondsSql('r.busy_spanning_gpus::float8', 'e.part_from', 'e.part_to')}
          FROM edge_days e
          JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
          WHERE r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}
+                ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}, ${idlePartsSql(EDGE_OVERLAP_GPU_MICROSECONDS_SQL)}
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at > e.day_start AND w.started_at < e.day_end
+         ${AGGREGATE_OF_WORKLOAD_SQL}
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
          UNION ALL
          SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}
+                ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}, ${idlePartsSql(EDGE_OVERLAP_GPU_MICROSECONDS_SQL)}
          FROM edge_days e
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+         ${AGGREGATE_OF_WORKLOAD_SQL}
          WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
-       ) part
+       ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
        UNION ALL
-       SELECT w.initiative_id, w.instance_type,
-              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
+       SELECT w.initiative_id, w.instance_type, running.period_us,
               w.gpu_count * greatest(0, date_part('epoch', $17::timestamptz - greatest(w.started_at, $16::timestamptz))) * 1e6,
-              w.gpu_count
+              w.gpu_count, ${idlePartsSql('running.period_us')}
        FROM workloads w
+       CROSS JOIN LATERAL (
+         SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
+           AS period_us
+       ) running
+       ${AGGREGATE_OF_WORKLOAD_SQL}
        WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
-              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus
+              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
        FROM usage
        GROUP BY initiative_id, instance_type
      )
      SELECT u.initiative_id, p.pool_id,
             sum(u.period_us) / 3.6e9 AS used_gpu_hours,
             sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
-            sum(u.active_gpus)::integer AS active_gpus
+            sum(u.active_gpus)::integer AS active_gpus,
+            sum(u.period_sampled_us) / 1e6 AS sampled_gpu_seconds,
+            sum(u.period_busy_us) / 1e6 AS busy_gpu_seconds
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
+import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { BURN_WINDOW_DAYS, budgetFigures } from './capacity-figures';
@@ -31,6 +32,8 @@ class Totals {
   hasAllocation = false;
   used = 0;
   usedInBurnWindow = 0;
+  sampledGpuSeconds = 0;
+  busyGpuSeconds = 0;
 }
 
 class TotalsByKey extends Map<string, Totals> {
@@ -193,6 +196,8 @@ function tallyFigures(allocations: AllocationRow[], usage: UsageRow[]): Tally {
     for (const totals of totalsOf(tally, row)) {
       totals.used += row.used_gpu_hours;
       totals.usedInBurnWindow += row.burn_window_gpu_hours;
+      totals.sampledGpuSeconds += row.sampled_gpu_seconds;
+      totals.busyGpuSeconds += row.busy_gpu_seconds;
     }
   }
   return tally;
@@ -206,7 +211,17 @@ function totalsOf(tally: Tally, row: UsageRow): Totals[] {
 }
 
 function figuresOf(totals: Totals, now: Date, periodEnd: Date) {
-  return budgetFigures(totals.allocated, totals.used, totals.usedInBurnWindow, now, periodEnd);
+  return {
+    ...budgetFigures(totals.allocated, totals.used, totals.usedInBurnWindow, now, periodEnd),
+    ...idleFiguresOf(totals),
+  };
+}
+
+function idleFiguresOf(totals: Totals): IdleGpuJson {
+  return idleGpuFigures({
+    sampled_gpu_seconds: totals.sampledGpuSeconds,
+    busy_gpu_seconds: totals.busyGpuSeconds,
+  });
 }
 
 function summaryFigures(
@@ -222,6 +237,7 @@ function summaryFigures(
     burn_rate_gpu_hours_per_day: figures.burn_rate_gpu_hours_per_day,
     projected_exhaustion_date: figures.projected_exhaustion_date,
     budget_status: figures.budget_status,
+    ...idleFiguresOf(totals),
   };
 }
 

@@ -30,6 +30,33 @@ export const RAW_MEASURES = [
   `coalesce(gpu_count::bigint * ${DURATION_SECONDS_SQL}, 0)`,
 ];
 
+/**
+ * Idle-time facts (migration 15000): finished runs' GPU-seconds that have samples, and the busy part
+ * of them (× lifetime average utilization / 100); statistics read them, counts do not.
+ */
+const IDLE_FACT_COLUMNS = ['sampled_gpu_seconds_sum', 'busy_gpu_seconds_sum'];
+
+/** Raw workloads with their metric aggregate's count and utilization sum (null without samples). */
+export const WORKLOADS_WITH_AGGREGATE = `workloads LEFT JOIN LATERAL (
+    SELECT a.sample_count, a.gpu_utilization_sum FROM metric_aggregates a
+    WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
+  ) AS aggregate ON true`;
+
+/** The idle facts of `gpuSeconds` over WORKLOADS_WITH_AGGREGATE, by the rollups' own functions. */
+export function rawIdleMeasures(gpuSeconds: string): string[] {
+  return [
+    `gpucap_sampled_share(${gpuSeconds}, aggregate.sample_count)`,
+    `gpucap_busy_share(${gpuSeconds}, aggregate.gpu_utilization_sum, aggregate.sample_count)`,
+  ];
+}
+
+/** Statistics' facts: the counts and the idle facts, on rollup rows and (over WORKLOADS_WITH_AGGREGATE) raw rows. */
+export const STATS_FACT_COLUMNS = [...FACT_COLUMNS, ...IDLE_FACT_COLUMNS];
+export const RAW_STATS_MEASURES = [
+  ...RAW_MEASURES,
+  ...rawIdleMeasures(`coalesce(gpu_count::bigint * ${DURATION_SECONDS_SQL}, 0)`),
+];
+
 /** Workloads of a status (all when undefined), as an expression over the fact columns. */
 export function workloadCountSql(status?: WorkloadStatus): string {
   return status === undefined
@@ -51,6 +78,8 @@ export interface PeriodFactsRequest {
   rollupKey: string;
   /** ...and the same key on workloads rows. */
   rawKey: string;
+  /** STATS_FACT_COLUMNS instead of FACT_COLUMNS. */
+  withIdle?: boolean;
 }
 
 /**
@@ -60,6 +89,7 @@ export interface PeriodFactsRequest {
  */
 export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest): string[] {
   const { add, where } = request;
+  const columns = request.withIdle ? STATS_FACT_COLUMNS : FACT_COLUMNS;
   const rollup = (period: 'day' | 'hour', span: Span) => {
     const conditions = [
       ...where,
@@ -69,7 +99,7 @@ export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest):
     ];
     if (span.from) conditions.push(`bucket_start >= ${add(span.from)}`);
     if (span.to) conditions.push(`bucket_start < ${add(span.to)}`);
-    return `SELECT ${request.rollupKey} AS group_key, ${FACT_COLUMNS.join(', ')}
+    return `SELECT ${request.rollupKey} AS group_key, ${columns.join(', ')}
       FROM workload_period_rollups WHERE ${conditions.join(' AND ')}`;
   };
   const raw = (span: Span) => {
@@ -79,7 +109,10 @@ export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest):
       `submitted_at >= ${add(span.from)}`,
       `submitted_at < ${add(span.to)}`,
     ];
-    return `SELECT ${request.rawKey}, ${RAW_MEASURES.join(', ')}
+    return request.withIdle
+      ? `SELECT ${request.rawKey}, ${RAW_STATS_MEASURES.join(', ')}
+      FROM ${WORKLOADS_WITH_AGGREGATE} WHERE ${conditions.join(' AND ')}`
+      : `SELECT ${request.rawKey}, ${RAW_MEASURES.join(', ')}
       FROM workloads WHERE ${conditions.join(' AND ')}`;
   };
   return [

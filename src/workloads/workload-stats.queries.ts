@@ -1,7 +1,16 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
-import { FACT_COLUMNS, PeriodDimension, periodFactsSql, workloadCountSql } from './period-rollup.queries';
+import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
+import {
+  FACT_COLUMNS,
+  PeriodDimension,
+  periodFactsSql,
+  rawIdleMeasures,
+  STATS_FACT_COLUMNS,
+  workloadCountSql,
+  WORKLOADS_WITH_AGGREGATE,
+} from './period-rollup.queries';
 import { splitByPeriod } from './period-split';
 import {
   organizationStatement,
@@ -70,23 +79,33 @@ export const GROUPING: Record<
 export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
   const { values, add, where } = statsParameters(scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const facts = periodFactsSql(splitByPeriod(request.from, request.to), { add, where, ...grouping });
+  const facts = periodFactsSql(splitByPeriod(request.from, request.to), {
+    add,
+    where,
+    ...grouping,
+    withIdle: true,
+  });
   facts.push(runningFactsSql(grouping.rawKey, where, add, request));
   const sets = request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()';
   const isSummary = request.groupBy ? 'GROUPING(group_key) = 1' : 'true';
   const order = request.groupBy ? 'ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C"' : '';
   const text = `SELECT ${isSummary} AS is_summary, ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      coalesce(sum(${workloadCountSql()}), 0)::float8 AS workload_count,
-      coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
-      coalesce(sum(finished_count), 0)::float8 AS finished_count,
-      coalesce(sum(duration_seconds_sum), 0)::float8 AS duration_seconds,
-      coalesce(sum(completed_count), 0)::float8 AS completed_count,
-      coalesce(sum(failed_count), 0)::float8 AS failed_count
-    FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, ${FACT_COLUMNS.join(', ')})
+      ${STATS_SUMS}
+    FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, ${STATS_FACT_COLUMNS.join(', ')})
     GROUP BY ${sets}
     ${order}`;
   return scopedStatement(scope, text, values);
 }
+
+/** The figures of StatsRow, summed over fact rows of STATS_FACT_COLUMNS. */
+export const STATS_SUMS = `coalesce(sum(${workloadCountSql()}), 0)::float8 AS workload_count,
+      coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
+      coalesce(sum(finished_count), 0)::float8 AS finished_count,
+      coalesce(sum(duration_seconds_sum), 0)::float8 AS duration_seconds,
+      coalesce(sum(completed_count), 0)::float8 AS completed_count,
+      coalesce(sum(failed_count), 0)::float8 AS failed_count,
+      coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds`;
 
 /**
  * $1 the organization, $2 now; the caller's initiatives and the initiative filter as conditions valid
@@ -103,8 +122,9 @@ export function statsParameters(scope: AuthScope, request: StatsRequest) {
 }
 
 /**
- * The GPU-seconds so far ($2 is now) of the running workloads submitted in the range, as fact rows
- * (their counts are already in the rollup and raw rows); `leading` are the columns before the facts.
+ * The GPU-seconds so far ($2 is now) of the running workloads submitted in the range and their idle
+ * facts (by their samples so far), as rows of STATS_FACT_COLUMNS (their counts are already in the
+ * rollup and raw rows); `leading` are the columns before the facts.
  */
 export function runningFactsSql(
   leading: string,
@@ -114,8 +134,8 @@ export function runningFactsSql(
 ): string {
   const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
   const zeros = FACT_COLUMNS.slice(0, -1).map(() => '0');
-  return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}
-      FROM workloads WHERE ${where.join(' AND ')} AND status = 'running'
+  return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}
+      FROM ${WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')} AND status = 'running'
         AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`;
 }
 
@@ -128,9 +148,11 @@ export interface StatsRow {
   duration_seconds: number;
   completed_count: number;
   failed_count: number;
+  sampled_gpu_seconds: number;
+  busy_gpu_seconds: number;
 }
 
-export interface StatsSummaryJson {
+export interface StatsSummaryJson extends IdleGpuJson {
   total_workloads: number;
   total_gpu_hours: number;
   average_duration_seconds: number | null;
@@ -160,8 +182,15 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
             ? null
             : round4(summaryRow.duration_seconds / summaryRow.finished_count),
         success_rate: successRate(summaryRow),
+        ...idleGpuFigures(summaryRow),
       }
-    : { total_workloads: 0, total_gpu_hours: 0, average_duration_seconds: null, success_rate: null };
+    : {
+        total_workloads: 0,
+        total_gpu_hours: 0,
+        average_duration_seconds: null,
+        success_rate: null,
+        ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
+      };
   const grouped = groupBy
     ? rows
         .filter((row) => !row.is_summary)
@@ -170,6 +199,7 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
           workload_count: row.workload_count,
           gpu_hours: round4(row.gpu_seconds / 3600),
           success_rate: successRate(row),
+          ...idleGpuFigures(row),
         }))
     : [];
   return { summary, grouped };

@@ -1,15 +1,17 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
+import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import {
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
-import { FACT_COLUMNS, RAW_MEASURES, workloadCountSql } from './period-rollup.queries';
+import { RAW_STATS_MEASURES, STATS_FACT_COLUMNS, WORKLOADS_WITH_AGGREGATE } from './period-rollup.queries';
 import { type Span, splitByPeriod } from './period-split';
 import {
   GROUPING,
   runningFactsSql,
+  STATS_SUMS,
   statsParameters,
   type StatsGroupBy,
   type StatsGroupJson,
@@ -99,14 +101,14 @@ export function workloadTimelineQuery(
     raw.push(...split.raw);
   });
   const rollup = (period: 'day' | 'hour', starts: Date[]) =>
-    `SELECT bucket_start, ${grouping.rollupKey}, ${FACT_COLUMNS.join(', ')}
+    `SELECT bucket_start, ${grouping.rollupKey}, ${STATS_FACT_COLUMNS.join(', ')}
        FROM workload_period_rollups
        WHERE ${where.join(' AND ')} AND period = '${period}' AND dimension = '${grouping.dimension}'
          AND bucket_start = ANY(${add(starts)}::timestamptz[])`;
   const facts = [rollup('day', days), rollup('hour', hours)];
   for (const span of raw) {
-    facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${RAW_MEASURES.join(', ')}
-       FROM workloads WHERE ${where.join(' AND ')}
+    facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${RAW_STATS_MEASURES.join(', ')}
+       FROM ${WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')}
          AND submitted_at >= ${add(span.from)} AND submitted_at < ${add(span.to)}`);
   }
   facts.push(runningFactsSql(`submitted_at, ${grouping.rawKey}`, where, add, request));
@@ -116,13 +118,8 @@ export function workloadTimelineQuery(
   const text = `SELECT width_bucket(fact_time, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index,
       ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
       ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      coalesce(sum(${workloadCountSql()}), 0)::float8 AS workload_count,
-      coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
-      coalesce(sum(finished_count), 0)::float8 AS finished_count,
-      coalesce(sum(duration_seconds_sum), 0)::float8 AS duration_seconds,
-      coalesce(sum(completed_count), 0)::float8 AS completed_count,
-      coalesce(sum(failed_count), 0)::float8 AS failed_count
-    FROM (${facts.join('\n UNION ALL ')}) AS facts(fact_time, group_key, ${FACT_COLUMNS.join(', ')})
+      ${STATS_SUMS}
+    FROM (${facts.join('\n UNION ALL ')}) AS facts(fact_time, group_key, ${STATS_FACT_COLUMNS.join(', ')})
     GROUP BY ${sets}
     ORDER BY ${request.groupBy ? '1, 2 DESC, 4 DESC, group_key COLLATE "C"' : '1'}`;
   return scopedStatement(scope, text, values);
@@ -133,7 +130,7 @@ export interface TimelineRow extends StatsRow {
   bucket_index: number;
 }
 
-export interface TimelineBucketJson {
+export interface TimelineBucketJson extends IdleGpuJson {
   bucket_start: string;
   bucket_end: string;
   total_workloads: number;
@@ -157,6 +154,7 @@ export function toTimeline(
       total_workloads: summary?.workload_count ?? 0,
       total_gpu_hours: round4((summary?.gpu_seconds ?? 0) / 3600),
       success_rate: summary ? successRate(summary) : null,
+      ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
     };
     if (groupBy) {
       bucket.grouped = inBucket
@@ -166,6 +164,7 @@ export function toTimeline(
           workload_count: row.workload_count,
           gpu_hours: round4(row.gpu_seconds / 3600),
           success_rate: successRate(row),
+          ...idleGpuFigures(row),
         }));
     }
     return bucket;

@@ -18,6 +18,9 @@ export function uniqueId(prefix: string): string {
   return `${prefix}-${randomBytes(3).toString('hex')}${sequence.toString(36)}`;
 }
 
+/** The idle figures of a set of workloads none of which has samples. */
+export const NO_SAMPLES = { sampled_gpu_hours: 0, idle_gpu_hours: 0, gpu_efficiency: null };
+
 export interface OrganizationSeed {
   organizationId?: string;
   name?: string;

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
 
 const BURN_RATE_DESCRIPTION = 'GPU hours used in the 7 × 24 hours up to now, divided by 7 (additive field)';
 const EXHAUSTION_DESCRIPTION =
@@ -40,7 +41,7 @@ export class ThresholdCrossingDto {
   crossed_at: string;
 }
 
-class BudgetFiguresDto {
+class BudgetFiguresDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 5000 })
   allocated_gpu_hours: number;
 
@@ -91,7 +92,7 @@ export class CapacityInitiativeDto extends BudgetFiguresDto {
   name: string;
 }
 
-export class CapacitySummaryDto {
+export class CapacitySummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 5000 })
   total_allocated_gpu_hours: number;
 

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
+import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
 
 export class WorkloadSummaryDto {
   @ApiProperty() workload_id: string;
@@ -58,7 +59,7 @@ export class WorkloadDetailEnvelopeDto {
   @ApiProperty() request_id: string;
 }
 
-export class WorkloadStatsSummaryDto {
+export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ type: 'integer' }) total_workloads: number;
   @ApiProperty() total_gpu_hours: number;
   @ApiProperty({ type: Number, nullable: true, description: 'finished workloads only; null when none' })
@@ -67,7 +68,7 @@ export class WorkloadStatsSummaryDto {
   success_rate: number | null;
 }
 
-export class WorkloadStatsGroupDto {
+export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
   @ApiPropertyOptional() submitted_by?: string;
   @ApiPropertyOptional() initiative_id?: string;
   @ApiPropertyOptional() instance_type?: string;
@@ -82,7 +83,7 @@ export class WorkloadStatsRangeDto {
   @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) end: string;
 }
 
-export class WorkloadStatsBucketDto {
+export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
   @ApiProperty({ format: 'date-time', description: 'Inclusive start (a local midnight for day and week)' })
   bucket_start: string;
   @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) bucket_end: string;

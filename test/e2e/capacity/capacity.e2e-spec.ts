@@ -1,5 +1,11 @@
 import request from 'supertest';
-import { createApiToken, authHeaders, insertWorkloads, seedOrganization } from '../../support/factories';
+import {
+  createApiToken,
+  authHeaders,
+  insertWorkloads,
+  seedOrganization,
+  NO_SAMPLES,
+} from '../../support/factories';
 import { createTestApp, TestApp } from '../../support/test-app';
 
 const HOUR = 3_600_000;
@@ -119,6 +125,7 @@ describe('GET /v1/capacity', () => {
     burn_rate_gpu_hours_per_day: 0,
     projected_exhaustion_date: null,
     budget_status: 'on_track',
+    ...NO_SAMPLES,
   };
 
   it('gives an ORG_ADMIN the whole organization with exact figures', async () => {
@@ -137,6 +144,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
     expectProjection(data.summary.projected_exhaustion_date, 41 / 8, before, after);
 
@@ -155,6 +163,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
     expectProjection(alpha.projected_exhaustion_date, 51, before, after);
     // Overrun: remaining is negative and the budget is exhausted already (now).
@@ -167,6 +176,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
     expectProjection(beta.projected_exhaustion_date, 0, before, after);
     expect(gamma).toEqual({ initiative_id: 'gamma', name: 'Initiative gamma', ...zeros });
@@ -184,6 +194,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
     expectProjection(poolA.projected_exhaustion_date, 1, before, after);
     expect(poolB).toEqual({
@@ -196,6 +207,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
   });
 
@@ -213,6 +225,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
     expect(body.data.initiatives.map((initiative) => initiative.initiative_id)).toEqual(['beta']);
     expect(body.data.pools).toEqual([
@@ -240,6 +253,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
     expect(body.data.initiatives.map((initiative) => initiative.initiative_id)).toEqual(['alpha', 'gamma']);
     expect(body.data.pools).toEqual([
@@ -253,6 +267,7 @@ describe('GET /v1/capacity', () => {
         burn_rate_gpu_hours_per_day: 2,
         projected_exhaustion_date: expect.any(String),
         budget_status: BUDGET_STATUS,
+        ...NO_SAMPLES,
       },
       expect.objectContaining({ pool_id: 'pool-b', allocated_gpu_hours: 50, used_gpu_hours: 12 }),
     ]);
@@ -270,6 +285,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
       budget_status: BUDGET_STATUS,
+      ...NO_SAMPLES,
     });
     expect(body.data.pools).toEqual([]);
     expect(body.data.initiatives).toEqual([]);
@@ -332,6 +348,7 @@ describe('GET /v1/capacity', () => {
         burn_rate_gpu_hours_per_day: 0,
         projected_exhaustion_date: null,
         budget_status: BUDGET_STATUS,
+        ...NO_SAMPLES,
       },
     ]);
     expect(body.data.pools.map((pool) => pool.pool_id)).toEqual(['pool-b']);

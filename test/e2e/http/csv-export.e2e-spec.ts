@@ -175,6 +175,9 @@ describe('Accept: text/csv', () => {
         workload_count: String(group.workload_count),
         gpu_hours: String(group.gpu_hours),
         success_rate: group.success_rate === null ? '' : String(group.success_rate),
+        sampled_gpu_hours: String(group.sampled_gpu_hours),
+        idle_gpu_hours: String(group.idle_gpu_hours),
+        gpu_efficiency: group.gpu_efficiency === null ? '' : String(group.gpu_efficiency),
       })),
     );
     const query = '/v1/workloads/stats?time_range=today&interval=hour&group_by=initiative_id';

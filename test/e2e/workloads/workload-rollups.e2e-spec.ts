@@ -27,6 +27,28 @@ async function generate(
   );
 }
 
+/**
+ * Samples for four workloads in five (every status), a different utilization each: the idle parts
+ * of the rollups move with them. `round` changes their values on a second call.
+ */
+async function generateSamples(dataSource: DataSource, organizationId: string, round = 0): Promise<void> {
+  await dataSource.query('SELECT gpucap_ensure_sample_partitions($1, $2)', [
+    '2026-09-30T00:00:00Z',
+    '2026-11-15T00:00:00Z',
+  ]);
+  await writeAs(
+    dataSource,
+    `INSERT INTO metric_samples (organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization,
+       temperature, power_usage)
+     SELECT w.organization_id, w.workload_id, w.submitted_at + k * interval '1 minute',
+            (w.gpu_count * 13 + k * 29 + $2::int * 41) % 101 + 0.25, 40, 60, 300
+     FROM workloads w CROSS JOIN generate_series(0, 2) k
+     WHERE w.organization_id = $1 AND hashtext(w.workload_id) % 5 <> 0
+     ON CONFLICT (organization_id, workload_id, sampled_at) DO UPDATE SET gpu_utilization = excluded.gpu_utilization`,
+    [organizationId, round],
+  );
+}
+
 /** The rollup must equal the aggregation of the raw rows, key by key. */
 async function rollupDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
   return periodRollupDifferences(dataSource, organizationId);
@@ -45,14 +67,20 @@ async function periodRollupDifferences(dataSource: DataSource, organizationId: s
               ${['pending', 'running', 'completed', 'failed', 'cancelled'].map((s) => `count(*) FILTER (WHERE status = '${s}')::bigint`).join(', ')},
               count(*) FILTER (WHERE status IN ('completed','failed','cancelled') AND started_at IS NOT NULL)::bigint,
               coalesce(sum(floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
-              coalesce(sum(gpu_count * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint
-       FROM workloads
+              coalesce(sum(gpu_count * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
+              -- Idle parts from raw samples, with the rollups' own rounding functions.
+              coalesce(sum(gpucap_sampled_share(gpu_seconds, sampled.n)), 0)::bigint,
+              coalesce(sum(gpucap_busy_share(gpu_seconds, sampled.utilization, sampled.n)), 0)::numeric
+       FROM (SELECT *, coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds
+             FROM workloads WHERE organization_id = $1) AS w
+       LEFT JOIN (SELECT workload_id, count(*) AS n, sum(gpu_utilization::numeric) AS utilization
+                  FROM metric_samples WHERE organization_id = $1 GROUP BY workload_id) AS sampled USING (workload_id)
        CROSS JOIN (VALUES ('day'), ('hour')) AS p (period)
        CROSS JOIN LATERAL (VALUES ('none', ''), ('submitted_by', submitted_by), ('instance_type', instance_type),
                                   (CASE WHEN is_managed THEN 'managed_submitted_by' ELSE 'unmanaged_submitted_by' END,
                                    submitted_by))
          AS d (dimension, dimension_value)
-       WHERE organization_id = $1 AND NOT (p.period = 'hour' AND d.dimension LIKE '%managed_submitted_by')
+       WHERE NOT (p.period = 'hour' AND d.dimension LIKE '%managed_submitted_by')
        GROUP BY 1, 2, 3, 4, 5, 6),
      rolled AS (SELECT * FROM workload_period_rollups WHERE organization_id = $1)
      SELECT (SELECT count(*) FROM (SELECT * FROM raw EXCEPT SELECT * FROM rolled) a)
@@ -113,6 +141,7 @@ describe('workload rollup: exact equality with raw rows', () => {
       initiatives: ['init-1', 'init-2', 'init-3'],
     });
     await generate(testApp.dataSource, organizationId, 3000);
+    await generateSamples(testApp.dataSource, organizationId);
     admin = authHeaders(
       await createApiToken(testApp.dataSource, organizationId, { role: 'ORG_ADMIN' }),
       organizationId,
@@ -153,6 +182,16 @@ describe('workload rollup: exact equality with raw rows', () => {
     ]);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
 
+    // Samples re-sent with other values, some removed: aggregates change, the idle parts follow.
+    await generateSamples(ds, organizationId, 1);
+    await writeAs(
+      ds,
+      `DELETE FROM metric_samples WHERE organization_id = $1 AND workload_id LIKE 'gen-5%' AND sampled_at > (
+         SELECT submitted_at FROM workloads w WHERE w.organization_id = $1 AND w.workload_id = metric_samples.workload_id)`,
+      [organizationId],
+    );
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
+
     // An import: upsert by id, half existing (changed), half new, fires INSERT and UPDATE statement triggers.
     const upsert = `INSERT INTO workloads AS w (organization_id, workload_id, initiative_id, name, status, submitted_by,
          instance_type, gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
@@ -170,6 +209,8 @@ describe('workload rollup: exact equality with raw rows', () => {
          instance_type = excluded.instance_type, gpu_count = excluded.gpu_count, is_managed = excluded.is_managed,
          submitted_at = excluded.submitted_at, started_at = excluded.started_at, completed_at = excluded.completed_at`;
     await writeAs(ds, upsert, [organizationId]);
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
+    await generateSamples(ds, organizationId, 2);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
     await writeAs(
       ds,

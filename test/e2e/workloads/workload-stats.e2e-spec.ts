@@ -5,6 +5,7 @@ import {
   insertWorkloads,
   seedOrganization,
   WorkloadSeed,
+  NO_SAMPLES,
 } from '../../support/factories';
 import { createTestApp, TestApp } from '../../support/test-app';
 
@@ -123,6 +124,7 @@ describe('GET /v1/workloads/stats', () => {
           total_gpu_hours: 0,
           average_duration_seconds: null,
           success_rate: null,
+          ...NO_SAMPLES,
         },
         grouped: [],
       });
@@ -210,6 +212,7 @@ describe('GET /v1/workloads/stats', () => {
         // (3600 + 60 + 30 + 7200) / 4 finished with a start
         average_duration_seconds: 2722.5,
         success_rate: 0.6667,
+        ...NO_SAMPLES,
       });
       expect(response.body.data.grouped).toEqual([]);
     });
@@ -217,24 +220,24 @@ describe('GET /v1/workloads/stats', () => {
     it('groups by submitted_by ordered by count desc, then key asc', async () => {
       const response = await get(org.admin, { ...range, group_by: 'submitted_by' }).expect(200);
       expect(response.body.data.grouped).toEqual([
-        { submitted_by: 'bob', workload_count: 3, gpu_hours: 0.05, success_rate: 0 },
-        { submitted_by: 'alice', workload_count: 1, gpu_hours: 0, success_rate: null },
-        { submitted_by: 'carol', workload_count: 1, gpu_hours: 2, success_rate: 1 },
-        { submitted_by: 'dave', workload_count: 1, gpu_hours: 2, success_rate: 1 },
+        { submitted_by: 'bob', workload_count: 3, gpu_hours: 0.05, success_rate: 0, ...NO_SAMPLES },
+        { submitted_by: 'alice', workload_count: 1, gpu_hours: 0, success_rate: null, ...NO_SAMPLES },
+        { submitted_by: 'carol', workload_count: 1, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
+        { submitted_by: 'dave', workload_count: 1, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
       ]);
     });
 
     it('groups by initiative_id and instance_type', async () => {
       const byInitiative = await get(org.admin, { ...range, group_by: 'initiative_id' }).expect(200);
       expect(byInitiative.body.data.grouped).toEqual([
-        { initiative_id: 'init-b', workload_count: 3, gpu_hours: 0.0333, success_rate: null },
-        { initiative_id: 'init-a', workload_count: 2, gpu_hours: 2.0167, success_rate: 0.5 },
-        { initiative_id: 'init-c', workload_count: 1, gpu_hours: 2, success_rate: 1 },
+        { initiative_id: 'init-b', workload_count: 3, gpu_hours: 0.0333, success_rate: null, ...NO_SAMPLES },
+        { initiative_id: 'init-a', workload_count: 2, gpu_hours: 2.0167, success_rate: 0.5, ...NO_SAMPLES },
+        { initiative_id: 'init-c', workload_count: 1, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
       ]);
       const byType = await get(org.admin, { ...range, group_by: 'instance_type' }).expect(200);
       expect(byType.body.data.grouped).toEqual([
-        { instance_type: 'g5', workload_count: 3, gpu_hours: 2, success_rate: 1 },
-        { instance_type: 'p5', workload_count: 3, gpu_hours: 2.05, success_rate: 0.5 },
+        { instance_type: 'g5', workload_count: 3, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
+        { instance_type: 'p5', workload_count: 3, gpu_hours: 2.05, success_rate: 0.5, ...NO_SAMPLES },
       ]);
     });
 
@@ -245,6 +248,7 @@ describe('GET /v1/workloads/stats', () => {
         total_gpu_hours: 2.05,
         average_duration_seconds: 1230,
         success_rate: 0.5,
+        ...NO_SAMPLES,
       });
       expect(
         response.body.data.grouped.map((group: { initiative_id: string }) => group.initiative_id),
@@ -255,6 +259,7 @@ describe('GET /v1/workloads/stats', () => {
         total_gpu_hours: 2,
         average_duration_seconds: 7200,
         success_rate: 1,
+        ...NO_SAMPLES,
       });
     });
 
@@ -265,6 +270,7 @@ describe('GET /v1/workloads/stats', () => {
         total_gpu_hours: 0.0333,
         average_duration_seconds: 30,
         success_rate: null,
+        ...NO_SAMPLES,
       });
       const forbidden = await get(org.member, { ...range, initiative_id: 'init-c' }).expect(403);
       expect(forbidden.body.error.code).toBe('FORBIDDEN');

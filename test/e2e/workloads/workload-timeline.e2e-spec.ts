@@ -7,6 +7,7 @@ import {
   seedOrganization,
   type WorkloadRow,
   type WorkloadSeed,
+  NO_SAMPLES,
 } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
@@ -84,7 +85,12 @@ function expectedTimeline(rows: WorkloadRow[], boundaries: string[], groupKey?: 
     const inBucket = rows.filter(
       (row) => row.submittedAt >= new Date(start) && row.submittedAt < new Date(end),
     );
-    const bucket: Record<string, unknown> = { bucket_start: start, bucket_end: end, ...totalsOf(inBucket) };
+    const bucket: Record<string, unknown> = {
+      bucket_start: start,
+      bucket_end: end,
+      ...totalsOf(inBucket),
+      ...NO_SAMPLES,
+    };
     if (groupKey) {
       const keys = [...new Set(inBucket.map((row) => row.initiativeId))];
       bucket.grouped = keys
@@ -97,6 +103,7 @@ function expectedTimeline(rows: WorkloadRow[], boundaries: string[], groupKey?: 
             workload_count: total_workloads,
             gpu_hours: total_gpu_hours,
             success_rate,
+            ...NO_SAMPLES,
           };
         })
         .sort((a, b) => b.workload_count - a.workload_count || (a.initiative_id < b.initiative_id ? -1 : 1));
