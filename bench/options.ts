@@ -31,8 +31,8 @@ export interface BenchOptions {
   keepDataset: boolean;
   /** Always rebuild the dataset. */
   rebuild: boolean;
-  /** Only run scenarios whose name contains this text. */
-  only?: string;
+  /** Only run scenarios whose name contains one of these texts (`--only 'a|b'`). */
+  only?: string[];
   /** Run the service from the sources through ts-node (bin/gpucap.js) instead of the compiled build. */
   tsNode: boolean;
   /** Write the results into docs/benchmarks.md (the full run does by default, --quick never). */
@@ -82,7 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     keepDataset: values['keep-dataset'],
     // CI's quick run always starts from a fresh 10k dataset (about 20 s), so it tests today's loader too.
     rebuild: values.rebuild || (quick && !values['keep-dataset']),
-    only: values.only,
+    only: values.only?.split('|').filter((text) => text.length > 0),
     tsNode: values['ts-node'],
     writeDocs: !quick && !values['no-docs'],
     adminUrl:

@@ -71,7 +71,7 @@ async function benchmarkDataset(dataset: Dataset, options: BenchOptions, isMain:
   const member = await createToken(dataset.url, ORGANIZATION_ID, 'MEMBER', [fixtures.memberInitiative], log);
   const headers = { ORG_ADMIN: roleHeaders(admin), MEMBER: roleHeaders(member) };
   const scenarios = buildScenarios(fixtures, options.cursorPage).filter(
-    (s) => (isMain || s.scaling) && (!options.only || s.name.includes(options.only)),
+    (s) => (isMain || s.scaling) && (!options.only || options.only.some((text) => s.name.includes(text))),
   );
   const wantsBaseline = scenarios.some((s) => s.baseline);
   log(`starting the service${wantsBaseline ? ' and the baseline' : ''} on ${dataset.databaseName}`);
