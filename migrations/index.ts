@@ -11,6 +11,7 @@ import { KnownTimeZones1763800009100 } from './1763800009100-known-time-zones';
 import { ImportWritePath1763800010000 } from './1763800010000-import-write-path';
 import { SyncWatermarks1763800013000 } from './1763800013000-sync-watermarks';
 import { IdleGpuRollups1763800015000 } from './1763800015000-idle-gpu-rollups';
+import { DataVersions1763800016000 } from './1763800016000-data-versions';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   ImportWritePath1763800010000,
   SyncWatermarks1763800013000,
   IdleGpuRollups1763800015000,
+  DataVersions1763800016000,
 ];

@@ -14,6 +14,14 @@ import { RateLimiter } from './common/rate-limit/rate-limiter';
 import { trustedProxyList } from './common/rate-limit/trusted-proxies';
 import { loggableError } from './common/logging/loggable-error';
 import { buildWebPage, serveWebPage } from './web/web-page';
+import compression from 'compression';
+import type { Express } from 'express';
+import { DataSource } from 'typeorm';
+import { ResponseCache } from './common/http/response-cache/response-cache';
+import { metricsEndpoint, ServiceMetrics } from './common/observability/service-metrics';
+
+/** Bodies smaller than this gain less from compression than it costs. */
+const COMPRESSION_THRESHOLD_BYTES = 1024;
 
 export interface AppOptions {
   /** Where logs go (default stdout); tests read them from here. */
@@ -47,7 +55,13 @@ export async function createApp(
   hardenHttpServer(app.getHttpServer(), rootLogger);
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
+  const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache));
+  app.use(metrics.recordRequests);
+  app.use(compression({ threshold: COMPRESSION_THRESHOLD_BYTES }));
   app.use(methodPolicy);
+  // Before the rate limiter: scrapes are never limited, and never need an organization.
+  const server: Express = app.getHttpAdapter().getInstance();
+  server.get('/metrics', metricsEndpoint(metrics, config.METRICS_TOKEN));
   app.use(clientAddressRateLimit(app.get(RateLimiter), config.RATE_LIMIT_PER_IP_PER_MINUTE));
   await mountWebPage(app, rootLogger);
   app.setGlobalPrefix('v1');

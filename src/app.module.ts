@@ -10,6 +10,8 @@ import { AppConfigModule } from './common/config/config.module';
 import { ApiExceptionFilter } from './common/http/api-exception.filter';
 import { ContractValidationPipe } from './common/http/contract-validation.pipe';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
+import { ResponseCacheInterceptor } from './common/http/response-cache/response-cache.interceptor';
+import { ResponseCacheModule } from './common/http/response-cache/response-cache.module';
 import { CredentialRateLimitGuard } from './common/rate-limit/credential-rate-limit.guard';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { dataSourceOptions } from './database/data-source-options';
@@ -50,6 +52,7 @@ export class AppModule {
           dataSourceFactory: (options) => connector.connect(new DataSource(options!)),
         }),
         RateLimitModule.forRoot(config),
+        ResponseCacheModule,
         AuthModule,
         HealthModule,
         // Metrics before Workloads: /v1/workloads/metrics must be routed before /v1/workloads/:workload_id.
@@ -65,6 +68,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: DatabaseReadyGuard },
         { provide: APP_GUARD, useExisting: CredentialGuard },
         { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
+        // The cache outside the envelope: it keeps enveloped answers and gives each its own request id.
+        { provide: APP_INTERCEPTOR, useExisting: ResponseCacheInterceptor },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_PIPE, useClass: ContractValidationPipe },

@@ -60,10 +60,7 @@ async function dropPartition(dataSource: DataSource, name: string): Promise<numb
  * partitions are dropped, so no import can slip a pruned week back in between.
  */
 async function recordRetentionBoundary(dataSource: DataSource, boundary: Date): Promise<void> {
-  const organizations: { organization_id: string }[] = await dataSource.query(
-    'SELECT organization_id FROM organizations',
-  );
-  const organizationIds = organizations.map((row) => row.organization_id);
+  const organizationIds = await allOrganizationIds(dataSource);
   await withWriterLock(dataSource, organizationIds, (manager) =>
     manager.query(
       `INSERT INTO sample_retention AS r (organization_id, samples_before)
@@ -72,6 +69,13 @@ async function recordRetentionBoundary(dataSource: DataSource, boundary: Date): 
       [boundary, organizationIds],
     ),
   );
+}
+
+async function allOrganizationIds(dataSource: DataSource): Promise<string[]> {
+  const organizations: { organization_id: string }[] = await dataSource.query(
+    'SELECT organization_id FROM organizations',
+  );
+  return organizations.map((row) => row.organization_id);
 }
 
 export interface PrunedPartition extends SamplePartition {
@@ -95,7 +99,16 @@ export async function pruneSamples(
   for (const partition of partitions) {
     pruned.push({ ...partition, samples: await dropPartition(dataSource, partition.name) });
   }
+  if (pruned.length > 0) await bumpEveryDataVersion(dataSource);
   return { partitions: pruned, boundary };
+}
+
+/** Dropping a partition fires no trigger: answers over pruned time change, so every version moves. */
+async function bumpEveryDataVersion(dataSource: DataSource): Promise<void> {
+  const organizationIds = await allOrganizationIds(dataSource);
+  await withWriterLock(dataSource, organizationIds, (manager) =>
+    manager.query('SELECT gpucap_bump_data_versions($1::text[])', [organizationIds]),
+  );
 }
 
 export const pruneCommand: Command = async (args, context) => {

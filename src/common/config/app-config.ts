@@ -87,6 +87,27 @@ export class AppConfig {
   @IsBoolean({ message: 'MIGRATE_ON_START must be true or false' })
   MIGRATE_ON_START = true;
 
+  /**
+   * How long an answer stays valid while its organization's data is unchanged: the bound on how far
+   * clock-driven figures (running workloads, burn rates) lag. 0 turns the response cache off.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  RESPONSE_CACHE_TTL_SECONDS = 10;
+
+  /** Memory the response cache may hold (JSON bytes); least recently used answers go first. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  RESPONSE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+
+  /** Bearer token `/metrics` requires; unset: `/metrics` is open (keep it off the public network). */
+  @IsOptional()
+  @IsString()
+  METRICS_TOKEN?: string;
+
   /** Port of the embedded PostgreSQL used when DATABASE_URL is unset. */
   @Type(() => Number)
   @IsInt()

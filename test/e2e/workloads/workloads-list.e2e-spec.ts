@@ -96,7 +96,7 @@ describe('GET /v1/workloads', () => {
     expect(response.body.data.workloads.map((item: { workload_id: string }) => item.workload_id)).toEqual(
       expectedOrder(rows),
     );
-    expect(response.body.metadata).toEqual({ next_token: null, total_count: 40 });
+    expect(response.body.metadata).toEqual({ next_token: null, total_count: 40, as_of: expect.any(String) });
     const pending = rows.find((row) => row.status === 'pending') as WorkloadRow;
     const item = response.body.data.workloads.find(
       (entry: { workload_id: string }) => entry.workload_id === pending.workloadId,
@@ -140,7 +140,7 @@ describe('GET /v1/workloads', () => {
     expect(first.body.metadata.next_token).toEqual(expect.any(String));
     const second = await get(admin, { limit: 20, next_token: first.body.metadata.next_token }).expect(200);
     expect(second.body.data.workloads).toHaveLength(20);
-    expect(second.body.metadata).toEqual({ next_token: null, total_count: 40 });
+    expect(second.body.metadata).toEqual({ next_token: null, total_count: 40, as_of: expect.any(String) });
   });
 
   it('lets the limit change between pages', async () => {
@@ -352,6 +352,6 @@ describe('GET /v1/workloads', () => {
 
   it('lets an ORG_ADMIN filter by an unknown initiative and get nothing', async () => {
     const response = await get(admin, { initiative_id: 'init-zzz' }).expect(200);
-    expect(response.body.metadata).toEqual({ next_token: null, total_count: 0 });
+    expect(response.body.metadata).toEqual({ next_token: null, total_count: 0, as_of: expect.any(String) });
   });
 });

@@ -1,0 +1,38 @@
+import { createHash } from 'node:crypto';
+
+/** One JSON answer as it may be served again: everything but the request id, serialised once. */
+export interface CachedAnswer {
+  /** The organization's data version the answer was computed at. */
+  version: string;
+  /** `{"data":…,"metadata":…` — the envelope without its request id and closing brace. */
+  bodyPrefix: string;
+  etag: string;
+  /** Epoch milliseconds after which the answer is recomputed even at the same version. */
+  expiresAt: number;
+}
+
+export interface Envelope {
+  data: unknown;
+  metadata: { as_of: string } & Record<string, unknown>;
+  request_id: string;
+}
+
+/**
+ * The ETag names the version, the caller's scope and query (the cache key) and the instant the
+ * answer describes: equal tags mean byte-equal data, so a 304 is always right.
+ */
+export function cachedAnswer(
+  key: string,
+  version: string,
+  envelope: Envelope,
+  expiresAt: number,
+): CachedAnswer {
+  const { data, metadata } = envelope;
+  const bodyPrefix = JSON.stringify({ data, metadata }).slice(0, -1);
+  const digest = createHash('sha256').update(`${version}\n${key}\n${metadata.as_of}`).digest('base64url');
+  return { version, bodyPrefix, etag: `"${digest.slice(0, 32)}"`, expiresAt };
+}
+
+export function answerBody(answer: CachedAnswer, requestId: string): string {
+  return `${answer.bodyPrefix},"request_id":${JSON.stringify(requestId)}}`;
+}

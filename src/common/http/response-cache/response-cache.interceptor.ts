@@ -1,0 +1,65 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { from, lastValueFrom, map, Observable, switchMap } from 'rxjs';
+import type { RequestWithScope } from '../../auth/auth-scope.decorator';
+import { Clock } from '../../clock';
+import { AppConfig } from '../../config/app-config';
+import { prefersCsv } from '../csv/csv-table';
+import { requestIdOf } from '../request-id';
+import { answerBody, type CachedAnswer, cachedAnswer, type Envelope } from './cached-answer';
+import { cacheKey } from './cache-key';
+import { DataVersions } from './data-versions';
+import { ResponseCache } from './response-cache';
+
+/**
+ * Serves repeated JSON reads from memory and labels every JSON answer for HTTP caches: an ETag
+ * (Express answers a matching If-None-Match with 304 and no body) and `Cache-Control: private`
+ * with the seconds the answer stays valid. Runs outside the envelope interceptor, after
+ * authentication: only answers to an authenticated scope are kept, and only for that scope.
+ * CSV exports stream and are never kept.
+ */
+@Injectable()
+export class ResponseCacheInterceptor implements NestInterceptor {
+  private readonly ttlMs: number;
+
+  constructor(
+    private readonly cache: ResponseCache,
+    private readonly versions: DataVersions,
+    private readonly clock: Clock,
+    config: AppConfig,
+  ) {
+    this.ttlMs = config.RESPONSE_CACHE_TTL_SECONDS * 1000;
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<Request & RequestWithScope>();
+    const scope = request.authScope;
+    if (!scope || prefersCsv(request)) return next.handle();
+    const response = context.switchToHttp().getResponse<Response>();
+    const key = cacheKey(request, scope);
+    return from(this.versions.current(scope.organizationId)).pipe(
+      switchMap((version) =>
+        this.cache.answer(key, version, this.clock.now().getTime(), () => this.compute(key, version, next)),
+      ),
+      map(({ answer }) => {
+        this.label(response, answer);
+        return answerBody(answer, requestIdOf(request));
+      }),
+    );
+  }
+
+  private async compute(key: string, version: string, next: CallHandler): Promise<CachedAnswer> {
+    const envelope = await lastValueFrom(next.handle());
+    if (envelope instanceof StreamableFile) throw new Error('a JSON request was answered with a file');
+    const asOf = Date.parse((envelope as Envelope).metadata.as_of);
+    return cachedAnswer(key, version, envelope as Envelope, asOf + this.ttlMs);
+  }
+
+  private label(response: Response, answer: CachedAnswer): void {
+    const remainingSeconds = Math.max(0, Math.floor((answer.expiresAt - this.clock.now().getTime()) / 1000));
+    response.setHeader('ETag', answer.etag);
+    response.setHeader('Cache-Control', `private, max-age=${remainingSeconds}`);
+    response.setHeader('Vary', 'Authorization, X-Organization-Id, Accept');
+    response.type('application/json');
+  }
+}

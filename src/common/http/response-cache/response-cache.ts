@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { AppConfig } from '../../config/app-config';
+import type { CachedAnswer } from './cached-answer';
+
+export type CacheOutcome = 'hit' | 'miss' | 'coalesced';
+
+/** A single answer may take at most this share of the cache, so one huge page cannot flush it. */
+const LARGEST_ENTRY_SHARE = 8;
+
+/**
+ * Answers by cache key, bounded by their JSON bytes (least recently used go first), each valid
+ * until its own expiry and only at the data version it was computed at. Identical requests that
+ * miss at the same time share one computation.
+ */
+@Injectable()
+export class ResponseCache {
+  readonly outcomes: Record<CacheOutcome, number> = { hit: 0, miss: 0, coalesced: 0 };
+  private readonly observers: ((outcome: CacheOutcome) => void)[] = [];
+  private readonly answers: LRUCache<string, CachedAnswer> | null;
+  private readonly inFlight = new Map<string, Promise<CachedAnswer>>();
+
+  constructor(config: AppConfig) {
+    const maxSize = config.RESPONSE_CACHE_MAX_BYTES;
+    this.answers =
+      config.RESPONSE_CACHE_TTL_SECONDS > 0 && maxSize > 0
+        ? new LRUCache<string, CachedAnswer>({
+            maxSize,
+            maxEntrySize: Math.max(1, Math.floor(maxSize / LARGEST_ENTRY_SHARE)),
+            sizeCalculation: (answer) => answer.bodyPrefix.length + answer.etag.length,
+          })
+        : null;
+  }
+
+  /** Called with every outcome (the Prometheus counter). */
+  observe(observer: (outcome: CacheOutcome) => void): void {
+    this.observers.push(observer);
+  }
+
+  get bytes(): number {
+    return this.answers?.calculatedSize ?? 0;
+  }
+
+  /** The stored answer for `key` at `version`, else the one `compute` makes (shared while it runs). */
+  async answer(
+    key: string,
+    version: string,
+    now: number,
+    compute: () => Promise<CachedAnswer>,
+  ): Promise<{ answer: CachedAnswer; outcome: CacheOutcome }> {
+    const stored = this.answers?.get(key);
+    if (stored && stored.version === version && stored.expiresAt > now) {
+      return this.counted({ answer: stored, outcome: 'hit' });
+    }
+    const flightKey = `${version}\n${key}`;
+    const running = this.inFlight.get(flightKey);
+    if (running) return this.counted({ answer: await running, outcome: 'coalesced' });
+    const computing = compute().finally(() => this.inFlight.delete(flightKey));
+    this.inFlight.set(flightKey, computing);
+    const answer = await computing;
+    this.store(key, answer);
+    return this.counted({ answer, outcome: 'miss' });
+  }
+
+  private store(key: string, answer: CachedAnswer): void {
+    const stored = this.answers?.get(key);
+    // A slower, older computation never replaces a newer version's answer.
+    if (stored && BigInt(stored.version) > BigInt(answer.version)) return;
+    this.answers?.set(key, answer);
+  }
+
+  private counted<T extends { outcome: CacheOutcome }>(result: T): T {
+    this.outcomes[result.outcome] += 1;
+    for (const observer of this.observers) observer(result.outcome);
+    return result;
+  }
+}
