@@ -1,9 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { get as httpGet } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import request from 'supertest';
 import { authHeaders, createApiToken, insertWorkloads, seedOrganization } from '../../support/factories';
+import { PROJECT_ROOT } from '../../support/import-fixture';
 import { listenOnLoopback } from '../../support/raw-http';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
@@ -106,6 +109,46 @@ describe('operations: /metrics and compression', () => {
         (line) => !/^nodejs_active_\w+_total non-counter metrics should not have "_total" suffix$/.test(line),
       );
     expect(problems).toEqual([]);
+  });
+
+  it('ships a Grafana dashboard whose queries parse and name only metrics the service exposes', async () => {
+    const dashboard = JSON.parse(readFileSync(join(PROJECT_ROOT, 'docs', 'grafana-dashboard.json'), 'utf8'));
+    const expressions: string[] = dashboard.panels.flatMap((panel: { targets: { expr: string }[] }) =>
+      panel.targets.map((target) => target.expr),
+    );
+    expect(expressions.length).toBeGreaterThanOrEqual(8);
+    const { text } = await request(t.server).get('/metrics').expect(200);
+    // Every family the registry declares (a labelled counter shows no sample before its first use).
+    const families = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1]));
+    const referenced = expressions.flatMap(
+      (expr) => expr.match(/\b(?:gpucap|nodejs|process)_[a-z0-9_]+/g) ?? [],
+    );
+    expect(referenced.filter((name) => !families.has(name.replace(/_(bucket|sum|count)$/, '')))).toEqual([]);
+    if (!existsSync(PROMTOOL)) {
+      if (process.env.CI === 'true') throw new Error(`${PROMTOOL} is missing (Debian package prometheus)`);
+      process.stdout.write(
+        `SKIPPED: promtool check rules on the dashboard's queries (${PROMTOOL} not installed)\n`,
+      );
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'gpucap-dashboard-'));
+    try {
+      const rules = expressions.map(
+        (expr, index) =>
+          `      - record: dashboard:query_${index}\n        expr: '${expr
+            .replace(/\$__rate_interval/g, '1m')
+            .replace(/\$job/g, '.*')
+            .replace(/'/g, "''")}'`,
+      );
+      writeFileSync(
+        join(dir, 'rules.yml'),
+        `groups:\n  - name: dashboard\n    rules:\n${rules.join('\n')}\n`,
+      );
+      const check = spawnSync(PROMTOOL, ['check', 'rules', join(dir, 'rules.yml')], { encoding: 'utf8' });
+      expect([check.status, check.stderr]).toEqual([0, '']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('asks for its own token when METRICS_TOKEN is set', async () => {
