@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
+import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
 
 const BURN_RATE_DESCRIPTION = 'GPU hours used in the 7 × 24 hours up to now, divided by 7 (additive field)';
 const EXHAUSTION_DESCRIPTION =
@@ -149,6 +150,9 @@ export class CapacityReportDto {
 export class CapacityEnvelopeDto {
   @ApiProperty({ type: CapacityReportDto })
   data: CapacityReportDto;
+
+  @ApiProperty({ type: AsOfMetadataDto })
+  metadata: AsOfMetadataDto;
 
   @ApiProperty()
   request_id: string;

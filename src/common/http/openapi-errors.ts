@@ -21,6 +21,7 @@ export function completeOperations(document: OpenAPIObject, publicPaths: readonl
     for (const operation of [item.get, item.head].filter((op): op is OperationObject => !!op)) {
       operation.parameters = withOrganizationParameter(operation.parameters ?? [], isPublic);
       operation.responses = { ...errorResponsesFor(isPublic), ...operation.responses };
+      if (!isPublic) addConditionalRequests(operation);
       for (const response of Object.values(operation.responses)) addRequestIdHeader(response);
     }
   }
@@ -70,6 +71,15 @@ const HEADERS: Record<string, HeaderObject> = {
   'RateLimit-Limit': { description: 'Requests allowed per window', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in this window', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' } },
+  ETag: {
+    description:
+      'Names this answer (data version, your scope and query, as_of); send it back as If-None-Match for a 304',
+    schema: { type: 'string', example: '"Zk3n0f5w8c1Jq2mXbA7yH4tL9sPeR6uD"' },
+  },
+  'Cache-Control': {
+    description: '`private, max-age=<seconds this answer stays valid>` (JSON answers)',
+    schema: { type: 'string', example: 'private, max-age=10' },
+  },
 };
 
 function addSharedComponents(document: OpenAPIObject): void {
@@ -116,7 +126,25 @@ function addSharedComponents(document: OpenAPIObject): void {
       },
     },
   };
-  components.responses = { ...components.responses, ...errorResponseComponents() };
+  components.parameters.IfNoneMatch = {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'The ETag of an answer you hold: 304 while it is still the answer',
+    schema: { type: 'string' },
+  };
+  components.responses = {
+    ...components.responses,
+    ...errorResponseComponents(),
+    NotModified: {
+      description: 'The answer named by If-None-Match is still valid: no body',
+      headers: {
+        ETag: { $ref: '#/components/headers/ETag' },
+        'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
+        'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+      },
+    },
+  };
 }
 
 function errorResponseComponents(): Record<string, ResponseObject> {
@@ -150,6 +178,20 @@ function withOrganizationParameter(
     (parameter) => !('name' in parameter) || parameter.name !== ORGANIZATION_HEADER,
   );
   return isPublic ? others : [{ $ref: '#/components/parameters/OrganizationId' }, ...others];
+}
+
+/** JSON answers carry an ETag and their validity; a matching If-None-Match is a 304 without a body. */
+function addConditionalRequests(operation: OperationObject): void {
+  operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IfNoneMatch' }];
+  const ok = operation.responses['200'];
+  if (ok && !('$ref' in ok)) {
+    ok.headers = {
+      ETag: { $ref: '#/components/headers/ETag' },
+      'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
+      ...ok.headers,
+    };
+  }
+  operation.responses['304'] = { $ref: '#/components/responses/NotModified' };
 }
 
 function addRequestIdHeader(response: ResponseObject | ReferenceObject | undefined): void {

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
 
 const NULLABLE_NUMBER = { type: Number, nullable: true } as const;
 
@@ -105,6 +106,9 @@ export class WorkloadMetricsEnvelopeDto {
   @ApiProperty({ type: WorkloadMetricsDto })
   data: WorkloadMetricsDto;
 
+  @ApiProperty({ type: AsOfMetadataDto })
+  metadata: AsOfMetadataDto;
+
   @ApiProperty()
   request_id: string;
 }
@@ -179,7 +183,7 @@ export class RankedMetricsDto {
   scope_average: ScopeAverageDto;
 }
 
-export class TotalCountMetadataDto {
+export class TotalCountMetadataDto extends AsOfMetadataDto {
   @ApiProperty({ type: 'integer', description: 'every ranked workload, not only this page' })
   total_count: number;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
+import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
 
 export class WorkloadSummaryDto {
   @ApiProperty() workload_id: string;
@@ -42,7 +43,7 @@ export class WorkloadListDto {
   @ApiProperty({ type: [WorkloadSummaryDto] }) workloads: WorkloadSummaryDto[];
 }
 
-export class PageMetadataDto {
+export class PageMetadataDto extends AsOfMetadataDto {
   @ApiProperty({ type: String, nullable: true, description: 'null on the page holding the last item' })
   next_token: string | null;
   @ApiProperty({ type: 'integer' }) total_count: number;
@@ -56,6 +57,7 @@ export class WorkloadListEnvelopeDto {
 
 export class WorkloadDetailEnvelopeDto {
   @ApiProperty({ type: WorkloadDetailDto }) data: WorkloadDetailDto;
+  @ApiProperty({ type: AsOfMetadataDto }) metadata: AsOfMetadataDto;
   @ApiProperty() request_id: string;
 }
 
@@ -113,5 +115,6 @@ export class WorkloadStatsDto {
 
 export class WorkloadStatsEnvelopeDto {
   @ApiProperty({ type: WorkloadStatsDto }) data: WorkloadStatsDto;
+  @ApiProperty({ type: AsOfMetadataDto }) metadata: AsOfMetadataDto;
   @ApiProperty() request_id: string;
 }

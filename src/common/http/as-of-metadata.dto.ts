@@ -1,0 +1,11 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** `metadata` of every answer about an organization's data (the response cache's validity rests on it). */
+export class AsOfMetadataDto {
+  @ApiProperty({
+    format: 'date-time',
+    description:
+      'The instant the answer describes: figures that grow with the clock (running workloads, burn rates) are as of then. A cached answer keeps the as_of it was computed at (at most RESPONSE_CACHE_TTL_SECONDS old, and never older than the last write)',
+  })
+  as_of: string;
+}
