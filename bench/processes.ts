@@ -135,15 +135,29 @@ export function startService(
 
 /** The raw baseline (bench/baseline-server.ts) as a child process of its own, like the service. */
 export function startBaseline(databaseUrl: string, log: (line: string) => void): Promise<Server> {
+  return startBenchServer('baseline', 'baseline-server.ts', { DATABASE_URL: databaseUrl }, log);
+}
+
+/** The warm-read ceiling (bench/ceiling-server.ts) serving the answers captured in `answersFile`. */
+export function startCeiling(answersFile: string, log: (line: string) => void): Promise<Server> {
+  return startBenchServer('ceiling', 'ceiling-server.ts', { CEILING_ANSWERS: answersFile }, log);
+}
+
+function startBenchServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<Server> {
   const port = randomPort();
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bench', 'baseline-server.ts')],
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bench', script)],
     {
       cwd: ROOT,
       env: {
         ...process.env,
-        DATABASE_URL: databaseUrl,
+        ...env,
         PORT: String(port),
         DATABASE_POOL_SIZE: String(DATABASE_POOL_SIZE),
         CURSOR_SECRET,
@@ -151,8 +165,8 @@ export function startBaseline(databaseUrl: string, log: (line: string) => void):
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
-  forwardLines(child, (line) => log(`  baseline: ${line}`));
-  return waitUntilHealthy(server('baseline', port, child), '/health');
+  forwardLines(child, (line) => log(`  ${name}: ${line}`));
+  return waitUntilHealthy(server(name, port, child), '/health');
 }
 
 function server(name: string, port: number, child: ChildProcess): Server {

@@ -177,6 +177,25 @@ describe('response cache, ETag and as_of', () => {
     now = new Date(NOW);
   });
 
+  it('recomputes a key in the background once half its validity has passed, serving the kept answer meanwhile', async () => {
+    const first = await list(a, admin, '?limit=4').expect(200);
+    now = new Date(NOW.getTime() + 6_000);
+    const kept = await list(a, admin, '?limit=4').expect(200);
+    expect(kept.body.metadata.as_of).toBe(first.body.metadata.as_of);
+    let refreshed = kept;
+    for (
+      let attempt = 0;
+      attempt < 50 && refreshed.body.metadata.as_of === first.body.metadata.as_of;
+      attempt++
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      refreshed = await list(a, admin, '?limit=4').expect(200);
+    }
+    expect(refreshed.body.metadata.as_of).toBe(now.toISOString());
+    expect(refreshed.headers['cache-control']).toBe('private, max-age=10');
+    now = new Date(NOW);
+  });
+
   it('computes identical concurrent cold requests once', async () => {
     const cache = a.app.get(ResponseCache);
     const listed = jest.spyOn(a.app.get(WorkloadsService), 'list');

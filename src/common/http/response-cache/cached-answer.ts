@@ -9,6 +9,8 @@ export interface CachedAnswer {
   etag: string;
   /** Epoch milliseconds after which the answer is recomputed even at the same version. */
   expiresAt: number;
+  /** From here on, a request it answers also starts its recomputation (refresh ahead of expiry). */
+  refreshAt: number;
 }
 
 export interface Envelope {
@@ -25,12 +27,18 @@ export function cachedAnswer(
   key: string,
   version: string,
   envelope: Envelope,
-  expiresAt: number,
+  validity: { from: number; to: number },
 ): CachedAnswer {
   const { data, metadata } = envelope;
   const bodyPrefix = JSON.stringify({ data, metadata }).slice(0, -1);
   const digest = createHash('sha256').update(`${version}\n${key}\n${metadata.as_of}`).digest('base64url');
-  return { version, bodyPrefix, etag: `"${digest.slice(0, 32)}"`, expiresAt };
+  return {
+    version,
+    bodyPrefix,
+    etag: `"${digest.slice(0, 32)}"`,
+    expiresAt: validity.to,
+    refreshAt: (validity.from + validity.to) / 2,
+  };
 }
 
 export function answerBody(answer: CachedAnswer, requestId: string): string {

@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 
 interface PendingRead {
   organizationIds: Set<string>;
@@ -14,12 +16,33 @@ const UNWRITTEN = '0';
  * after the request that asked for it arrived, so a write committed before a request is always
  * seen by it; requests arriving in the same event-loop turn share one primary-key lookup, which
  * keeps the check to one small query per turn however many requests a replica serves.
+ *
+ * The reads have two connections of their own: in the request pool they would queue behind the
+ * slow queries of cache misses, and every cache hit would wait for a miss to finish.
  */
 @Injectable()
-export class DataVersions {
+export class DataVersions implements OnModuleDestroy {
   private pending: PendingRead | null = null;
+  private readonly pool: Pool;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(dataSource: DataSource) {
+    const options = dataSource.options as PostgresConnectionOptions;
+    this.pool = new Pool({
+      connectionString: options.url,
+      max: 2,
+      connectionTimeoutMillis: 3000,
+      statement_timeout: 2000,
+      query_timeout: 3000,
+      keepAlive: true,
+      application_name: 'gpucap-versions',
+    });
+    // A connection that dies while idle is replaced on the next read; the read itself reports errors.
+    this.pool.on('error', () => undefined);
+  }
+
+  onModuleDestroy(): Promise<void> {
+    return this.pool.end();
+  }
 
   current(organizationId: string): Promise<string> {
     const read = this.pending ?? this.scheduleRead();
@@ -43,7 +66,7 @@ export class DataVersions {
   }
 
   private async readVersions(organizationIds: string[]): Promise<Map<string, string>> {
-    const rows: { organization_id: string; version: string }[] = await this.dataSource.query(
+    const { rows } = await this.pool.query<{ organization_id: string; version: string }>(
       `SELECT organization_id, version::text AS version
        FROM organization_data_versions WHERE organization_id = ANY ($1::text[])`,
       [organizationIds],

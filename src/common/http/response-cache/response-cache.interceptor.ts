@@ -52,7 +52,7 @@ export class ResponseCacheInterceptor implements NestInterceptor {
     const envelope = await lastValueFrom(next.handle());
     if (envelope instanceof StreamableFile) throw new Error('a JSON request was answered with a file');
     const asOf = Date.parse((envelope as Envelope).metadata.as_of);
-    return cachedAnswer(key, version, envelope as Envelope, asOf + this.ttlMs);
+    return cachedAnswer(key, version, envelope as Envelope, { from: asOf, to: asOf + this.ttlMs });
   }
 
   private label(response: Response, answer: CachedAnswer): void {

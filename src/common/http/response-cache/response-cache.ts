@@ -3,6 +3,10 @@ import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
 import type { CachedAnswer } from './cached-answer';
 
+function flightKey(key: string, version: string): string {
+  return `${version}\n${key}`;
+}
+
 export type CacheOutcome = 'hit' | 'miss' | 'coalesced';
 
 /** A single answer may take at most this share of the cache, so one huge page cannot flush it. */
@@ -41,7 +45,11 @@ export class ResponseCache {
     return this.answers?.calculatedSize ?? 0;
   }
 
-  /** The stored answer for `key` at `version`, else the one `compute` makes (shared while it runs). */
+  /**
+   * The stored answer for `key` at `version`, else the one `compute` makes (shared while it runs).
+   * A stored answer past the middle of its validity is recomputed in the background while it is
+   * still served, so a key dashboards keep asking for never expires under them.
+   */
   async answer(
     key: string,
     version: string,
@@ -50,16 +58,34 @@ export class ResponseCache {
   ): Promise<{ answer: CachedAnswer; outcome: CacheOutcome }> {
     const stored = this.answers?.get(key);
     if (stored && stored.version === version && stored.expiresAt > now) {
+      if (now >= stored.refreshAt) this.refreshInBackground(key, version, compute);
       return this.counted({ answer: stored, outcome: 'hit' });
     }
-    const flightKey = `${version}\n${key}`;
-    const running = this.inFlight.get(flightKey);
+    const running = this.inFlight.get(flightKey(key, version));
     if (running) return this.counted({ answer: await running, outcome: 'coalesced' });
-    const computing = compute().finally(() => this.inFlight.delete(flightKey));
-    this.inFlight.set(flightKey, computing);
-    const answer = await computing;
-    this.store(key, answer);
-    return this.counted({ answer, outcome: 'miss' });
+    return this.counted({ answer: await this.computeOnce(key, version, compute), outcome: 'miss' });
+  }
+
+  private computeOnce(
+    key: string,
+    version: string,
+    compute: () => Promise<CachedAnswer>,
+  ): Promise<CachedAnswer> {
+    const flight = flightKey(key, version);
+    const computing = compute()
+      .then((answer) => {
+        this.store(key, answer);
+        return answer;
+      })
+      .finally(() => this.inFlight.delete(flight));
+    this.inFlight.set(flight, computing);
+    return computing;
+  }
+
+  private refreshInBackground(key: string, version: string, compute: () => Promise<CachedAnswer>): void {
+    if (this.inFlight.has(flightKey(key, version))) return;
+    // A failed refresh leaves the stored answer to expire; the next request then computes in the open.
+    this.computeOnce(key, version, compute).catch(() => undefined);
   }
 
   private store(key: string, answer: CachedAnswer): void {

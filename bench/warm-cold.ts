@@ -1,0 +1,265 @@
+/**
+ * npx ts-node --transpile-only bench/warm-cold.ts [--sizes 1m] [--duration 10] [--warmup 3] [--connections 50]
+ *
+ * Warm and cold reads (issue 13), side by side in one run, as ORG_ADMIN on one dataset:
+ * - warm: per endpoint a pool of 50 dashboard queries, repeated at random by every connection, with
+ *   the response cache on (the default);
+ * - cold: the same service with RESPONSE_CACHE_TTL_SECONDS=0 and a pool of thousands of distinct
+ *   queries per endpoint where the API has that many, so nearly every request is computed (identical
+ *   concurrent requests are still coalesced, as in production);
+ * - ceiling: a bare node:http server sending, for the same warm paths, the bytes the service sent.
+ * Prints a markdown table; with --write it replaces the block between the warm-cold markers of
+ * docs/benchmarks.md.
+ */
+import { writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureDataset } from './dataset';
+import { Fixtures, loadFixtures, ORGANIZATION_ID } from './fixtures';
+import { drive, LoadResult } from './load';
+import { parseOptions } from './options';
+import { buildService, createToken, ROOT, Server, startCeiling, startService } from './processes';
+import { roleHeaders } from './scenarios';
+
+interface EndpointPools {
+  endpoint: string;
+  warm: string[];
+  cold: string[];
+}
+
+interface Row {
+  endpoint: string;
+  warm: LoadResult;
+  ceiling: LoadResult;
+  cold: LoadResult;
+}
+
+const WARM_POOL = 50;
+const MARKERS = ['<!-- warm-cold:start -->', '<!-- warm-cold:end -->'];
+
+const started = Date.now();
+function log(line: string): void {
+  process.stderr.write(`[warm-cold ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const write = argv.includes('--write');
+  const options = parseOptions([...argv.filter((arg) => arg !== '--write'), '--keep-dataset']);
+  const size = options.sizes.at(-1)!;
+  const dataset = await ensureDataset(options.adminUrl, size, options.seed, options, log);
+  await buildService(log);
+  const fixtures = await loadFixtures(dataset.url);
+  const token = await createToken(dataset.url, ORGANIZATION_ID, 'ORG_ADMIN', [], log);
+  const headers = roleHeaders(token);
+  const pools = endpointPools(fixtures);
+  const settings = options;
+
+  const warm = await withServer(await startService(dataset.url, false, log), async (service) => {
+    const answersFile = await captureAnswers(service, headers, pools);
+    const results = await driveAll(service, headers, pools, 'warm', settings);
+    const ceiling = await withServer(await startCeiling(answersFile, log), (server) =>
+      driveAll(server, {}, pools, 'warm', settings),
+    );
+    return { results, ceiling };
+  });
+  process.env.RESPONSE_CACHE_TTL_SECONDS = '0';
+  const cold = await withServer(await startService(dataset.url, false, log), (service) =>
+    driveAll(service, headers, pools, 'cold', settings),
+  );
+  const rows: Row[] = pools.map((pool, index) => ({
+    endpoint: pool.endpoint,
+    warm: warm.results[index],
+    ceiling: warm.ceiling[index],
+    cold: cold[index],
+  }));
+  const table = render(rows, size.label, options);
+  process.stdout.write(`\n${table}\n`);
+  if (write) writeDocs(table);
+}
+
+async function withServer<T>(server: Server, use: (server: Server) => Promise<T>): Promise<T> {
+  try {
+    return await use(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function driveAll(
+  server: Server,
+  headers: Record<string, string>,
+  pools: EndpointPools[],
+  kind: 'warm' | 'cold',
+  settings: { connections: number; durationSeconds: number; warmupSeconds: number },
+): Promise<LoadResult[]> {
+  const results: LoadResult[] = [];
+  for (const pool of pools) {
+    const result = await drive(server.baseUrl, headers, pool[kind], settings);
+    log(
+      `${server.name} ${kind} ${pool.endpoint}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, non-2xx ${result.non2xx}`,
+    );
+    results.push(result);
+  }
+  return results;
+}
+
+/** The service's answer to every warm path, for the ceiling to send back as they are. */
+async function captureAnswers(
+  service: Server,
+  headers: Record<string, string>,
+  pools: EndpointPools[],
+): Promise<string> {
+  const answers: Record<string, { contentType: string; body: string }> = {};
+  for (const path of pools.flatMap((pool) => pool.warm)) {
+    const response = await fetch(`${service.baseUrl}${path}`, { headers });
+    if (!response.ok) throw new Error(`${path} answered ${response.status}`);
+    answers[path] = { contentType: response.headers.get('content-type') ?? '', body: await response.text() };
+  }
+  const file = join(tmpdir(), `gpucap-ceiling-${process.pid}.json`);
+  writeFileSync(file, JSON.stringify(answers));
+  return file;
+}
+
+const TIME_RANGES = ['today', 'this_week', 'this_month', 'last_7_days', 'last_30_days'];
+const GROUPS = ['', '&group_by=initiative_id', '&group_by=submitted_by', '&group_by=instance_type'];
+const SORTS = [
+  'gpu_utilization',
+  'memory_utilization',
+  'power_usage',
+  'gpu_hours',
+  'idle_gpu_hours',
+  'gpu_efficiency',
+];
+
+/** An ISO instant `seconds` before a fixed day: distinct custom ranges for cold requests. */
+function secondsBefore(seconds: number): string {
+  return new Date(Date.now() - 40 * 86_400_000 - seconds * 1000).toISOString();
+}
+
+function range(count: number): number[] {
+  return Array.from({ length: count }, (_, index) => index);
+}
+
+function endpointPools(fixtures: Fixtures): EndpointPools[] {
+  const filters = [
+    '',
+    'status=running',
+    'status=completed',
+    'status=failed',
+    'is_managed=true',
+    ...fixtures.submitters.slice(0, 5).map((user) => `submitted_by=${encodeURIComponent(user)}`),
+    ...fixtures.initiatives.map((initiative) => `initiative_id=${initiative.id}`),
+  ];
+  const sampled = fixtures.sampledIds.admin;
+  const capacity = [
+    '',
+    ...fixtures.pools.map((pool) => `pool_id=${pool}`),
+    ...fixtures.initiatives.map((initiative) => `initiative_id=${initiative.id}`),
+  ].flatMap((query) => [query, query ? `${query}&interval=day` : 'interval=day']);
+  return [
+    {
+      endpoint: 'GET /v1/workloads',
+      warm: filters.flatMap((query) =>
+        [20, 50, 100].map((limit) => `/v1/workloads?limit=${limit}${query && `&${query}`}`),
+      ),
+      cold: range(5000).map(
+        (i) => `/v1/workloads?start_date=${secondsBefore(i)}&${filters[i % filters.length] || 'limit=20'}`,
+      ),
+    },
+    {
+      endpoint: 'GET /v1/workloads/{id}',
+      warm: fixtures.workloadIds.admin.map((id) => `/v1/workloads/${encodeURIComponent(id)}`),
+      cold: fixtures.workloadIds.admin.map((id) => `/v1/workloads/${encodeURIComponent(id)}`),
+    },
+    {
+      endpoint: 'GET /v1/workloads/stats',
+      warm: TIME_RANGES.flatMap((range) =>
+        GROUPS.map((group) => `/v1/workloads/stats?time_range=${range}${group}`),
+      ).concat(
+        TIME_RANGES.flatMap((range) =>
+          GROUPS.slice(0, 2).map((group) => `/v1/workloads/stats?time_range=${range}${group}&interval=day`),
+        ),
+      ),
+      cold: range(5000).map(
+        (i) =>
+          `/v1/workloads/stats?start_date=${secondsBefore(i)}&end_date=${new Date().toISOString().slice(0, 10)}${GROUPS[i % 4]}`,
+      ),
+    },
+    {
+      endpoint: 'GET /v1/workloads/{id}/metrics',
+      warm: sampled
+        .slice(0, 25)
+        .flatMap((id) =>
+          ['last_24h', 'job_lifetime'].map(
+            (r) => `/v1/workloads/${encodeURIComponent(id)}/metrics?time_range=${r}`,
+          ),
+        ),
+      cold: sampled.flatMap((id) =>
+        ['last_1h', 'last_6h', 'last_24h', 'job_lifetime'].map(
+          (r) => `/v1/workloads/${encodeURIComponent(id)}/metrics?time_range=${r}`,
+        ),
+      ),
+    },
+    {
+      endpoint: 'GET /v1/workloads/metrics',
+      warm: SORTS.flatMap((sort) =>
+        ['desc', 'asc'].flatMap((order) =>
+          [10, 20, 50, 100].map(
+            (limit) => `/v1/workloads/metrics?sort_by=${sort}&order=${order}&limit=${limit}`,
+          ),
+        ),
+      ).slice(0, WARM_POOL),
+      cold: SORTS.flatMap((sort) =>
+        ['desc', 'asc'].flatMap((order) =>
+          range(100).map(
+            (limit) => `/v1/workloads/metrics?sort_by=${sort}&order=${order}&limit=${limit + 1}`,
+          ),
+        ),
+      ),
+    },
+    {
+      endpoint: 'GET /v1/capacity',
+      warm: capacity.map((query) => `/v1/capacity${query && `?${query}`}`),
+      cold: capacity.map((query) => `/v1/capacity${query && `?${query}`}`),
+    },
+  ].map((pool) => ({ ...pool, warm: pool.warm.slice(0, WARM_POOL) }));
+}
+
+function render(
+  rows: Row[],
+  size: string,
+  settings: { connections: number; durationSeconds: number },
+): string {
+  const lines = [
+    `Dataset ${size}, ORG_ADMIN, ${settings.connections} connections, ${settings.durationSeconds} s per row, measured ${new Date().toISOString().slice(0, 16)}Z`,
+    `(\`npx ts-node --transpile-only bench/warm-cold.ts --sizes ${size} --write\`).`,
+    '',
+    '| endpoint | warm req/s | warm p50 / p99 ms | ceiling req/s | warm ÷ ceiling | cold req/s | cold p50 / p99 ms | non-2xx |',
+    '| - | - | - | - | - | - | - | - |',
+  ];
+  for (const row of rows) {
+    lines.push(
+      `| \`${row.endpoint}\` | ${Math.round(row.warm.requestsPerSecond)} | ${row.warm.p50} / ${row.warm.p99} | ` +
+        `${Math.round(row.ceiling.requestsPerSecond)} | ${(row.warm.requestsPerSecond / row.ceiling.requestsPerSecond).toFixed(2)} | ` +
+        `${Math.round(row.cold.requestsPerSecond)} | ${row.cold.p50} / ${row.cold.p99} | ${row.warm.non2xx + row.cold.non2xx} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function writeDocs(table: string): void {
+  const file = join(ROOT, 'docs', 'benchmarks.md');
+  const text = readFileSync(file, 'utf8');
+  const [start, end] = MARKERS;
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from === -1 || to === -1) throw new Error(`docs/benchmarks.md lacks the ${start} … ${end} markers`);
+  writeFileSync(file, `${text.slice(0, from + start.length)}\n${table}\n${text.slice(to)}`);
+  log('table written to docs/benchmarks.md');
+}
+
+main().catch((error: unknown) => {
+  log(`FAILED: ${error instanceof Error ? error.stack : String(error)}`);
+  process.exit(1);
+});
