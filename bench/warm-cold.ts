@@ -20,6 +20,7 @@ import { drive, LoadResult } from './load';
 import { parseOptions } from './options';
 import { buildService, createToken, ROOT, Server, startCeiling, startService } from './processes';
 import { roleHeaders } from './scenarios';
+import { RANK_METRICS, TIME_RANGES as TIME_RANGES_OF_METRICS } from '../src/metrics/metric-names';
 
 interface EndpointPools {
   endpoint: string;
@@ -123,14 +124,7 @@ async function captureAnswers(
 
 const TIME_RANGES = ['today', 'this_week', 'this_month', 'last_7_days', 'last_30_days'];
 const GROUPS = ['', '&group_by=initiative_id', '&group_by=submitted_by', '&group_by=instance_type'];
-const SORTS = [
-  'gpu_utilization',
-  'memory_utilization',
-  'power_usage',
-  'gpu_hours',
-  'idle_gpu_hours',
-  'gpu_efficiency',
-];
+const SORTS = RANK_METRICS;
 
 /** An ISO instant `seconds` before a fixed day: distinct custom ranges for cold requests. */
 function secondsBefore(seconds: number): string {
@@ -196,9 +190,7 @@ function endpointPools(fixtures: Fixtures): EndpointPools[] {
           ),
         ),
       cold: sampled.flatMap((id) =>
-        ['last_1h', 'last_6h', 'last_24h', 'job_lifetime'].map(
-          (r) => `/v1/workloads/${encodeURIComponent(id)}/metrics?time_range=${r}`,
-        ),
+        TIME_RANGES_OF_METRICS.map((r) => `/v1/workloads/${encodeURIComponent(id)}/metrics?time_range=${r}`),
       ),
     },
     {
