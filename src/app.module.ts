@@ -46,6 +46,7 @@ export class AppModule {
               poolSize: config.DATABASE_POOL_SIZE,
               statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
               clientSideTimeout: true,
+              noJit: true,
             }),
             manualInitialization: true,
           }),

@@ -68,8 +68,10 @@ WITH edge_days AS (
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at > e.day_start AND w.started_at < e.day_end
-         LEFT JOIN metric_aggregates a
-           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+         LEFT JOIN LATERAL (
+             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
+             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+           ) a ON true
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
@@ -80,8 +82,10 @@ WITH edge_days AS (
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at > e.day_start AND w.completed_at < e.day_end
-         LEFT JOIN metric_aggregates a
-           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+         LEFT JOIN LATERAL (
+             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
+             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+           ) a ON true
          WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
        ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
@@ -95,8 +99,10 @@ WITH edge_days AS (
          SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
            AS period_us
        ) running
-       LEFT JOIN metric_aggregates a
-           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+       LEFT JOIN LATERAL (
+             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
+             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+           ) a ON true
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),
@@ -181,8 +187,10 @@ WITH edge_days AS (
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at > e.day_start AND w.started_at < e.day_end
-         LEFT JOIN metric_aggregates a
-           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+         LEFT JOIN LATERAL (
+             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
+             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+           ) a ON true
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
@@ -193,8 +201,10 @@ WITH edge_days AS (
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at > e.day_start AND w.completed_at < e.day_end
-         LEFT JOIN metric_aggregates a
-           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+         LEFT JOIN LATERAL (
+             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
+             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+           ) a ON true
          WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
        ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
@@ -208,8 +218,10 @@ WITH edge_days AS (
          SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
            AS period_us
        ) running
-       LEFT JOIN metric_aggregates a
-           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+       LEFT JOIN LATERAL (
+             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
+             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+           ) a ON true
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),

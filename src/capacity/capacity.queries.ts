@@ -98,8 +98,14 @@ function idlePartsSql(us: string): string {
               gpucap_busy_share((${us})::numeric, a.gpu_utilization_sum, a.sample_count)::float8`;
 }
 
-const AGGREGATE_OF_WORKLOAD_SQL = `LEFT JOIN metric_aggregates a
-           ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id`;
+/**
+ * One primary-key lookup per edge or running row (OFFSET 0 keeps the subquery from being flattened
+ * into a hash join that reads every aggregate of the organization for a few thousand rows).
+ */
+const AGGREGATE_OF_WORKLOAD_SQL = `LEFT JOIN LATERAL (
+             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
+             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+           ) a ON true`;
 
 export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
   return organizationStatement(

@@ -36,10 +36,14 @@ export const RAW_MEASURES = [
  */
 const IDLE_FACT_COLUMNS = ['sampled_gpu_seconds_sum', 'busy_gpu_seconds_sum'];
 
-/** Raw workloads with their metric aggregate's count and utilization sum (null without samples). */
+/**
+ * Raw workloads with their metric aggregate's count and utilization sum (null without samples): one
+ * primary-key lookup per raw row (OFFSET 0 keeps the planner from hashing every aggregate of the
+ * organization for the few raw rows of the edge hours).
+ */
 export const WORKLOADS_WITH_AGGREGATE = `workloads LEFT JOIN LATERAL (
     SELECT a.sample_count, a.gpu_utilization_sum FROM metric_aggregates a
-    WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
+    WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true`;
 
 /** The idle facts of `gpuSeconds` over WORKLOADS_WITH_AGGREGATE, by the rollups' own functions. */
