@@ -74,7 +74,7 @@ const HEADERS: Record<string, HeaderObject> = {
   ETag: {
     description:
       'Names this answer (data version, your scope and query, as_of); send it back as If-None-Match for a 304',
-    schema: { type: 'string', example: '"Zk3n0f5w8c1Jq2mXbA7yH4tL9sPeR6uD"' },
+    schema: { type: 'string', example: 'W/"Zk3n0f5w8c1Jq2mXbA7yH4tL9sPeR6uD"' },
   },
   'Cache-Control': {
     description: '`private, max-age=<seconds this answer stays valid>` (JSON answers)',

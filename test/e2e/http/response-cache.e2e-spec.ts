@@ -2,14 +2,17 @@ import request from 'supertest';
 import { Clock } from '../../../src/common/clock';
 import { ResponseCache } from '../../../src/common/http/response-cache/response-cache';
 import { WorkloadsService } from '../../../src/workloads/workloads.service';
+import { pruneSamples } from '../../../src/cli/commands/prune.command';
 import {
   authHeaders,
   createApiToken,
   importDocument,
+  insertSamples,
   insertWorkloads,
   seedOrganization,
   writeAs,
 } from '../../support/factories';
+import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import { createTestApp, testDatabaseUrl, type TestApp } from '../../support/test-app';
 
 /*
@@ -82,7 +85,7 @@ describe('response cache, ETag and as_of', () => {
     const first = await list(a, admin).expect(200);
     expect(first.body.metadata).toEqual({ next_token: null, total_count: 2, as_of: NOW.toISOString() });
     expect(first.headers['cache-control']).toBe('private, max-age=10');
-    expect(first.headers.etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+    expect(first.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{32}"$/);
 
     const again = await list(a, admin).expect(200);
     expect(again.headers.etag).toBe(first.headers.etag);
@@ -251,5 +254,48 @@ describe('response cache, ETag and as_of', () => {
     expect(seen[2]).toBe(seen[1]);
     expect(BigInt(seen[3])).toBeGreaterThan(BigInt(seen[2]));
     expect(seen[4]).toBe(seen[3]);
+  });
+});
+
+describe('response cache after prune', () => {
+  let db: OwnDatabase;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // Prune drops weekly partitions shared by every organization: a database of its own.
+    db = await createOwnDatabase('cache_prune');
+    t = await createTestApp({}, db.url);
+    jest.spyOn(t.app.get(Clock), 'now').mockImplementation(() => new Date(NOW));
+  });
+
+  afterAll(async () => {
+    await t.close();
+    await db.drop();
+  });
+
+  it('answers afresh once prune has dropped sample partitions (no trigger fires there)', async () => {
+    const org = await seedOrganization(t.dataSource);
+    const admin = authHeaders(await createApiToken(t.dataSource, org, { role: 'ORG_ADMIN' }), org);
+    await insertWorkloads(t.dataSource, org, [
+      {
+        workloadId: 'old',
+        status: 'completed',
+        submittedAt: '2024-01-02T00:00:00Z',
+        startedAt: '2024-01-02T00:01:00Z',
+        completedAt: '2024-01-05T00:00:00Z',
+        exitCode: 0,
+      },
+    ]);
+    await insertSamples(t.dataSource, org, [
+      { workloadId: 'old', at: '2024-01-03T00:00:00Z', gpuUtilization: 70 },
+    ]);
+    const path = '/v1/workloads/old/metrics?time_range=job_lifetime';
+    const before = await request(t.server).get(path).set(admin).expect(200);
+    expect(before.body.data.metrics.gpu_utilization.avg).toBe(70);
+    const { partitions } = await pruneSamples(t.dataSource, new Date('2024-02-01T00:00:00Z'));
+    expect(partitions.length).toBeGreaterThan(0);
+    const after = await request(t.server).get(path).set(admin).expect(200);
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    expect(after.body.data.metrics.gpu_utilization.avg).toBeNull();
   });
 });

@@ -21,7 +21,8 @@ export interface Envelope {
 
 /**
  * The ETag names the version, the caller's scope and query (the cache key) and the instant the
- * answer describes: equal tags mean byte-equal data, so a 304 is always right.
+ * answer describes: equal tags mean equal data, so a 304 is always right. It is weak: it names the
+ * answer, not its bytes, which differ between the gzip, brotli and identity encodings of it.
  */
 export function cachedAnswer(
   key: string,
@@ -35,7 +36,7 @@ export function cachedAnswer(
   return {
     version,
     bodyPrefix,
-    etag: `"${digest.slice(0, 32)}"`,
+    etag: `W/"${digest.slice(0, 32)}"`,
     expiresAt: validity.to,
     refreshAt: (validity.from + validity.to) / 2,
   };
