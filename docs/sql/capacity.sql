@@ -69,9 +69,9 @@ WITH edge_days AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at > e.day_start AND w.started_at < e.day_end
          LEFT JOIN LATERAL (
-             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
-             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-           ) a ON true
+    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
@@ -83,9 +83,9 @@ WITH edge_days AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at > e.day_start AND w.completed_at < e.day_end
          LEFT JOIN LATERAL (
-             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
-             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-           ) a ON true
+    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
          WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
        ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
@@ -100,9 +100,9 @@ WITH edge_days AS (
            AS period_us
        ) running
        LEFT JOIN LATERAL (
-             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
-             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-           ) a ON true
+    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),
@@ -188,9 +188,9 @@ WITH edge_days AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at > e.day_start AND w.started_at < e.day_end
          LEFT JOIN LATERAL (
-             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
-             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-           ) a ON true
+    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
          WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
@@ -202,9 +202,9 @@ WITH edge_days AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at > e.day_start AND w.completed_at < e.day_end
          LEFT JOIN LATERAL (
-             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
-             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-           ) a ON true
+    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
          WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
        ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
@@ -219,9 +219,9 @@ WITH edge_days AS (
            AS period_us
        ) running
        LEFT JOIN LATERAL (
-             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
-             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-           ) a ON true
+    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),

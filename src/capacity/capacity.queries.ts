@@ -5,6 +5,7 @@ import {
   scopedStatement,
 } from '../common/database/scoped-statement';
 import { DaySplit, PartialDay, splitByUtcDay, UsageWindow } from './usage-window';
+import { aggregateLookupSql, idleSharesSql } from '../common/idle-gpu';
 
 export interface CapacityFilters {
   initiativeId: string | null;
@@ -89,23 +90,14 @@ const EDGE_OVERLAP_GPU_MICROSECONDS_SQL = gpuMicrosecondsSql(
   'least(w.completed_at, e.part_to)',
 );
 
-/**
- * The sampled and busy parts of `us` GPU-microseconds of workload `w` (aliased `a` its
- * metric_aggregates row, null without samples), by the rollups' own functions.
- */
+/** The sampled and busy parts of `us` GPU-microseconds of workload `w` (its aggregate aliased `a`). */
 function idlePartsSql(us: string): string {
-  return `gpucap_sampled_share((${us})::numeric, a.sample_count)::float8,
-              gpucap_busy_share((${us})::numeric, a.gpu_utilization_sum, a.sample_count)::float8`;
+  return idleSharesSql(`(${us})::numeric`, 'a')
+    .map((part) => `${part}::float8`)
+    .join(',\n              ');
 }
 
-/**
- * One primary-key lookup per edge or running row (OFFSET 0 keeps the subquery from being flattened
- * into a hash join that reads every aggregate of the organization for a few thousand rows).
- */
-const AGGREGATE_OF_WORKLOAD_SQL = `LEFT JOIN LATERAL (
-             SELECT sample_count, gpu_utilization_sum FROM metric_aggregates m
-             WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-           ) a ON true`;
+const AGGREGATE_OF_WORKLOAD_SQL = aggregateLookupSql('w', 'a');
 
 export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
   return organizationStatement(

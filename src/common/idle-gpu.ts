@@ -23,3 +23,27 @@ export function idleGpuFigures(sums: IdleGpuSums): IdleGpuJson {
       sums.sampled_gpu_seconds === 0 ? null : round4(sums.busy_gpu_seconds / sums.sampled_gpu_seconds),
   };
 }
+
+/**
+ * Joins each row of workload `workload` (a table alias) to its metric aggregate as `alias`
+ * (`sample_count`, `gpu_utilization_sum`; nulls without samples): one primary-key lookup per row.
+ * OFFSET 0 keeps the planner from flattening it into a hash join over every aggregate of the
+ * organization for the few edge, raw and running rows that need one.
+ */
+export function aggregateLookupSql(workload: string, alias: string): string {
+  return `LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    WHERE m.organization_id = ${workload}.organization_id AND m.workload_id = ${workload}.workload_id OFFSET 0
+  ) AS ${alias} ON true`;
+}
+
+/**
+ * The sampled and busy parts of `amount` (numeric GPU-time) for aggregate `alias`, by the same
+ * functions the rollup triggers use (migration …15000), so request-time parts match rollup rows.
+ */
+export function idleSharesSql(amount: string, alias: string): [sampled: string, busy: string] {
+  return [
+    `gpucap_sampled_share(${amount}, ${alias}.sample_count)`,
+    `gpucap_busy_share(${amount}, ${alias}.gpu_utilization_sum, ${alias}.sample_count)`,
+  ];
+}

@@ -1,3 +1,4 @@
+import { aggregateLookupSql, idleSharesSql } from '../common/idle-gpu';
 import type { WorkloadStatus } from './entities/workload.entity';
 import type { PeriodSplit, Span } from './period-split';
 
@@ -36,22 +37,12 @@ export const RAW_MEASURES = [
  */
 const IDLE_FACT_COLUMNS = ['sampled_gpu_seconds_sum', 'busy_gpu_seconds_sum'];
 
-/**
- * Raw workloads with their metric aggregate's count and utilization sum (null without samples): one
- * primary-key lookup per raw row (OFFSET 0 keeps the planner from hashing every aggregate of the
- * organization for the few raw rows of the edge hours).
- */
-export const WORKLOADS_WITH_AGGREGATE = `workloads LEFT JOIN LATERAL (
-    SELECT a.sample_count, a.gpu_utilization_sum FROM metric_aggregates a
-    WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true`;
+/** Raw workloads with their metric aggregate's count and utilization sum (null without samples). */
+export const WORKLOADS_WITH_AGGREGATE = `workloads ${aggregateLookupSql('workloads', 'aggregate')}`;
 
 /** The idle facts of `gpuSeconds` over WORKLOADS_WITH_AGGREGATE, by the rollups' own functions. */
 export function rawIdleMeasures(gpuSeconds: string): string[] {
-  return [
-    `gpucap_sampled_share(${gpuSeconds}, aggregate.sample_count)`,
-    `gpucap_busy_share(${gpuSeconds}, aggregate.gpu_utilization_sum, aggregate.sample_count)`,
-  ];
+  return idleSharesSql(gpuSeconds, 'aggregate');
 }
 
 /** Statistics' facts: the counts and the idle facts, on rollup rows and (over WORKLOADS_WITH_AGGREGATE) raw rows. */

@@ -219,10 +219,10 @@ function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters)
   return scopedStatement(scope, `SELECT (${parts.join(' + ')})::float8 AS total_count`, params.values);
 }
 
-/** One workload by id, within the caller's scope (out of scope reads exactly like unknown). */
 /**
- * The lifetime average utilization comes from the metric_aggregates rollup (one primary-key
- * lookup), for the idle figures; null when the workload has no sample.
+ * One workload by id, within the caller's scope (out of scope reads exactly like unknown), with its
+ * lifetime average utilization from metric_aggregates (one primary-key lookup) for the idle figures;
+ * null when the workload has no sample.
  */
 export function workloadDetailQuery(scope: AuthScope, workloadId: string): ScopedStatement {
   const params = new Params();

@@ -74,14 +74,17 @@ export class ServiceMetrics {
   }
 
   private cacheMetrics(cache: ResponseCache): void {
-    const outcomes = new Counter({
+    new Counter({
       name: 'gpucap_response_cache_requests_total',
       help: 'JSON answers by how the response cache served them: hit, miss (computed), coalesced (joined a computation in flight)',
       labelNames: ['outcome'],
       registers: [this.registry],
+      // The cache keeps the counts; a scrape reads them.
+      collect() {
+        this.reset();
+        for (const [outcome, count] of Object.entries(cache.outcomes)) this.inc({ outcome }, count);
+      },
     });
-    for (const outcome of ['hit', 'miss', 'coalesced'] as const) outcomes.inc({ outcome }, 0);
-    cache.observe((outcome) => outcomes.inc({ outcome }));
     new Gauge({
       name: 'gpucap_response_cache_bytes',
       help: 'JSON bytes the response cache holds',

@@ -1,5 +1,5 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { Pool } from 'pg';
+import { Pool, type PoolConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 
@@ -27,13 +27,14 @@ export class DataVersions implements OnModuleDestroy {
 
   constructor(dataSource: DataSource) {
     const options = dataSource.options as PostgresConnectionOptions;
+    // The service's own connection settings (timeouts, keep-alive, session options), two connections,
+    // and a tight statement bound: a version read is one primary-key lookup.
     this.pool = new Pool({
+      ...(options.extra as PoolConfig),
       connectionString: options.url,
       max: 2,
-      connectionTimeoutMillis: 3000,
       statement_timeout: 2000,
       query_timeout: 3000,
-      keepAlive: true,
       application_name: 'gpucap-versions',
     });
     // A connection that dies while idle is replaced on the next read; the read itself reports errors.

@@ -20,7 +20,6 @@ const LARGEST_ENTRY_SHARE = 8;
 @Injectable()
 export class ResponseCache {
   readonly outcomes: Record<CacheOutcome, number> = { hit: 0, miss: 0, coalesced: 0 };
-  private readonly observers: ((outcome: CacheOutcome) => void)[] = [];
   private readonly answers: LRUCache<string, CachedAnswer> | null;
   private readonly inFlight = new Map<string, Promise<CachedAnswer>>();
 
@@ -34,11 +33,6 @@ export class ResponseCache {
             sizeCalculation: (answer) => answer.bodyPrefix.length + answer.etag.length,
           })
         : null;
-  }
-
-  /** Called with every outcome (the Prometheus counter). */
-  observe(observer: (outcome: CacheOutcome) => void): void {
-    this.observers.push(observer);
   }
 
   get bytes(): number {
@@ -97,7 +91,6 @@ export class ResponseCache {
 
   private counted<T extends { outcome: CacheOutcome }>(result: T): T {
     this.outcomes[result.outcome] += 1;
-    for (const observer of this.observers) observer(result.outcome);
     return result;
   }
 }
