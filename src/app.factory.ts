@@ -15,7 +15,7 @@ import { trustedProxyList } from './common/rate-limit/trusted-proxies';
 import { loggableError } from './common/logging/loggable-error';
 import { buildWebPage, serveWebPage } from './web/web-page';
 import compression from 'compression';
-import type { Express } from 'express';
+import type { Express, RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
 import { ResponseCache } from './common/http/response-cache/response-cache';
 import { metricsEndpoint, ServiceMetrics } from './common/observability/service-metrics';
@@ -57,7 +57,7 @@ export async function createApp(
   app.use(requestLogging(rootLogger));
   const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache));
   app.use(metrics.recordRequests);
-  app.use(compression({ threshold: COMPRESSION_THRESHOLD_BYTES }));
+  app.use(compressionWhenAccepted());
   app.use(methodPolicy);
   // Before the rate limiter: scrapes are never limited, and never need an organization.
   const server: Express = app.getHttpAdapter().getInstance();
@@ -68,6 +68,17 @@ export async function createApp(
   setupOpenApi(app);
   await app.init();
   return app;
+}
+
+/**
+ * gzip/br for clients that accept an encoding. A request without Accept-Encoding skips the
+ * middleware: it would wrap the response's write and end and hook its headers for nothing
+ * (a sixth of a cached answer's CPU).
+ */
+function compressionWhenAccepted(): RequestHandler {
+  const compress = compression({ threshold: COMPRESSION_THRESHOLD_BYTES });
+  return (request, response, next) =>
+    request.headers['accept-encoding'] ? compress(request, response, next) : next();
 }
 
 /** The dashboard page at `/`; without its sources (an image built without web/) the API still serves. */
