@@ -184,6 +184,11 @@ describe('operations: /metrics and compression', () => {
           response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
         }).on('error', reject);
       });
+    // No Accept-Encoding at all: the compression middleware is skipped, the answer still varies by it.
+    const none = await raw('');
+    expect(none.headers['content-encoding']).toBeUndefined();
+    expect(none.headers.vary).toMatch(/Accept-Encoding/);
+    expect(JSON.parse(none.body.toString('utf8')).data).toEqual(plain.body.data);
     const gzip = await raw('gzip');
     expect(gzip.headers['content-encoding']).toBe('gzip');
     expect(gzip.headers.vary).toMatch(/Accept-Encoding/);

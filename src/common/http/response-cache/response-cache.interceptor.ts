@@ -59,7 +59,8 @@ export class ResponseCacheInterceptor implements NestInterceptor {
     const remainingSeconds = Math.max(0, Math.floor((answer.expiresAt - this.clock.now().getTime()) / 1000));
     response.setHeader('ETag', answer.etag);
     response.setHeader('Cache-Control', `private, max-age=${remainingSeconds}`);
-    response.setHeader('Vary', 'Authorization, X-Organization-Id, Accept');
+    // Accept-Encoding too: the compression middleware, which would add it, skips requests without one.
+    response.setHeader('Vary', 'Authorization, X-Organization-Id, Accept, Accept-Encoding');
     response.type('application/json');
   }
 }
