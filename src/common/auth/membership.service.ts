@@ -1,14 +1,33 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import { Member } from '../../organizations/entities/member.entity';
 
+/**
+ * A membership (or its absence) is trusted for as long as a verified API token
+ * (api-token.service.ts): a role change or removal takes effect within a second, and a JWT caller's
+ * cached answer is served without waiting for a pool connection behind slow queries.
+ */
+const MEMBERSHIP_TTL_MS = 1_000;
+const MEMBERSHIP_CACHE_SIZE = 10_000;
+
 @Injectable()
 export class MembershipService {
+  private readonly recent = new LRUCache<string, { member: Member | null }>({
+    max: MEMBERSHIP_CACHE_SIZE,
+    ttl: MEMBERSHIP_TTL_MS,
+  });
+
   constructor(@InjectRepository(Member) private readonly members: Repository<Member>) {}
 
   /** A person's membership in one organization; null when they have none there. */
-  find(organizationId: string, subject: string): Promise<Member | null> {
-    return this.members.findOne({ where: { organizationId, subject } });
+  async find(organizationId: string, subject: string): Promise<Member | null> {
+    const key = `${organizationId}\n${subject}`;
+    const known = this.recent.get(key);
+    if (known) return known.member;
+    const member = await this.members.findOne({ where: { organizationId, subject } });
+    this.recent.set(key, { member });
+    return member;
   }
 }

@@ -150,6 +150,30 @@ describe('authentication and scope (HS256 JWTs and API tokens)', () => {
     expect(asMember.body.metadata.total_count).toBe(0);
   });
 
+  it('applies a membership change and a removal within a second', async () => {
+    const subject = 'moving@example.com';
+    await testApp.dataSource.query(
+      `INSERT INTO members (organization_id, subject, role, initiative_ids) VALUES ($1, $2, 'MEMBER', '{init-b}')`,
+      [orgId, subject],
+    );
+    const headers = authHeaders(signJwt({ sub: subject }), orgId);
+    const ids = (response: request.Response) =>
+      response.body.data.workloads.map((w: { workload_id: string }) => w.workload_id);
+    expect(ids(await get(headers).expect(200))).toEqual(['wl-b']);
+    await testApp.dataSource.query(
+      `UPDATE members SET initiative_ids = '{init-a}' WHERE organization_id = $1 AND subject = $2`,
+      [orgId, subject],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(ids(await get(headers).expect(200))).toEqual(['wl-a']);
+    await testApp.dataSource.query(`DELETE FROM members WHERE organization_id = $1 AND subject = $2`, [
+      orgId,
+      subject,
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await get(headers)).status).toBe(403);
+  });
+
   describe('API tokens', () => {
     it('accepts a valid token scoped to its initiatives', async () => {
       const token = await createApiToken(testApp.dataSource, orgId, {
