@@ -1,5 +1,5 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '..');
@@ -67,14 +67,28 @@ export function randomPort(): number {
 }
 
 // Under node_modules/.cache: ignored by git and lint, and node_modules resolve from there as from dist/.
-const BUILD_DIR = join(ROOT, 'node_modules', '.cache', 'gpucap-bench-build');
+const CACHE_DIR = join(ROOT, 'node_modules', '.cache');
+const BUILD_DIR = join(CACHE_DIR, 'gpucap-bench-build');
+
+/** Where a service is compiled from and to: this checkout, or another commit's (serviceAtCommit). */
+export interface ServiceBuild {
+  label: string;
+  sourceDir: string;
+  buildDir: string;
+}
+
+const CURRENT: ServiceBuild = { label: 'service', sourceDir: ROOT, buildDir: BUILD_DIR };
 
 /**
  * Compiles the service as the production image runs it (plain JavaScript, no ts-node in memory), into
  * a git-ignored folder of the benchmark's own. Type checking is `npm test`'s job, not the benchmark's.
  */
-export async function buildService(log: (line: string) => void): Promise<void> {
-  rmSync(BUILD_DIR, { recursive: true, force: true });
+export async function buildService(
+  log: (line: string) => void,
+  build: ServiceBuild = CURRENT,
+): Promise<void> {
+  const { sourceDir, buildDir } = build;
+  rmSync(buildDir, { recursive: true, force: true });
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
   await new Promise<void>((done, fail) => {
     const child = spawn(
@@ -82,14 +96,14 @@ export async function buildService(log: (line: string) => void): Promise<void> {
       [
         tsc,
         '-p',
-        join(ROOT, 'tsconfig.build.json'),
+        join(sourceDir, 'tsconfig.build.json'),
         '--outDir',
-        BUILD_DIR,
+        buildDir,
         '--noCheck',
         '--sourceMap',
         'false',
       ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: sourceDir, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -99,7 +113,24 @@ export async function buildService(log: (line: string) => void): Promise<void> {
       code === 0 ? done() : fail(new Error(`compiling the service failed:\n${output}`)),
     );
   });
-  log(`service compiled into ${relative(ROOT, BUILD_DIR)}`);
+  log(`${build.label} compiled into ${relative(ROOT, buildDir)}`);
+}
+
+/**
+ * Another commit of the service (the code before a change, as the baseline of a side-by-side run):
+ * a detached git worktree under node_modules/.cache that borrows this checkout's node_modules.
+ * The commit must read the current schema (migrations only add).
+ */
+export function serviceAtCommit(commit: string): ServiceBuild {
+  const sha = execFileSync('git', ['rev-parse', '--short', `${commit}^{commit}`], { cwd: ROOT })
+    .toString()
+    .trim();
+  const sourceDir = join(CACHE_DIR, `gpucap-bench-src-${sha}`);
+  if (!existsSync(sourceDir)) {
+    execFileSync('git', ['worktree', 'add', '--detach', sourceDir, sha], { cwd: ROOT, stdio: 'ignore' });
+    symlinkSync(join(ROOT, 'node_modules'), join(sourceDir, 'node_modules'));
+  }
+  return { label: `service@${sha}`, sourceDir, buildDir: join(CACHE_DIR, `gpucap-bench-build-${sha}`) };
 }
 
 /**
@@ -110,11 +141,12 @@ export function startService(
   databaseUrl: string,
   tsNode: boolean,
   log: (line: string) => void,
+  build: ServiceBuild = CURRENT,
 ): Promise<Server> {
   const port = randomPort();
-  const entry = tsNode ? GPUCAP : join(BUILD_DIR, 'src', 'cli', 'main.js');
+  const entry = tsNode ? GPUCAP : join(build.buildDir, 'src', 'cli', 'main.js');
   const child = spawn(process.execPath, [entry, 'serve'], {
-    cwd: ROOT,
+    cwd: build.sourceDir,
     env: {
       ...process.env,
       NODE_ENV: tsNode ? process.env.NODE_ENV : 'production',
@@ -129,8 +161,8 @@ export function startService(
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  forwardLines(child, (line) => log(`  service: ${line}`));
-  return waitUntilHealthy(server('service', port, child), '/v1/health');
+  forwardLines(child, (line) => log(`  ${build.label}: ${line}`));
+  return waitUntilHealthy(server(build.label, port, child), '/v1/health');
 }
 
 /** The raw baseline (bench/baseline-server.ts) as a child process of its own, like the service. */

@@ -1,5 +1,6 @@
 /**
  * npx ts-node --transpile-only bench/warm-cold.ts [--sizes 1m] [--duration 10] [--warmup 3] [--connections 50]
+ *                                                 [--before COMMIT] [--write]
  *
  * Warm and cold reads (issue 13), side by side in one run, as ORG_ADMIN on one dataset:
  * - warm: per endpoint a pool of 50 dashboard queries, repeated at random by every connection, with
@@ -7,7 +8,11 @@
  * - cold: the same service with RESPONSE_CACHE_TTL_SECONDS=0 and a pool of thousands of distinct
  *   queries per endpoint where the API has that many, so nearly every request is computed (identical
  *   concurrent requests are still coalesced, as in production);
- * - ceiling: a bare node:http server sending, for the same warm paths, the bytes the service sent.
+ * - ceiling: a bare node:http server sending, for the same warm paths, the bytes the service sent;
+ * - the cold bar: the raw node+pg baseline (bench/baseline-server.ts) answering the cold detail pool,
+ *   whose p99 × 3 every cold row is held to;
+ * - with --before COMMIT, the cold pools again against that commit's service (same dataset, same run),
+ *   the "today's code" of a before/after comparison.
  * Prints a markdown table; with --write it replaces the block between the warm-cold markers of
  * docs/benchmarks.md.
  */
@@ -18,7 +23,16 @@ import { ensureDataset } from './dataset';
 import { Fixtures, loadFixtures, ORGANIZATION_ID } from './fixtures';
 import { drive, LoadResult } from './load';
 import { parseOptions } from './options';
-import { buildService, createToken, ROOT, Server, startCeiling, startService } from './processes';
+import {
+  buildService,
+  createToken,
+  ROOT,
+  Server,
+  serviceAtCommit,
+  startBaseline,
+  startCeiling,
+  startService,
+} from './processes';
 import { roleHeaders } from './scenarios';
 import { RANK_METRICS, TIME_RANGES as TIME_RANGES_OF_METRICS } from '../src/metrics/metric-names';
 
@@ -33,7 +47,11 @@ interface Row {
   warm: LoadResult;
   ceiling: LoadResult;
   cold: LoadResult;
+  before: LoadResult | null;
 }
+
+/** The issue's bar: no endpoint's cold p99 above this many times the raw baseline's detail p99. */
+const COLD_P99_BAR = 3;
 
 const WARM_POOL = 50;
 const MARKERS = ['<!-- warm-cold:start -->', '<!-- warm-cold:end -->'];
@@ -46,7 +64,12 @@ function log(line: string): void {
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const write = argv.includes('--write');
-  const options = parseOptions([...argv.filter((arg) => arg !== '--write'), '--keep-dataset']);
+  const beforeAt = argv.indexOf('--before');
+  const beforeCommit = beforeAt >= 0 ? argv[beforeAt + 1] : null;
+  const options = parseOptions([
+    ...argv.filter((arg, index) => arg !== '--write' && index !== beforeAt && index !== beforeAt + 1),
+    '--keep-dataset',
+  ]);
   const size = options.sizes.at(-1)!;
   const dataset = await ensureDataset(options.adminUrl, size, options.seed, options, log);
   await buildService(log);
@@ -68,15 +91,37 @@ async function main(): Promise<void> {
   const cold = await withServer(await startService(dataset.url, false, log), (service) =>
     driveAll(service, headers, pools, 'cold', settings),
   );
+  const before = beforeCommit ? await coldBefore(beforeCommit, dataset.url, headers, pools, settings) : null;
+  const detailPool = pools.find((pool) => pool.endpoint === 'GET /v1/workloads/{id}')!;
+  const rawDetail = await withServer(await startBaseline(dataset.url, log), (baseline) =>
+    driveAll(baseline, headers, [detailPool], 'cold', settings),
+  );
   const rows: Row[] = pools.map((pool, index) => ({
     endpoint: pool.endpoint,
     warm: warm.results[index],
     ceiling: warm.ceiling[index],
     cold: cold[index],
+    before: before?.results[index] ?? null,
   }));
-  const table = render(rows, size.label, options);
+  const table = render(rows, size.label, options, rawDetail[0], before?.label ?? null);
   process.stdout.write(`\n${table}\n`);
   if (write) writeDocs(table);
+}
+
+/** The cold pools against another commit's service: the same requests, the code before a change. */
+async function coldBefore(
+  commit: string,
+  databaseUrl: string,
+  headers: Record<string, string>,
+  pools: EndpointPools[],
+  settings: { connections: number; durationSeconds: number; warmupSeconds: number },
+): Promise<{ label: string; results: LoadResult[] }> {
+  const build = serviceAtCommit(commit);
+  await buildService(log, build);
+  const results = await withServer(await startService(databaseUrl, false, log, build), (service) =>
+    driveAll(service, headers, pools, 'cold', settings),
+  );
+  return { label: build.label, results };
 }
 
 async function withServer<T>(server: Server, use: (server: Server) => Promise<T>): Promise<T> {
@@ -222,19 +267,30 @@ function render(
   rows: Row[],
   size: string,
   settings: { connections: number; durationSeconds: number },
+  rawDetail: LoadResult,
+  beforeLabel: string | null,
 ): string {
+  const bar = COLD_P99_BAR * rawDetail.p99;
+  const command = `npx ts-node --transpile-only bench/warm-cold.ts --sizes ${size}${beforeLabel ? ` --before ${beforeLabel.split('@')[1]}` : ''} --write`;
+  const beforeHeader = beforeLabel
+    ? ` cold req/s, ${beforeLabel} | cold p50 / p99 ms, ${beforeLabel} | cold ÷ before |`
+    : '';
   const lines = [
     `Dataset ${size}, ORG_ADMIN, ${settings.connections} connections, ${settings.durationSeconds} s per row, measured ${new Date().toISOString().slice(0, 16)}Z`,
-    `(\`npx ts-node --transpile-only bench/warm-cold.ts --sizes ${size} --write\`).`,
+    `(\`${command}\`). Raw node+pg baseline, cold detail pool: p99 ${rawDetail.p99} ms, so the cold bar is p99 ≤ ${bar} ms.`,
     '',
-    '| endpoint | warm req/s | warm p50 / p99 ms | ceiling req/s | warm ÷ ceiling | cold req/s | cold p50 / p99 ms | non-2xx |',
-    '| - | - | - | - | - | - | - | - |',
+    `| endpoint | warm req/s | warm p50 / p99 ms | ceiling req/s | warm ÷ ceiling | cold req/s | cold p50 / p99 ms | cold p99 ≤ ${bar} ms |${beforeHeader} non-2xx |`,
+    `| - | - | - | - | - | - | - | - |${beforeLabel ? ' - | - | - |' : ''} - |`,
   ];
   for (const row of rows) {
+    const before = row.before
+      ? ` ${Math.round(row.before.requestsPerSecond)} | ${row.before.p50} / ${row.before.p99} | ${(row.cold.requestsPerSecond / row.before.requestsPerSecond).toFixed(1)}× |`
+      : '';
+    const non2xx = row.warm.non2xx + row.cold.non2xx + (row.before?.non2xx ?? 0);
     lines.push(
       `| \`${row.endpoint}\` | ${Math.round(row.warm.requestsPerSecond)} | ${row.warm.p50} / ${row.warm.p99} | ` +
         `${Math.round(row.ceiling.requestsPerSecond)} | ${(row.warm.requestsPerSecond / row.ceiling.requestsPerSecond).toFixed(2)} | ` +
-        `${Math.round(row.cold.requestsPerSecond)} | ${row.cold.p50} / ${row.cold.p99} | ${row.warm.non2xx + row.cold.non2xx} |`,
+        `${Math.round(row.cold.requestsPerSecond)} | ${row.cold.p50} / ${row.cold.p99} | ${row.cold.p99 <= bar ? 'yes' : 'no'} |${before} ${non2xx} |`,
     );
   }
   return lines.join('\n');

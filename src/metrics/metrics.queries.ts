@@ -1,5 +1,9 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
-import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
+import {
+  preparedStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from '../common/database/scoped-statement';
 import { WORKLOAD_STATUSES, type WorkloadStatus } from '../workloads/entities/workload.entity';
 import { SAMPLE_METRICS, type SampleMetric, type SortOrder } from './metric-names';
 
@@ -24,9 +28,10 @@ export function workloadWindowQuery(
   windowSeconds: number | null,
   now: Date,
 ): ScopedStatement {
-  return scopedStatement(
-    scope,
-    `SELECT w.gpu_count,
+  return preparedStatement(
+    scopedStatement(
+      scope,
+      `SELECT w.gpu_count,
             to_char(b.window_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_start,
             to_char(e.window_end AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_end
      FROM workloads w
@@ -37,7 +42,8 @@ export function workloadWindowQuery(
      ) b
      WHERE w.organization_id = $1 AND w.workload_id = $2
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))`,
-    [scope.organizationId, workloadId, scopedInitiativeIds(scope), now, windowSeconds],
+      [scope.organizationId, workloadId, scopedInitiativeIds(scope), now, windowSeconds],
+    ),
   );
 }
 
@@ -76,13 +82,15 @@ export function windowStatsQuery(
   windowStart: string,
   windowEnd: string,
 ): ScopedStatement {
-  return scopedStatement(scope, WINDOW_STATS_SQL, [
-    scope.organizationId,
-    workloadId,
-    windowStart,
-    windowEnd,
-    scopedInitiativeIds(scope),
-  ]);
+  return preparedStatement(
+    scopedStatement(scope, WINDOW_STATS_SQL, [
+      scope.organizationId,
+      workloadId,
+      windowStart,
+      windowEnd,
+      scopedInitiativeIds(scope),
+    ]),
+  );
 }
 
 /** The workload is re-checked in scope by every statement: a writer may have moved it since. */
@@ -127,14 +135,16 @@ export function seriesQuery(
   windowEnd: string,
   stepSeconds: number,
 ): ScopedStatement {
-  return scopedStatement(scope, SERIES_SQL, [
-    scope.organizationId,
-    workloadId,
-    windowStart,
-    windowEnd,
-    scopedInitiativeIds(scope),
-    `${stepSeconds} seconds`,
-  ]);
+  return preparedStatement(
+    scopedStatement(scope, SERIES_SQL, [
+      scope.organizationId,
+      workloadId,
+      windowStart,
+      windowEnd,
+      scopedInitiativeIds(scope),
+      `${stepSeconds} seconds`,
+    ]),
+  );
 }
 
 export type WindowPercentiles = { in_scope: boolean } & Record<
@@ -159,13 +169,15 @@ export function windowPercentilesQuery(
   windowStart: string,
   windowEnd: string,
 ): ScopedStatement {
-  return scopedStatement(scope, PERCENTILES_SQL, [
-    scope.organizationId,
-    workloadId,
-    windowStart,
-    windowEnd,
-    scopedInitiativeIds(scope),
-  ]);
+  return preparedStatement(
+    scopedStatement(scope, PERCENTILES_SQL, [
+      scope.organizationId,
+      workloadId,
+      windowStart,
+      windowEnd,
+      scopedInitiativeIds(scope),
+    ]),
+  );
 }
 
 export interface RankedFilters {

@@ -2,6 +2,7 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
 import {
   constantStatement,
+  preparedStatement,
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
@@ -231,14 +232,16 @@ export function workloadDetailQuery(scope: AuthScope, workloadId: string): Scope
     `workload_id = ${params.add(workloadId)}`,
     ...scopeCondition(params, scope),
   ];
-  return scopedStatement(
-    scope,
-    `SELECT ${DETAIL_COLUMNS},
+  return preparedStatement(
+    scopedStatement(
+      scope,
+      `SELECT ${DETAIL_COLUMNS},
        (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
         WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
           AND a.sample_count > 0) AS average_gpu_utilization
      FROM workloads WHERE ${conditions.join(' AND ')}`,
-    params.values,
+      params.values,
+    ),
   );
 }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { isIssued, type ScopedStatement } from './scoped-statement';
 
@@ -12,6 +13,17 @@ export class ScopedDatabase {
 
   async run<T>(statement: ScopedStatement): Promise<T[]> {
     if (!isIssued(statement)) throw new Error('Only statements made by scopedStatement can run');
-    return this.dataSource.query<T[]>(statement.text, statement.values);
+    if (statement.name === undefined) return this.dataSource.query<T[]>(statement.text, statement.values);
+    // TypeORM's query() has no named statements: the same pool (its settings, its errors), by pg itself.
+    const { rows } = await this.pool().query({
+      name: statement.name,
+      text: statement.text,
+      values: statement.values,
+    });
+    return rows as T[];
+  }
+
+  private pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
   }
 }

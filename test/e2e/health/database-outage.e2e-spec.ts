@@ -49,12 +49,16 @@ describe('database outage', () => {
     const api = await request(testApp.server).get('/v1/workloads').set(headers).expect(503);
     expect(api.body.error.code).toBe('SERVICE_UNAVAILABLE');
     expect(JSON.stringify(api.body)).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|postgres/i);
+    // A read that runs as a named prepared statement fails the same way.
+    const detail = await request(testApp.server).get('/v1/workloads/wl-away').set(headers).expect(503);
+    expect(detail.body.error.code).toBe('SERVICE_UNAVAILABLE');
 
     await proxy.start();
     await waitFor(async () => (await request(testApp.server).get('/v1/health')).status === 200);
     const up = await request(testApp.server).get('/v1/health').expect(200);
     expect(up.body.data).toMatchObject({ status: 'healthy', checks: { database: 'ok' } });
     await request(testApp.server).get('/v1/workloads').set(headers).expect(200);
+    await request(testApp.server).get('/v1/workloads/wl-away').set(headers).expect(404);
   });
 
   it('answers 503 instead of waiting while the database is frozen, and recovers when it resumes', async () => {

