@@ -10,93 +10,109 @@ SELECT budget_period_start AS start, budget_period_end AS end
 --   $2 = null
 --   $3 = null
 --   $4 = null
---   $5 = [true,false]
---   $6 = [true,true]
---   $7 = ["2026-03-15","2026-03-08"]
---   $8 = ["2026-03-15T00:00:00.000Z","2026-03-08T12:34:56.789Z"]
---   $9 = ["2026-03-15T12:34:56.789Z","2026-03-09T00:00:00.000Z"]
---   $10 = "2026-03-01"
+--   $5 = ["2026-03-15T12:34:56.789Z","2026-03-08T12:34:56.789Z"]
+--   $6 = [1,0]
+--   $7 = [1,-1]
+--   $8 = "2026-03-01"
+--   $9 = "2026-03-15"
+--   $10 = "2026-03-08"
 --   $11 = "2026-03-15"
---   $12 = "2026-03-09"
---   $13 = "2026-03-15"
---   $14 = "2026-03-01T00:00:00.000Z"
+--   $12 = "2026-03-01T00:00:00.000Z"
+--   $13 = "2026-03-15T12:34:56.789Z"
+--   $14 = "2026-03-08T12:34:56.789Z"
 --   $15 = "2026-03-15T12:34:56.789Z"
---   $16 = "2026-03-08T12:34:56.789Z"
---   $17 = "2026-03-15T12:34:56.789Z"
-WITH edge_days AS (
-       SELECT e.in_period, e.in_burn, e.day, e.part_from, e.part_to,
-              e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
-              (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
-       FROM unnest($5::boolean[], $6::boolean[], $7::date[], $8::timestamptz[], $9::timestamptz[])
-         AS e (in_period, in_burn, day, part_from, part_to)
+WITH cuts AS (
+       SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
+              extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
+              t.at_utc::date::timestamp AT TIME ZONE 'UTC' AS day_start,
+              date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
+              (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
+              (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
+       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
      usage AS (
        SELECT r.initiative_id, r.instance_type,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
-              CASE WHEN r.usage_day >= $12::date AND r.usage_day < $13::date
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
               0 AS active_gpus,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
-         AND ((r.usage_day >= $10::date AND r.usage_day < $11::date)
-              OR (r.usage_day >= $12::date AND r.usage_day < $13::date))
+         AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
+              OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
        UNION ALL
-       SELECT part.initiative_id, part.instance_type,
-              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0,
-              CASE WHEN part.in_period THEN part.sampled_us ELSE 0 END,
-              CASE WHEN part.in_period THEN part.busy_us ELSE 0 END
+       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0,
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
        FROM (
-         SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
-                r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6 AS us,
-                r.sampled_spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6,
-                r.busy_spanning_gpus::float8 * date_part('epoch', e.part_to - e.part_from) * 1e6
-         FROM edge_days e
-         JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
-         WHERE r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+         SELECT c.cut_index, r.initiative_id, r.instance_type, (r.spanning_gpus * c.offset_us)::float8, (r.sampled_spanning_gpus * c.offset_us)::float8,
+              (r.busy_spanning_gpus * c.offset_us)::float8
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_daily r
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+           OFFSET 0
+         ) r
          UNION ALL
-         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
-         FROM edge_days e
+         SELECT c.cut_index, h.initiative_id, h.instance_type, (CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8,
+              (CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
+                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8,
+              (CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
+                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_hourly h
+           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR h.initiative_id = $3::text)
+           OFFSET 0
+         ) h
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         FROM cuts c
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.started_at > e.day_start AND w.started_at < e.day_end
+           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+         WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
-         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
-         FROM edge_days e
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         FROM cuts c
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
+           AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
-       ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
+       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+       JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
+         ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_count * greatest(0, date_part('epoch', $17::timestamptz - greatest(w.started_at, $16::timestamptz))) * 1e6,
+              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
               w.gpu_count, gpucap_sampled_share((running.period_us)::numeric, a.sample_count)::float8,
               gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
+         SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
            AS period_us
        ) running
        LEFT JOIN LATERAL (
@@ -129,93 +145,109 @@ WITH edge_days AS (
 --   $2 = ["init-a","init-b"]
 --   $3 = "init-a"
 --   $4 = "pool-h100"
---   $5 = [true,false]
---   $6 = [true,true]
---   $7 = ["2026-03-15","2026-03-08"]
---   $8 = ["2026-03-15T00:00:00.000Z","2026-03-08T12:34:56.789Z"]
---   $9 = ["2026-03-15T12:34:56.789Z","2026-03-09T00:00:00.000Z"]
---   $10 = "2026-03-01"
+--   $5 = ["2026-03-15T12:34:56.789Z","2026-03-08T12:34:56.789Z"]
+--   $6 = [1,0]
+--   $7 = [1,-1]
+--   $8 = "2026-03-01"
+--   $9 = "2026-03-15"
+--   $10 = "2026-03-08"
 --   $11 = "2026-03-15"
---   $12 = "2026-03-09"
---   $13 = "2026-03-15"
---   $14 = "2026-03-01T00:00:00.000Z"
+--   $12 = "2026-03-01T00:00:00.000Z"
+--   $13 = "2026-03-15T12:34:56.789Z"
+--   $14 = "2026-03-08T12:34:56.789Z"
 --   $15 = "2026-03-15T12:34:56.789Z"
---   $16 = "2026-03-08T12:34:56.789Z"
---   $17 = "2026-03-15T12:34:56.789Z"
-WITH edge_days AS (
-       SELECT e.in_period, e.in_burn, e.day, e.part_from, e.part_to,
-              e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
-              (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
-       FROM unnest($5::boolean[], $6::boolean[], $7::date[], $8::timestamptz[], $9::timestamptz[])
-         AS e (in_period, in_burn, day, part_from, part_to)
+WITH cuts AS (
+       SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
+              extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
+              t.at_utc::date::timestamp AT TIME ZONE 'UTC' AS day_start,
+              date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
+              (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
+              (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
+       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
      usage AS (
        SELECT r.initiative_id, r.instance_type,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
-              CASE WHEN r.usage_day >= $12::date AND r.usage_day < $13::date
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
               0 AS active_gpus,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
-         AND ((r.usage_day >= $10::date AND r.usage_day < $11::date)
-              OR (r.usage_day >= $12::date AND r.usage_day < $13::date))
+         AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
+              OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
        UNION ALL
-       SELECT part.initiative_id, part.instance_type,
-              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0,
-              CASE WHEN part.in_period THEN part.sampled_us ELSE 0 END,
-              CASE WHEN part.in_period THEN part.busy_us ELSE 0 END
+       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0,
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
        FROM (
-         SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
-                r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6 AS us,
-                r.sampled_spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6,
-                r.busy_spanning_gpus::float8 * date_part('epoch', e.part_to - e.part_from) * 1e6
-         FROM edge_days e
-         JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
-         WHERE r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+         SELECT c.cut_index, r.initiative_id, r.instance_type, (r.spanning_gpus * c.offset_us)::float8, (r.sampled_spanning_gpus * c.offset_us)::float8,
+              (r.busy_spanning_gpus * c.offset_us)::float8
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_daily r
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+           OFFSET 0
+         ) r
          UNION ALL
-         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
-         FROM edge_days e
+         SELECT c.cut_index, h.initiative_id, h.instance_type, (CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8,
+              (CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
+                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8,
+              (CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
+                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_hourly h
+           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR h.initiative_id = $3::text)
+           OFFSET 0
+         ) h
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         FROM cuts c
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.started_at > e.day_start AND w.started_at < e.day_end
+           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+         WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
-         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6, gpucap_sampled_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
-         FROM edge_days e
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.sample_count)::float8,
+              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         FROM cuts c
          JOIN workloads w ON w.organization_id = $1
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.completed_at > e.day_start AND w.completed_at < e.day_end
+           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
+           AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
-       ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
+       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+       JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
+         ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_count * greatest(0, date_part('epoch', $17::timestamptz - greatest(w.started_at, $16::timestamptz))) * 1e6,
+              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
               w.gpu_count, gpucap_sampled_share((running.period_us)::numeric, a.sample_count)::float8,
               gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
+         SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
            AS period_us
        ) running
        LEFT JOIN LATERAL (
@@ -301,22 +333,25 @@ SELECT p.pool_id, p.name,
 --   $2 = ["init-a","init-b"]
 --   $3 = null
 --   $4 = null
---   $5 = [0,0,1,1]
---   $6 = ["2026-03-13","2026-03-14","2026-03-14","2026-03-15"]
---   $7 = ["2026-03-13T04:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T00:00:00.000Z"]
---   $8 = ["2026-03-14T00:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T12:34:56.789Z"]
---   $9 = []
---   $10 = []
---   $11 = []
+--   $5 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $6 = [0,0,1,1]
+--   $7 = [0,1,1,2]
+--   $8 = [-1,1,-1,1]
+--   $9 = [0,1]
+--   $10 = ["2026-03-13","2026-03-14"]
+--   $11 = ["2026-03-14","2026-03-15"]
 --   $12 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z"]
 --   $13 = ["2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
 --   $14 = "2026-03-15T12:34:56.789Z"
-WITH edge_days AS (
-       SELECT e.window_index, e.day, e.part_from, e.part_to,
-              e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
-              (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
-       FROM unnest($5::int[], $6::date[], $7::timestamptz[], $8::timestamptz[])
-         AS e (window_index, day, part_from, part_to)
+WITH cuts AS (
+       SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
+              extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
+              t.at_utc::date::timestamp AT TIME ZONE 'UTC' AS day_start,
+              date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
+              (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
+              (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
+       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
@@ -326,31 +361,50 @@ WITH edge_days AS (
        WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
        UNION ALL
-       SELECT e.window_index, r.initiative_id, r.instance_type,
-              r.spanning_gpus * date_part('epoch', e.part_to - e.part_from) * 1e6
-       FROM edge_days e
-       JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
-       WHERE r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
+       FROM (
+         SELECT c.cut_index, r.initiative_id, r.instance_type, (r.spanning_gpus * c.offset_us)::float8
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_daily r
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
-       UNION ALL
-       SELECT e.window_index, w.initiative_id, w.instance_type, w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
-       FROM edge_days e
-       JOIN workloads w ON w.organization_id = $1
-         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-         AND w.started_at > e.day_start AND w.started_at < e.day_end
-       WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+           OFFSET 0
+         ) r
+         UNION ALL
+         SELECT c.cut_index, h.initiative_id, h.instance_type, (CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_hourly h
+           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR h.initiative_id = $3::text)
+           OFFSET 0
+         ) h
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)
+         FROM cuts c
+         JOIN workloads w ON w.organization_id = $1
+           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+         WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
-       UNION ALL
-       SELECT e.window_index, w.initiative_id, w.instance_type, w.gpu_count * date_part('epoch', least(w.completed_at, e.part_to) - greatest(w.started_at, e.part_from)) * 1e6
-       FROM edge_days e
-       JOIN workloads w ON w.organization_id = $1
-         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-         AND w.completed_at > e.day_start AND w.completed_at < e.day_end
-       WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)
+         FROM cuts c
+         JOIN workloads w ON w.organization_id = $1
+           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
+           AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+       ) g (cut_index, initiative_id, instance_type, us)
+       JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
+         ON s.cut_index = g.cut_index
        UNION ALL
        SELECT (x.ordinal - 1)::int, w.initiative_id, w.instance_type,
-              w.gpu_count * date_part('epoch', least($14::timestamptz, x.window_to) - greatest(w.started_at, x.window_from)) * 1e6
+              w.gpu_count * round(date_part('epoch', least($14::timestamptz, x.window_to) - greatest(w.started_at, x.window_from)) * 1e6)
        FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
        JOIN workloads w ON w.organization_id = $1 AND w.status = 'running'
          AND w.started_at < least($14::timestamptz, x.window_to)

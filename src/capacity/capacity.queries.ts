@@ -4,7 +4,7 @@ import {
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
-import { DaySplit, PartialDay, splitByUtcDay, UsageWindow } from './usage-window';
+import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
 import { aggregateLookupSql, idleSharesSql } from '../common/idle-gpu';
 
 export interface CapacityFilters {
@@ -77,18 +77,13 @@ function initiativeScopeSql(alias: string): string {
 
 /**
  * GPU-microseconds of `gpus` held over [from, to) (constant SQL, never input). Float epoch
- * arithmetic: the sums are floats anyway, and numeric `extract` costs more per row.
+ * arithmetic (numeric `extract` costs more per row), rounded to whole microseconds: every amount is
+ * then an integer, as the rollups' are, so a first day taken whole less the morning before the
+ * window nets to exactly 0 for a group that used nothing after it.
  */
 function gpuMicrosecondsSql(gpus: string, from: string, to: string): string {
-  return `${gpus} * date_part('epoch', ${to} - ${from}) * 1e6`;
+  return `${gpus} * round(date_part('epoch', ${to} - ${from}) * 1e6)`;
 }
-
-/** A finished run's GPU-microseconds inside an edge day's part `e`. */
-const EDGE_OVERLAP_GPU_MICROSECONDS_SQL = gpuMicrosecondsSql(
-  'w.gpu_count',
-  'greatest(w.started_at, e.part_from)',
-  'least(w.completed_at, e.part_to)',
-);
 
 /** The sampled and busy parts of `us` GPU-microseconds of workload `w` (its aggregate aliased `a`). */
 function idlePartsSql(us: string): string {
@@ -109,82 +104,146 @@ export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
 }
 
 /**
+ * The cuts (`$n`: their instants) with what reading G at them needs: the UTC day and hour they fall
+ * in, whether they fall on the hour, and their offset from midnight in microseconds.
+ */
+function cutsSql(instants: string): string {
+  return `SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
+              extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
+              t.at_utc::date::timestamp AT TIME ZONE 'UTC' AS day_start,
+              date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
+              (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
+              (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
+       FROM unnest(${instants}::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t`;
+}
+
+/**
+ * A bucket's use from midnight up to cut `c` (its columns prefixed `prefix`: '', 'sampled_',
+ * 'busy_'): whole when it ended before the cut's hour, else held from its start to the cut. Exact
+ * integers (numeric for busy) until the final float.
+ */
+function bucketUsageSql(prefix: string): string {
+  return `(CASE WHEN h.end_hour < c.hour THEN h.${prefix}gpu_microseconds
+                ELSE h.${prefix}gpus * c.offset_us - h.${prefix}gpu_start_offset END)::float8`;
+}
+
+/** A raw run's GPU-microseconds from `from` up to the cut, with its idle parts when asked. */
+function rawUsageSql(from: string, idle: boolean): string {
+  const us = gpuMicrosecondsSql('w.gpu_count', from, 'least(w.completed_at, c.at)');
+  return idle ? `${us}, ${idlePartsSql(us)}` : us;
+}
+
+/**
+ * G at each cut of `cuts` (a CTE of cutsSql) per initiative and instance type: (cut_index,
+ * initiative_id, instance_type, us[, sampled_us, busy_us]). Each cut reads its own day's rows by
+ * index (OFFSET 0 keeps the planner from hashing a whole rollup for a few dozen cuts). From midnight
+ * to the cut, in hour k:
+ * - runs spanning the day: their GPUs (daily rollup) × the cut's offset;
+ * - the others' buckets (hourly rollup) that start before hour k, except those ending inside it;
+ * - raw rows, only when the cut is not on the hour: runs starting in hour k before the cut (after
+ *   midnight) and runs ending in hour k that started before it (or at or before midnight), each an
+ *   index range of one hour.
+ */
+function usageToCutsSql(idle: boolean): string {
+  const spanning = idle
+    ? `(r.spanning_gpus * c.offset_us)::float8, (r.sampled_spanning_gpus * c.offset_us)::float8,
+              (r.busy_spanning_gpus * c.offset_us)::float8`
+    : '(r.spanning_gpus * c.offset_us)::float8';
+  const buckets = idle
+    ? ['', 'sampled_', 'busy_'].map(bucketUsageSql).join(',\n              ')
+    : bucketUsageSql('');
+  const aggregate = idle ? AGGREGATE_OF_WORKLOAD_SQL : '';
+  return `
+         SELECT c.cut_index, r.initiative_id, r.instance_type, ${spanning}
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_daily r
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
+           OFFSET 0
+         ) r
+         UNION ALL
+         SELECT c.cut_index, h.initiative_id, h.instance_type, ${buckets}
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_hourly h
+           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ${initiativeScopeSql('h')}
+           OFFSET 0
+         ) h
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('w.started_at', idle)}
+         FROM cuts c
+         JOIN workloads w ON w.organization_id = $1
+           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+         ${aggregate}
+         WHERE ${initiativeScopeSql('w')}
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('greatest(w.started_at, c.day_start)', idle)}
+         FROM cuts c
+         JOIN workloads w ON w.organization_id = $1
+           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+         ${aggregate}
+         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
+           AND ${initiativeScopeSql('w')}`;
+}
+
+/**
  * Usage in both windows in one statement (so the running workloads are read once), and of the
- * period's its sampled and busy parts (idle figures): whole UTC days from the rollup; each edge day as the runs spanning it (rollup) plus the runs
- * starting inside it, plus those ending inside it that started before it (raw rows: a day's worth,
- * each half an index-only range scan); running workloads' accrual up to each window's end.
+ * period's its sampled and busy parts (idle figures): whole UTC days from the daily rollup, each
+ * window's edges as signed cuts (usage-window.ts; the period and the burn window usually share
+ * `now`), running workloads' accrual up to each window's end.
  */
 export function usageByInitiativeAndPoolQuery(
   scope: AuthScope,
   filters: CapacityFilters,
   windows: UsageWindows,
 ): ScopedStatement {
-  const period = splitNonEmpty(windows.period);
-  const burn = splitNonEmpty(windows.burn);
-  const edges = mergeEdges(period.partialDays, burn.partialDays);
+  const period = splitAtCuts(windows.period);
+  const burn = splitAtCuts(windows.burn);
+  const cuts = shareCuts([period, burn]);
+  const signsOf = (windowIndex: number) =>
+    cuts.instants.map((_, cutIndex) =>
+      cuts.uses
+        .filter((use) => use.windowIndex === windowIndex && use.cutIndex === cutIndex)
+        .reduce((sum, use) => sum + use.sign, 0),
+    );
   return scopedStatement(
     scope,
-    `WITH edge_days AS (
-       SELECT e.in_period, e.in_burn, e.day, e.part_from, e.part_to,
-              e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
-              (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
-       FROM unnest($5::boolean[], $6::boolean[], $7::date[], $8::timestamptz[], $9::timestamptz[])
-         AS e (in_period, in_burn, day, part_from, part_to)
+    `WITH cuts AS (
+       ${cutsSql('$5')}
      ),
      usage AS (
        SELECT r.initiative_id, r.instance_type,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
-              CASE WHEN r.usage_day >= $12::date AND r.usage_day < $13::date
+              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
                    THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
               0 AS active_gpus,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ${initiativeScopeSql('r')}
-         AND ((r.usage_day >= $10::date AND r.usage_day < $11::date)
-              OR (r.usage_day >= $12::date AND r.usage_day < $13::date))
+         AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
+              OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
        UNION ALL
-       SELECT part.initiative_id, part.instance_type,
-              CASE WHEN part.in_period THEN part.us ELSE 0 END, CASE WHEN part.in_burn THEN part.us ELSE 0 END, 0,
-              CASE WHEN part.in_period THEN part.sampled_us ELSE 0 END,
-              CASE WHEN part.in_period THEN part.busy_us ELSE 0 END
-       FROM (
-         SELECT e.in_period, e.in_burn, r.initiative_id, r.instance_type,
-                ${gpuMicrosecondsSql('r.spanning_gpus', 'e.part_from', 'e.part_to')} AS us,
-                ${gpuMicrosecondsSql('r.sampled_spanning_gpus', 'e.part_from', 'e.part_to')},
-                ${gpuMicrosecondsSql('r.busy_spanning_gpus::float8', 'e.part_from', 'e.part_to')}
-         FROM edge_days e
-         JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
-         WHERE r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
-         UNION ALL
-         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}, ${idlePartsSql(EDGE_OVERLAP_GPU_MICROSECONDS_SQL)}
-         FROM edge_days e
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.started_at > e.day_start AND w.started_at < e.day_end
-         ${AGGREGATE_OF_WORKLOAD_SQL}
-         WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
-         UNION ALL
-         SELECT e.in_period, e.in_burn, w.initiative_id, w.instance_type,
-                ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}, ${idlePartsSql(EDGE_OVERLAP_GPU_MICROSECONDS_SQL)}
-         FROM edge_days e
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.completed_at > e.day_start AND w.completed_at < e.day_end
-         ${AGGREGATE_OF_WORKLOAD_SQL}
-         WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
-       ) part (in_period, in_burn, initiative_id, instance_type, us, sampled_us, busy_us)
+       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0,
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
+       FROM (${usageToCutsSql(true)}
+       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+       JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
+         ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_count * greatest(0, date_part('epoch', $17::timestamptz - greatest(w.started_at, $16::timestamptz))) * 1e6,
+              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
               w.gpu_count, ${idlePartsSql('running.period_us')}
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6
+         SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
            AS period_us
        ) running
        ${AGGREGATE_OF_WORKLOAD_SQL}
@@ -209,11 +268,9 @@ export function usageByInitiativeAndPoolQuery(
      GROUP BY u.initiative_id, p.pool_id`,
     [
       ...scopeParameters(scope, filters),
-      edges.map((edge) => edge.inPeriod),
-      edges.map((edge) => edge.inBurn),
-      edges.map((edge) => edge.day),
-      edges.map((edge) => edge.from),
-      edges.map((edge) => edge.to),
+      cuts.instants,
+      signsOf(0),
+      signsOf(1),
       period.fullDaysFrom,
       period.fullDaysTo,
       burn.fullDaysFrom,
@@ -224,32 +281,6 @@ export function usageByInitiativeAndPoolQuery(
       windows.burn.to,
     ],
   );
-}
-
-interface Edge extends PartialDay {
-  inPeriod: boolean;
-  inBurn: boolean;
-}
-
-/** The period's last edge day is usually the burn window's too (today, up to now): read it once. */
-function mergeEdges(periodEdges: PartialDay[], burnEdges: PartialDay[]): Edge[] {
-  const edges = new Map<string, Edge>();
-  const add = (part: PartialDay, window: 'inPeriod' | 'inBurn') => {
-    const key = `${part.from.getTime()}/${part.to.getTime()}`;
-    const edge = edges.get(key) ?? { ...part, inPeriod: false, inBurn: false };
-    edge[window] = true;
-    edges.set(key, edge);
-  };
-  periodEdges.forEach((part) => add(part, 'inPeriod'));
-  burnEdges.forEach((part) => add(part, 'inBurn'));
-  return [...edges.values()];
-}
-
-/** An empty window (a period that has not begun) contributes no whole day and no edge. */
-function splitNonEmpty(window: UsageWindow): DaySplit {
-  if (window.to.getTime() > window.from.getTime()) return splitByUtcDay(window);
-  const day = window.from.toISOString().slice(0, 10);
-  return { fullDaysFrom: day, fullDaysTo: day, partialDays: [] };
 }
 
 export function allocationsQuery(scope: AuthScope, filters: CapacityFilters): ScopedStatement {
@@ -300,10 +331,10 @@ export interface WindowUsageRow {
 
 /**
  * Usage in each of several windows in one statement (the days of a burn-down): every window is cut
- * along UTC days like the period in usageByInitiativeAndPoolQuery — whole days from the rollup, edge
- * days from the runs spanning them plus the runs starting or ending inside them — and running
- * workloads accrue up to `now` inside each window. Windows whose bounds are UTC midnights read only
- * the rollup; local days of other time zones read each UTC day's starts and ends once.
+ * like the period in usageByInitiativeAndPoolQuery — whole UTC days from the daily rollup, edges as
+ * signed cuts, each instant read once for the two local days it separates — and running workloads
+ * accrue up to `now` inside each window. Local days of a zone with a whole-hour offset cut on the
+ * hour and read no raw rows; other zones read one hour's starts and ends per day.
  */
 export function usageByWindowQuery(
   scope: AuthScope,
@@ -311,22 +342,15 @@ export function usageByWindowQuery(
   windows: UsageWindow[],
   now: Date,
 ): ScopedStatement {
-  const whole: { index: number; from: string; to: string }[] = [];
-  const edges: { index: number; part: PartialDay }[] = [];
-  windows.forEach((window, index) => {
-    const split = splitNonEmpty(window);
-    if (split.fullDaysFrom < split.fullDaysTo)
-      whole.push({ index, from: split.fullDaysFrom, to: split.fullDaysTo });
-    for (const part of split.partialDays) edges.push({ index, part });
-  });
+  const splits = windows.map(splitAtCuts);
+  const whole = splits
+    .map((split, index) => ({ index, from: split.fullDaysFrom, to: split.fullDaysTo }))
+    .filter((range) => range.from < range.to);
+  const cuts = shareCuts(splits);
   return scopedStatement(
     scope,
-    `WITH edge_days AS (
-       SELECT e.window_index, e.day, e.part_from, e.part_to,
-              e.day::timestamp AT TIME ZONE 'UTC' AS day_start,
-              (e.day + 1)::timestamp AT TIME ZONE 'UTC' AS day_end
-       FROM unnest($5::int[], $6::date[], $7::timestamptz[], $8::timestamptz[])
-         AS e (window_index, day, part_from, part_to)
+    `WITH cuts AS (
+       ${cutsSql('$5')}
      ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
@@ -335,25 +359,11 @@ export function usageByWindowQuery(
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
        WHERE ${initiativeScopeSql('r')}
        UNION ALL
-       SELECT e.window_index, r.initiative_id, r.instance_type,
-              ${gpuMicrosecondsSql('r.spanning_gpus', 'e.part_from', 'e.part_to')}
-       FROM edge_days e
-       JOIN capacity_usage_daily r ON r.organization_id = $1 AND r.usage_day = e.day
-       WHERE r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
-       UNION ALL
-       SELECT e.window_index, w.initiative_id, w.instance_type, ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}
-       FROM edge_days e
-       JOIN workloads w ON w.organization_id = $1
-         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-         AND w.started_at > e.day_start AND w.started_at < e.day_end
-       WHERE w.started_at < e.part_to AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
-       UNION ALL
-       SELECT e.window_index, w.initiative_id, w.instance_type, ${EDGE_OVERLAP_GPU_MICROSECONDS_SQL}
-       FROM edge_days e
-       JOIN workloads w ON w.organization_id = $1
-         AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-         AND w.completed_at > e.day_start AND w.completed_at < e.day_end
-       WHERE w.started_at <= e.day_start AND w.completed_at > e.part_from AND ${initiativeScopeSql('w')}
+       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
+       FROM (${usageToCutsSql(false)}
+       ) g (cut_index, initiative_id, instance_type, us)
+       JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
+         ON s.cut_index = g.cut_index
        UNION ALL
        SELECT (x.ordinal - 1)::int, w.initiative_id, w.instance_type,
               ${gpuMicrosecondsSql('w.gpu_count', 'greatest(w.started_at, x.window_from)', 'least($14::timestamptz, x.window_to)')}
@@ -369,10 +379,10 @@ export function usageByWindowQuery(
      GROUP BY u.window_index, u.initiative_id, p.pool_id`,
     [
       ...scopeParameters(scope, filters),
-      edges.map((edge) => edge.index),
-      edges.map((edge) => edge.part.day),
-      edges.map((edge) => edge.part.from),
-      edges.map((edge) => edge.part.to),
+      cuts.instants,
+      cuts.uses.map((use) => use.windowIndex),
+      cuts.uses.map((use) => use.cutIndex),
+      cuts.uses.map((use) => use.sign),
       whole.map((range) => range.index),
       whole.map((range) => range.from),
       whole.map((range) => range.to),

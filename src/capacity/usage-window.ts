@@ -6,44 +6,60 @@ export interface UsageWindow {
   to: Date;
 }
 
-/** The part of a window that lies inside one UTC day, when it does not cover the whole day. */
-export interface PartialDay {
-  /** The UTC day, YYYY-MM-DD. */
-  day: string;
-  from: Date;
-  to: Date;
+/** An instant inside a UTC day where a window starts (sign -1) or ends (sign +1). */
+export interface Cut {
+  at: Date;
+  sign: 1 | -1;
 }
 
 /**
- * A window cut along UTC days: whole days are read from the daily rollup as they are; at most two
- * edge days (where the window starts or ends mid-day) need the exact treatment.
+ * A window as whole UTC days and cuts. With G(t) the use from t's UTC midnight up to t,
+ * [from, to) = the days [⌊from⌋, ⌊to⌋) − G(from) + G(to): a window starting mid-day takes its first
+ * day whole from the daily rollup and subtracts the morning it missed, so every edge is one instant
+ * (an hour's raw rows at most) rather than a part of a day. G is 0 at midnight: no cut there.
  */
-export interface DaySplit {
+export interface CutSplit {
   /** Whole days [fullDaysFrom, fullDaysTo), YYYY-MM-DD; equal when there is none. */
   fullDaysFrom: string;
   fullDaysTo: string;
-  partialDays: PartialDay[];
+  cuts: Cut[];
 }
 
-export function splitByUtcDay(window: UsageWindow): DaySplit {
+/** An empty window (a period that has not begun) has no day and no cut. */
+export function splitAtCuts(window: UsageWindow): CutSplit {
   const from = window.from.getTime();
   const to = window.to.getTime();
-  const partialDays: PartialDay[] = [];
-  const fullStart = Math.ceil(from / DAY_MS) * DAY_MS;
-  if (fullStart !== from && from < to) {
-    partialDays.push(partialDay(from, Math.min(fullStart, to)));
-  }
-  let fullEnd = Math.floor(to / DAY_MS) * DAY_MS;
-  if (fullEnd < fullStart) {
-    fullEnd = fullStart;
-  } else if (fullEnd !== to) {
-    partialDays.push(partialDay(fullEnd, to));
-  }
-  return { fullDaysFrom: utcDay(fullStart), fullDaysTo: utcDay(fullEnd), partialDays };
+  if (to <= from) return { fullDaysFrom: utcDay(from), fullDaysTo: utcDay(from), cuts: [] };
+  const cuts: Cut[] = [];
+  if (from % DAY_MS !== 0) cuts.push({ at: window.from, sign: -1 });
+  if (to % DAY_MS !== 0) cuts.push({ at: window.to, sign: 1 });
+  return { fullDaysFrom: utcDay(from), fullDaysTo: utcDay(to), cuts };
 }
 
-function partialDay(from: number, to: number): PartialDay {
-  return { day: utcDay(from), from: new Date(from), to: new Date(to) };
+/**
+ * The cuts of several windows, each instant once (adjacent windows share theirs): `instants` to
+ * compute G at, and per window and cut the sign it is taken with.
+ */
+export interface SharedCuts {
+  instants: Date[];
+  uses: { windowIndex: number; cutIndex: number; sign: 1 | -1 }[];
+}
+
+export function shareCuts(splits: CutSplit[]): SharedCuts {
+  const indexOf = new Map<number, number>();
+  const instants: Date[] = [];
+  const uses: SharedCuts['uses'] = [];
+  splits.forEach((split, windowIndex) => {
+    for (const cut of split.cuts) {
+      let cutIndex = indexOf.get(cut.at.getTime());
+      if (cutIndex === undefined) {
+        cutIndex = instants.push(cut.at) - 1;
+        indexOf.set(cut.at.getTime(), cutIndex);
+      }
+      uses.push({ windowIndex, cutIndex, sign: cut.sign });
+    }
+  });
+  return { instants, uses };
 }
 
 function utcDay(time: number): string {

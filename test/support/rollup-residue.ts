@@ -8,13 +8,20 @@ const ROLLUP_TABLES = [
   'metric_aggregates',
   'metric_ranked_totals',
   'capacity_usage_daily',
+  'capacity_usage_hourly',
 ];
 
 async function measureColumns(dataSource: DataSource, table: string): Promise<string[]> {
   const rows: { column_name: string }[] = await dataSource.query(
-    `SELECT column_name FROM information_schema.columns
-     WHERE table_schema = current_schema() AND table_name = $1
-       AND data_type IN ('bigint', 'integer', 'numeric') AND is_generated = 'NEVER'`,
+    `SELECT c.column_name FROM information_schema.columns c
+     WHERE c.table_schema = current_schema() AND c.table_name = $1
+       AND c.data_type IN ('bigint', 'integer', 'numeric') AND c.is_generated = 'NEVER'
+       -- Key columns (capacity_usage_hourly's hours) name a bucket; they are not amounts.
+       AND NOT EXISTS (
+         SELECT 1 FROM information_schema.key_column_usage k
+         JOIN information_schema.table_constraints t USING (constraint_schema, constraint_name)
+         WHERE t.constraint_type = 'PRIMARY KEY' AND k.table_schema = c.table_schema
+           AND k.table_name = c.table_name AND k.column_name = c.column_name)`,
     [table],
   );
   return rows.map((row) => row.column_name);
@@ -99,5 +106,60 @@ export async function aggregateDifferences(
                (s.sample_count, s.gpu_sum, s.gpu_min, s.gpu_max, s.power_sum, s.power_min, s.power_max, s.first_at,
                 s.latest_at, s.gpu_latest, s.initiative_id, s.status))`,
     [organizationId, exceptWorkloads],
+  );
+}
+
+const HOURLY_AMOUNTS = ['gpus', 'gpu_start_offset', 'gpu_microseconds'];
+const HOURLY_COLUMNS = HOURLY_AMOUNTS.flatMap((amount) => [amount, `sampled_${amount}`, `busy_${amount}`]);
+
+/**
+ * capacity_usage_hourly rows of one organization that differ from a recomputation from its
+ * workloads (each with its current metric aggregate, which aggregateDifferences checks against the
+ * samples): every UTC day a finished run overlaps without spanning it, found by walking all its days
+ * (the rollup's function looks only at the first and last), hours by epoch arithmetic.
+ */
+export async function hourlyUsageDifferences(
+  dataSource: DataSource,
+  organizationId: string,
+): Promise<unknown[]> {
+  const share = (amount: string) => [
+    `sum(${amount})`,
+    `sum(gpucap_sampled_share(${amount}, sample_count))`,
+    `sum(gpucap_busy_share(${amount}, gpu_utilization_sum, sample_count))`,
+  ];
+  return dataSource.query(
+    `WITH runs AS (
+       SELECT w.initiative_id, w.instance_type, w.gpu_count::bigint AS gpus, a.sample_count, a.gpu_utilization_sum,
+              w.started_at AT TIME ZONE 'UTC' AS s, w.completed_at AT TIME ZONE 'UTC' AS e
+       FROM workloads w
+       LEFT JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+       WHERE w.organization_id = $1 AND w.gpu_count > 0 AND w.completed_at > w.started_at
+     ),
+     parts AS (
+       SELECT r.*, d::date AS usage_day,
+              CASE WHEN r.s > d THEN floor(extract(epoch FROM r.s - d) / 3600) ELSE -1 END AS start_hour,
+              CASE WHEN r.e < d + interval '1 day' THEN floor(extract(epoch FROM r.e - d) / 3600) ELSE 24 END AS end_hour,
+              -- Integers, as the rollup passes them to gpucap_busy_share (its rounding depends on the scale).
+              (r.gpus * extract(epoch FROM greatest(r.s, d) - d) * 1e6)::bigint AS gpu_start_offset,
+              (r.gpus * extract(epoch FROM least(r.e, d + interval '1 day') - greatest(r.s, d)) * 1e6)::bigint
+                AS gpu_microseconds
+       FROM runs r
+       CROSS JOIN generate_series(date_trunc('day', r.s), r.e, interval '1 day') AS d
+       WHERE d < r.e AND NOT (r.s <= d AND r.e >= d + interval '1 day')
+     ),
+     expected AS (
+       SELECT usage_day, start_hour::int, end_hour::int, initiative_id, instance_type,
+              ${HOURLY_AMOUNTS.flatMap(share).join(', ')}
+       FROM parts GROUP BY 1, 2, 3, 4, 5
+     ),
+     stored AS (
+       SELECT usage_day, start_hour::int, end_hour::int, initiative_id, instance_type, ${HOURLY_COLUMNS.join(', ')}
+       FROM capacity_usage_hourly
+       WHERE organization_id = $1 AND (${HOURLY_COLUMNS.map((column) => `${column} <> 0`).join(' OR ')})
+     )
+     (SELECT 'expected' AS side, * FROM (SELECT * FROM expected EXCEPT SELECT * FROM stored) missing)
+     UNION ALL
+     (SELECT 'stored', * FROM (SELECT * FROM stored EXCEPT SELECT * FROM expected) extra)`,
+    [organizationId],
   );
 }

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { authHeaders, createApiToken, seedOrganization, uniqueId, writeAs } from '../../support/factories';
+import { hourlyUsageDifferences } from '../../support/rollup-residue';
 import { createTestApp, TestApp } from '../../support/test-app';
 
 const MINUTE = 60_000;
@@ -311,6 +312,32 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
       { day: '2026-10-04', gpu_microseconds: String(2 * 24 * 3600e6), spanning: 2 },
       { day: '2026-10-05', gpu_microseconds: String(2 * 1.25 * 3600e6), spanning: 0 },
     ]);
+    // Hourly buckets only for the first and last day (the whole day is spanning_gpus).
+    expect(
+      await testApp.dataSource.query(
+        `SELECT usage_day::text AS day, start_hour, end_hour, gpus::int, gpu_start_offset::text AS start_offset,
+                gpu_microseconds::text AS us
+         FROM capacity_usage_hourly WHERE organization_id = $1 AND gpus <> 0 ORDER BY usage_day`,
+        [organizationId],
+      ),
+    ).toEqual([
+      {
+        day: '2026-10-03',
+        start_hour: 22,
+        end_hour: 24,
+        gpus: 2,
+        start_offset: String(2 * 22.5 * 3600e6),
+        us: String(2 * 1.5 * 3600e6),
+      },
+      {
+        day: '2026-10-05',
+        start_hour: -1,
+        end_hour: 1,
+        gpus: 2,
+        start_offset: '0',
+        us: String(2 * 1.25 * 3600e6),
+      },
+    ]);
     await upsertWorkloads(testApp.dataSource, organizationId, [
       one({ status: 'completed', completed_at: finishedAt, exit_code: 0, gpu_count: 1 }),
     ]);
@@ -325,7 +352,7 @@ function expectWithin(value: number, [low, high]: readonly [number, number], tol
   expect(value).toBeLessThanOrEqual(Math.max(low, high) + tolerance);
 }
 
-/** The trigger-kept rollup equals one rebuilt from scratch, to the microsecond. */
+/** The trigger-kept rollups (daily and hourly) equal ones rebuilt from scratch, to the microsecond. */
 async function expectRollupMatchesRebuild(dataSource: DataSource, organizationId: string) {
   const differences = await dataSource.query(
     `WITH kept AS (
@@ -344,4 +371,5 @@ async function expectRollupMatchesRebuild(dataSource: DataSource, organizationId
     [organizationId],
   );
   expect(differences).toEqual([]);
+  expect(await hourlyUsageDifferences(dataSource, organizationId)).toEqual([]);
 }

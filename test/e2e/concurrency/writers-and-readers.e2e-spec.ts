@@ -7,7 +7,7 @@ import { pruneSamples } from '../../../src/cli/commands/prune.command';
 import { projectRoot } from '../../../src/database/project-root';
 import { authHeaders, createApiToken, importDocument, seedOrganization } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
-import { aggregateDifferences, rollupResidue } from '../../support/rollup-residue';
+import { aggregateDifferences, hourlyUsageDifferences, rollupResidue } from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /**
@@ -353,6 +353,7 @@ describe('writers at once while readers poll every endpoint', () => {
 
     expect(await aggregateDifferences(db.dataSource, org, AGED)).toEqual([]);
     expect(await rollupResidue(db.dataSource, org, AGED)).toEqual({});
+    expect(await hourlyUsageDifferences(db.dataSource, org)).toEqual([]);
     // Pruned samples stay counted once in the lifetime aggregates, never twice.
     const aged = await db.dataSource.query(
       `SELECT workload_id, sample_count::int FROM metric_aggregates WHERE organization_id = $1 AND workload_id = ANY ($2)

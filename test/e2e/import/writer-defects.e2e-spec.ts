@@ -232,7 +232,7 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
     expect(summary.written.metric_samples).toBe(count);
   }, 180_000);
 
-  it('TRUNCATE workloads empties the capacity rollup with the others', async () => {
+  it('TRUNCATE workloads empties the capacity rollups with the others', async () => {
     const org = await seedOrganization(ds, { initiatives: ['team-a'] });
     await importDocument(ds, {
       workloads: [
@@ -243,9 +243,13 @@ describe('the write path under concurrent writers (defects of issue 15)', () => 
         }),
       ],
     });
-    const usage = () => ds.query('SELECT count(*)::int AS n FROM capacity_usage_daily');
-    expect((await usage())[0].n).toBeGreaterThan(0);
+    const usage = () =>
+      ds.query(`SELECT (SELECT count(*) FROM capacity_usage_daily)::int AS daily,
+                       (SELECT count(*) FROM capacity_usage_hourly)::int AS hourly`);
+    const [before] = await usage();
+    expect(before.daily).toBeGreaterThan(0);
+    expect(before.hourly).toBeGreaterThan(0);
     await ds.query('TRUNCATE workloads');
-    expect(await usage()).toEqual([{ n: 0 }]);
+    expect(await usage()).toEqual([{ daily: 0, hourly: 0 }]);
   });
 });

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../support/factories';
+import { hourlyUsageDifferences } from '../../support/rollup-residue';
 import { createTestApp, TestApp } from '../../support/test-app';
 
 /** Generated workloads of one organization over ~40 days, every status, several people and types. */
@@ -49,9 +50,10 @@ async function generateSamples(dataSource: DataSource, organizationId: string, r
   );
 }
 
-/** The rollup must equal the aggregation of the raw rows, key by key. */
+/** The rollups must equal the aggregation of the raw rows, key by key (capacity's hourly one too). */
 async function rollupDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
-  return periodRollupDifferences(dataSource, organizationId);
+  const hourly = await hourlyUsageDifferences(dataSource, organizationId);
+  return (await periodRollupDifferences(dataSource, organizationId)) + hourly.length;
 }
 
 /**
