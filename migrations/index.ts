@@ -12,6 +12,7 @@ import { ImportWritePath1763800010000 } from './1763800010000-import-write-path'
 import { SyncWatermarks1763800013000 } from './1763800013000-sync-watermarks';
 import { IdleGpuRollups1763800015000 } from './1763800015000-idle-gpu-rollups';
 import { DataVersions1763800016000 } from './1763800016000-data-versions';
+import { RankedIdleGpuHours1763800018000 } from './1763800018000-ranked-idle-gpu-hours';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   SyncWatermarks1763800013000,
   IdleGpuRollups1763800015000,
   DataVersions1763800016000,
+  RankedIdleGpuHours1763800018000,
 ];
