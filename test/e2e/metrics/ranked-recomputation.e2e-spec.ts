@@ -15,8 +15,9 @@ import { createTestApp, type TestApp } from '../../support/test-app';
 
 /**
  * The ranked endpoint reads indexes, per-status totals and aggregates denormalized with each
- * workload's initiative and status; these tests hold every answer to a naive recomputation from the
- * raw workloads and samples, on generated data full of ties, running workloads and status changes.
+ * workload's initiative, status and settled GPU-seconds; these tests hold every answer to a naive
+ * recomputation from the raw workloads and samples, on generated data full of ties, running workloads
+ * and status changes, and the copies and totals to their recomputation after the writes.
  */
 
 const SECOND = 1_000;
