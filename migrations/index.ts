@@ -13,6 +13,7 @@ import { SyncWatermarks1763800013000 } from './1763800013000-sync-watermarks';
 import { IdleGpuRollups1763800015000 } from './1763800015000-idle-gpu-rollups';
 import { DataVersions1763800016000 } from './1763800016000-data-versions';
 import { CapacityUsageHourly1763800017000 } from './1763800017000-capacity-usage-hourly';
+import { RankedIdleGpuHours1763800018000 } from './1763800018000-ranked-idle-gpu-hours';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -31,4 +32,5 @@ export const migrations = [
   IdleGpuRollups1763800015000,
   DataVersions1763800016000,
   CapacityUsageHourly1763800017000,
+  RankedIdleGpuHours1763800018000,
 ];

@@ -182,6 +182,13 @@ function metrics(): Catalog {
       '2026-03-14T12:34:56.789000Z',
       windowEnd,
     ),
+    'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, desc, ORG_ADMIN': rankedByIdleGpuHoursQuery(
+      ORG_ADMIN,
+      ranked({}),
+      NOW,
+    ),
+    'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, asc, MEMBER, status=completed':
+      rankedByIdleGpuHoursQuery(MEMBER, ranked({ order: 'asc', status: 'completed' }), NOW),
     'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, status=running, MEMBER': rankedByIdleGpuHoursQuery(
       MEMBER,
       ranked({ status: 'running' }),

@@ -147,29 +147,206 @@ SELECT w.gpu_count,
   FROM metric_samples
   WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz;
 
+-- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, desc, ORG_ADMIN
+--   $1 = "org-example"
+--   $2 = null
+--   $3 = null
+--   $4 = ["pending","completed","failed","cancelled"]
+--   $5 = 10
+--   $6 = "2026-03-15T12:34:56.789Z"
+--   $7 = true
+WITH running AS MATERIALIZED (
+    SELECT w.workload_id, w.initiative_id,
+           gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
+    FROM workloads w
+    JOIN LATERAL (
+      SELECT m.gpu_utilization_avg FROM metric_aggregates m
+      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+      OFFSET 0
+    ) a ON true
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
+    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
+           totals.total_count, totals.scope_average
+    FROM (
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
+    FROM (
+      SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
+      FROM metric_ranked_totals t
+      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
+    ) s
+    CROSS JOIN (
+      SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
+    ) r) totals
+    LEFT JOIN LATERAL (
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      FROM (
+        SELECT * FROM (
+    SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
+    FROM (
+      SELECT c.* FROM unnest($4::text[]) AS b(status)
+      CROSS JOIN LATERAL (
+        SELECT min(top.v) AS threshold FROM (
+          SELECT gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) AS v FROM metric_aggregates a WHERE a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        AND ($2::text[] IS NULL OR a.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR a.initiative_id = ANY ($3::text[]))
+          ORDER BY gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) DESC, a.workload_id COLLATE "C" DESC LIMIT $5
+        ) top
+      ) th
+      CROSS JOIN LATERAL (
+        (SELECT a.workload_id, a.initiative_id, gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) AS sort_value FROM metric_aggregates a WHERE a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        AND ($2::text[] IS NULL OR a.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR a.initiative_id = ANY ($3::text[])) AND gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) > th.threshold ORDER BY gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) DESC, a.workload_id COLLATE "C" DESC LIMIT $5)
+        UNION ALL
+        (SELECT a.workload_id, a.initiative_id, gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) AS sort_value FROM metric_aggregates a WHERE a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        AND ($2::text[] IS NULL OR a.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR a.initiative_id = ANY ($3::text[])) AND gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) = th.threshold ORDER BY a.workload_id COLLATE "C" LIMIT $5)
+      ) c) s
+    UNION ALL
+    SELECT workload_id, initiative_id, idle_gpu_hours, idle_gpu_hours FROM running) candidates
+        ORDER BY avg_value DESC, workload_id COLLATE "C" ASC
+        LIMIT $5
+      ) p
+      JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
+       AND w.initiative_id = p.initiative_id AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
+      ORDER BY p.avg_value DESC, p.workload_id COLLATE "C" ASC
+    ) page ON true;
+
+-- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, asc, MEMBER, status=completed
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = ["init-a","init-b"]
+--   $4 = ["completed"]
+--   $5 = 10
+--   $6 = "2026-03-15T12:34:56.789Z"
+--   $7 = false
+WITH running AS MATERIALIZED (
+    SELECT w.workload_id, w.initiative_id,
+           gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
+    FROM workloads w
+    JOIN LATERAL (
+      SELECT m.gpu_utilization_avg FROM metric_aggregates m
+      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+      OFFSET 0
+    ) a ON true
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
+    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
+           totals.total_count, totals.scope_average
+    FROM (
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
+    FROM (
+      SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
+      FROM metric_ranked_totals t
+      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
+    ) s
+    CROSS JOIN (
+      SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
+    ) r) totals
+    LEFT JOIN LATERAL (
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      FROM (
+        SELECT * FROM (
+    SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
+    FROM (
+      SELECT c.* FROM unnest($4::text[]) AS b(status) CROSS JOIN unnest($3::text[]) AS i(initiative_id)
+      CROSS JOIN LATERAL (SELECT a.workload_id, a.initiative_id, gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) AS sort_value FROM metric_aggregates a WHERE a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        AND a.initiative_id = i.initiative_id
+        AND ($2::text[] IS NULL OR a.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR a.initiative_id = ANY ($3::text[])) ORDER BY gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg), a.workload_id COLLATE "C" LIMIT $5) c) s
+    UNION ALL
+    SELECT workload_id, initiative_id, idle_gpu_hours, idle_gpu_hours FROM running) candidates
+        ORDER BY avg_value ASC, workload_id COLLATE "C" ASC
+        LIMIT $5
+      ) p
+      JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
+       AND w.initiative_id = p.initiative_id AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
+      ORDER BY p.avg_value ASC, p.workload_id COLLATE "C" ASC
+    ) page ON true;
+
 -- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, status=running, MEMBER
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
 --   $3 = ["init-a","init-b"]
---   $4 = ["running"]
+--   $4 = []
 --   $5 = 10
 --   $6 = "2026-03-15T12:34:56.789Z"
-    WITH idle AS (
-      SELECT w.workload_id, w.name, w.initiative_id,
-             coalesce(w.gpu_count * greatest(0, floor(date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) / 3600, 0) * (1 - a.gpu_utilization_avg / 100) AS idle_gpu_hours
-      FROM metric_aggregates a
-      JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id
-      WHERE a.organization_id = $1 AND a.sample_count > 0 AND w.status = ANY ($4::text[])
-        AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
-    )
-    SELECT page.workload_id, page.name, page.initiative_id, page.idle_gpu_hours AS avg_value,
-           page.idle_gpu_hours AS current_value, totals.total_count, totals.scope_average
-    FROM (SELECT count(*)::int AS total_count, avg(idle_gpu_hours)::float8 AS scope_average FROM idle) totals
+--   $7 = true
+WITH running AS MATERIALIZED (
+    SELECT w.workload_id, w.initiative_id,
+           gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
+    FROM workloads w
+    JOIN LATERAL (
+      SELECT m.gpu_utilization_avg FROM metric_aggregates m
+      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+      OFFSET 0
+    ) a ON true
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
+    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
+           totals.total_count, totals.scope_average
+    FROM (
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
+    FROM (
+      SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
+      FROM metric_ranked_totals t
+      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
+    ) s
+    CROSS JOIN (
+      SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
+    ) r) totals
     LEFT JOIN LATERAL (
-      SELECT * FROM idle ORDER BY idle_gpu_hours DESC, workload_id COLLATE "C" ASC LIMIT $5
-    ) page ON true
-    ORDER BY page.idle_gpu_hours DESC, page.workload_id COLLATE "C" ASC;
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      FROM (
+        SELECT * FROM (
+    SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
+    FROM (
+      SELECT c.* FROM unnest($4::text[]) AS b(status) CROSS JOIN unnest($3::text[]) AS i(initiative_id)
+      CROSS JOIN LATERAL (
+        SELECT min(top.v) AS threshold FROM (
+          SELECT gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) AS v FROM metric_aggregates a WHERE a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        AND a.initiative_id = i.initiative_id
+        AND ($2::text[] IS NULL OR a.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR a.initiative_id = ANY ($3::text[]))
+          ORDER BY gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) DESC, a.workload_id COLLATE "C" DESC LIMIT $5
+        ) top
+      ) th
+      CROSS JOIN LATERAL (
+        (SELECT a.workload_id, a.initiative_id, gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) AS sort_value FROM metric_aggregates a WHERE a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        AND a.initiative_id = i.initiative_id
+        AND ($2::text[] IS NULL OR a.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR a.initiative_id = ANY ($3::text[])) AND gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) > th.threshold ORDER BY gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) DESC, a.workload_id COLLATE "C" DESC LIMIT $5)
+        UNION ALL
+        (SELECT a.workload_id, a.initiative_id, gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) AS sort_value FROM metric_aggregates a WHERE a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        AND a.initiative_id = i.initiative_id
+        AND ($2::text[] IS NULL OR a.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR a.initiative_id = ANY ($3::text[])) AND gpucap_idle_gpu_hours(a.settled_gpu_seconds, a.gpu_utilization_avg) = th.threshold ORDER BY a.workload_id COLLATE "C" LIMIT $5)
+      ) c) s
+    UNION ALL
+    SELECT workload_id, initiative_id, idle_gpu_hours, idle_gpu_hours FROM running) candidates
+        ORDER BY avg_value DESC, workload_id COLLATE "C" ASC
+        LIMIT $5
+      ) p
+      JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
+       AND w.initiative_id = p.initiative_id AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
+      ORDER BY p.avg_value DESC, p.workload_id COLLATE "C" ASC
+    ) page ON true;
 
 -- GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN
 --   $1 = "org-example"

@@ -400,14 +400,25 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
   ]);
 }
 
-/** gpu_hours_used of workload `w` up to `now` ($6): finished runs end at completed_at. */
-const GPU_HOURS_UP_TO_NOW = `w.gpu_count * greatest(0, floor(date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) / 3600`;
+/**
+ * Idle GPU-hours of `gpuSeconds` at lifetime average utilization `utilization`: one SQL function
+ * (migration 1763800018000) shared with the expression indexes and the totals triggers, so the
+ * value an index orders by, the value answered and the value summed are the same float8.
+ */
+function idleGpuHoursSql(gpuSeconds: string, utilization: string): string {
+  return `gpucap_idle_gpu_hours(${gpuSeconds}, ${utilization})`;
+}
+
+/** GPU-seconds of running workload `w` up to now ($6). */
+const RUNNING_GPU_SECONDS = `w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at)))`;
 
 /**
  * Ranked by idle GPU-hours = gpu_hours_used × (1 − lifetime average utilization / 100), over the
- * workloads with samples. Running workloads' idle time grows with the clock, so no index holds the
- * order: the candidates are the scope's sampled workloads (metric_aggregates joined to their workload
- * by primary key), few with `status=running`, every sampled one without a status filter.
+ * workloads with samples. Settled workloads (all but running) come from expression indexes on
+ * metric_aggregates over the GPU-seconds copied from their workload (migration 1763800018000), top-N
+ * per status (and initiative) like the other sort keys; running ones (few, partial index) are
+ * computed up to `now` from their aggregate. total_count and the mean come from the idle sums of
+ * metric_ranked_totals plus the running ones, never from the sampled workloads in scope one by one.
  */
 export function rankedByIdleGpuHoursQuery(
   scope: AuthScope,
@@ -415,22 +426,64 @@ export function rankedByIdleGpuHoursQuery(
   now: Date,
 ): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
-  const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
-  const sql = `
-    WITH idle AS (
-      SELECT w.workload_id, w.name, w.initiative_id,
-             coalesce(${GPU_HOURS_UP_TO_NOW}, 0) * (1 - a.gpu_utilization_avg / 100) AS idle_gpu_hours
-      FROM metric_aggregates a
-      JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id
-      WHERE a.organization_id = $1 AND a.sample_count > 0 AND w.status = ANY ($4::text[])
-        AND ${initiativeScopeSql('w')}
-    )
-    SELECT page.workload_id, page.name, page.initiative_id, page.idle_gpu_hours AS avg_value,
-           page.idle_gpu_hours AS current_value, totals.total_count, totals.scope_average
-    FROM (SELECT count(*)::int AS total_count, avg(idle_gpu_hours)::float8 AS scope_average FROM idle) totals
-    LEFT JOIN LATERAL (
-      SELECT * FROM idle ORDER BY idle_gpu_hours ${direction}, workload_id COLLATE "C" ASC LIMIT $5
-    ) page ON true
-    ORDER BY page.idle_gpu_hours ${direction}, page.workload_id COLLATE "C" ASC`;
-  return scopedStatement(scope, sql, [...rankedParameters(scope, filters, statuses), now]);
+  const settled = statuses.filter((status) => status !== 'running');
+  const settledCandidates = topPerBranchSql(
+    {
+      from: 'metric_aggregates a',
+      // The predicate of the indexes, repeated so the planner can use them.
+      where: (byInitiative) => `a.organization_id = $1 AND a.status = b.status
+        AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
+        ${byInitiative ? 'AND a.initiative_id = i.initiative_id' : ''}
+        AND ${initiativeScopeSql('a')}`,
+      value: idleGpuHoursSql('a.settled_gpu_seconds', 'a.gpu_utilization_avg'),
+      workloadId: 'a.workload_id',
+      columns: 'a.workload_id, a.initiative_id',
+    },
+    filters.order,
+    perInitiative(scope, filters),
+  );
+  // One primary-key lookup per running workload (OFFSET 0: never a join over every aggregate).
+  const running = `
+    SELECT w.workload_id, w.initiative_id,
+           ${idleGpuHoursSql(RUNNING_GPU_SECONDS, 'a.gpu_utilization_avg')} AS idle_gpu_hours
+    FROM workloads w
+    JOIN LATERAL (
+      SELECT m.gpu_utilization_avg FROM metric_aggregates m
+      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+      OFFSET 0
+    ) a ON true
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}`;
+  const candidates = `
+    SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
+    FROM (${settledCandidates}) s
+    UNION ALL
+    SELECT workload_id, initiative_id, idle_gpu_hours, idle_gpu_hours FROM running`;
+  // Numeric sums, as the rollup's: each value converts to the same numeric wherever it is summed.
+  const totals = `
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
+    FROM (
+      SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
+      FROM metric_ranked_totals t
+      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${initiativeScopeSql('t')}
+    ) s
+    CROSS JOIN (
+      SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
+    ) r`;
+  // Read once for the page and the totals.
+  const sql = `WITH running AS MATERIALIZED (${running})
+    ${pageWithTotalsSql(
+      candidates,
+      totals,
+      filters.order,
+      'p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value',
+      // Re-checked against the workload itself, not only the initiative copied into its aggregate.
+      `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
+       AND w.initiative_id = p.initiative_id AND ${initiativeScopeSql('w')}`,
+    )}`;
+  return scopedStatement(scope, sql, [
+    ...rankedParameters(scope, filters, settled),
+    now,
+    statuses.includes('running'),
+  ]);
 }

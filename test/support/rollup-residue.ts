@@ -86,14 +86,18 @@ export async function aggregateDifferences(
        FROM metric_samples s WHERE s.organization_id = $1 GROUP BY s.workload_id
      ),
      expected AS (
-       SELECT r.*, w.initiative_id, w.status FROM raw r
+       SELECT r.*, w.initiative_id, w.status,
+              CASE WHEN w.status <> 'running'
+                   THEN w.gpu_count * greatest(0, floor(extract(epoch FROM w.completed_at - w.started_at)))::bigint
+              END AS settled_gpu_seconds
+       FROM raw r
        LEFT JOIN workloads w ON w.organization_id = $1 AND w.workload_id = r.workload_id
      ),
      stored AS (
        SELECT workload_id, sample_count, gpu_utilization_sum AS gpu_sum, gpu_utilization_min AS gpu_min,
               gpu_utilization_max AS gpu_max, power_usage_sum AS power_sum, power_usage_min AS power_min,
               power_usage_max AS power_max, first_sampled_at AS first_at, latest_sampled_at AS latest_at,
-              gpu_utilization_latest AS gpu_latest, initiative_id, status
+              gpu_utilization_latest AS gpu_latest, initiative_id, status, settled_gpu_seconds
        FROM metric_aggregates WHERE organization_id = $1
      )
      SELECT coalesce(e.workload_id, s.workload_id) AS workload_id, to_jsonb(e) AS expected, to_jsonb(s) AS stored
@@ -101,10 +105,10 @@ export async function aggregateDifferences(
      WHERE NOT (coalesce(e.workload_id, s.workload_id) = ANY ($2::text[]))
        AND (e.workload_id IS NULL OR s.workload_id IS NULL
             OR (e.sample_count, e.gpu_sum, e.gpu_min, e.gpu_max, e.power_sum, e.power_min, e.power_max, e.first_at,
-                e.latest_at, e.gpu_latest, e.initiative_id, e.status)
+                e.latest_at, e.gpu_latest, e.initiative_id, e.status, e.settled_gpu_seconds)
                IS DISTINCT FROM
                (s.sample_count, s.gpu_sum, s.gpu_min, s.gpu_max, s.power_sum, s.power_min, s.power_max, s.first_at,
-                s.latest_at, s.gpu_latest, s.initiative_id, s.status))`,
+                s.latest_at, s.gpu_latest, s.initiative_id, s.status, s.settled_gpu_seconds))`,
     [organizationId, exceptWorkloads],
   );
 }
@@ -160,6 +164,43 @@ export async function hourlyUsageDifferences(
      (SELECT 'expected' AS side, * FROM (SELECT * FROM expected EXCEPT SELECT * FROM stored) missing)
      UNION ALL
      (SELECT 'stored', * FROM (SELECT * FROM stored EXCEPT SELECT * FROM expected) extra)`,
+    [organizationId],
+  );
+}
+
+/**
+ * Rows of metric_ranked_totals that differ from the same totals recomputed from the stored aggregates
+ * (checked against raw samples by `aggregateDifferences`) and the workload rows themselves: the
+ * ranked count, the sums of lifetime averages, and the idle GPU-hours of settled workloads, whose
+ * GPU-seconds are recomputed here from the workload rather than read from the aggregate's copy.
+ */
+export async function rankedTotalsDifferences(
+  dataSource: DataSource,
+  organizationId: string,
+): Promise<unknown[]> {
+  return dataSource.query(
+    `WITH expected AS (
+       SELECT w.initiative_id, w.status, count(*) AS workload_count,
+              sum(a.gpu_utilization_avg::numeric) AS gpu_sum, sum(a.power_usage_avg::numeric) AS power_sum,
+              coalesce(sum(gpucap_idle_gpu_hours(
+                w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))),
+                a.gpu_utilization_avg)::numeric) FILTER (WHERE w.status <> 'running'), 0) AS idle_sum
+       FROM metric_aggregates a
+       JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id
+       WHERE a.organization_id = $1 AND a.sample_count > 0
+       GROUP BY 1, 2
+     ),
+     stored AS (
+       SELECT initiative_id, status, workload_count, gpu_utilization_avg_sum AS gpu_sum,
+              power_usage_avg_sum AS power_sum, idle_gpu_hours_sum AS idle_sum
+       FROM metric_ranked_totals
+       WHERE organization_id = $1
+         AND (workload_count <> 0 OR gpu_utilization_avg_sum <> 0 OR power_usage_avg_sum <> 0 OR idle_gpu_hours_sum <> 0)
+     )
+     SELECT initiative_id, status, to_jsonb(e) AS expected, to_jsonb(s) AS stored
+     FROM expected e FULL JOIN stored s USING (initiative_id, status)
+     WHERE (e.workload_count, e.gpu_sum, e.power_sum, e.idle_sum)
+           IS DISTINCT FROM (s.workload_count, s.gpu_sum, s.power_sum, s.idle_sum)`,
     [organizationId],
   );
 }

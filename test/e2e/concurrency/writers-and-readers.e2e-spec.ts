@@ -7,7 +7,12 @@ import { pruneSamples } from '../../../src/cli/commands/prune.command';
 import { projectRoot } from '../../../src/database/project-root';
 import { authHeaders, createApiToken, importDocument, seedOrganization } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
-import { aggregateDifferences, hourlyUsageDifferences, rollupResidue } from '../../support/rollup-residue';
+import {
+  aggregateDifferences,
+  hourlyUsageDifferences,
+  rankedTotalsDifferences,
+  rollupResidue,
+} from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /**
@@ -305,7 +310,7 @@ describe('writers at once while readers poll every endpoint', () => {
     for (const group of stats.body.data?.grouped ?? []) {
       if (!inScope(role, group.initiative_id)) note(`stats group ${JSON.stringify(group)}`);
     }
-    for (const sortBy of ['power_usage', 'gpu_utilization', 'gpu_hours']) {
+    for (const sortBy of ['power_usage', 'gpu_utilization', 'gpu_hours', 'idle_gpu_hours']) {
       const ranked = await get(role, '/v1/workloads/metrics', { sort_by: sortBy, limit: 50 });
       for (const w of ranked.body.data?.workloads ?? []) {
         if (!inScope(role, w.initiative_id))
@@ -352,6 +357,7 @@ describe('writers at once while readers poll every endpoint', () => {
     expect(readerRounds).toBeGreaterThan(3);
 
     expect(await aggregateDifferences(db.dataSource, org, AGED)).toEqual([]);
+    expect(await rankedTotalsDifferences(db.dataSource, org)).toEqual([]);
     expect(await rollupResidue(db.dataSource, org, AGED)).toEqual({});
     expect(await hourlyUsageDifferences(db.dataSource, org)).toEqual([]);
     // Pruned samples stay counted once in the lifetime aggregates, never twice.

@@ -10,19 +10,27 @@ import {
   type WorkloadSeed,
   writeAs,
 } from '../../support/factories';
+import { aggregateDifferences, rankedTotalsDifferences, rollupResidue } from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /**
  * The ranked endpoint reads indexes, per-status totals and aggregates denormalized with each
- * workload's initiative and status; these tests hold every answer to a naive recomputation from the
- * raw workloads and samples, on generated data full of ties, running workloads and status changes.
+ * workload's initiative, status and settled GPU-seconds; these tests hold every answer to a naive
+ * recomputation from the raw workloads and samples, on generated data full of ties, running workloads
+ * and status changes, and the copies and totals to their recomputation after the writes.
  */
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
 const INITIATIVES = ['i-1', 'i-2', 'i-3'];
 const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
-const SORTS = ['gpu_utilization', 'memory_utilization', 'power_usage', 'gpu_hours'] as const;
+const SORTS = [
+  'gpu_utilization',
+  'memory_utilization',
+  'power_usage',
+  'gpu_hours',
+  'idle_gpu_hours',
+] as const;
 type Sort = (typeof SORTS)[number];
 
 interface RawWorkload {
@@ -115,6 +123,13 @@ function generate(now: number): { workloads: WorkloadSeed[]; samples: SampleSeed
   return { workloads, samples };
 }
 
+/** gpu_hours_used: gpu_count × whole seconds run (up to now while running) / 3600. */
+function gpuHours(w: RawWorkload, now: number): number {
+  const end = w.completed_at?.getTime() ?? now;
+  const seconds = w.started_at ? Math.max(0, Math.floor((end - w.started_at.getTime()) / SECOND)) : 0;
+  return (w.gpu_count * seconds) / 3600;
+}
+
 function naiveRanking(
   sort: Sort,
   workloads: RawWorkload[],
@@ -124,9 +139,7 @@ function naiveRanking(
   const ranked = new Map<string, Ranked>();
   if (sort === 'gpu_hours') {
     for (const w of workloads) {
-      const end = w.completed_at?.getTime() ?? now;
-      const seconds = w.started_at ? Math.max(0, Math.floor((end - w.started_at.getTime()) / SECOND)) : 0;
-      const hours = (w.gpu_count * seconds) / 3600;
+      const hours = gpuHours(w, now);
       ranked.set(w.workload_id, { ...w, value: hours, current: hours });
     }
     return ranked;
@@ -137,6 +150,12 @@ function naiveRanking(
   for (const [id, list] of perWorkload) {
     const w = byWorkload.get(id);
     if (!w) continue;
+    if (sort === 'idle_gpu_hours') {
+      const utilization = list.reduce((sum, s) => sum + s.gpu_utilization, 0) / list.length;
+      const idle = gpuHours(w, now) * (1 - utilization / 100);
+      ranked.set(id, { ...w, value: idle, current: idle });
+      continue;
+    }
     const values = list.map((s) => s[sort]);
     const latest = [...list].sort((a, b) => b.sampled_at.getTime() - a.sampled_at.getTime())[0];
     const avg = values.reduce((sum, v) => sum + v, 0) / values.length;
@@ -188,6 +207,7 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
   let orgId: string;
   let admin: Record<string, string>;
   let member: Record<string, string>;
+  let lead: Record<string, string>;
 
   async function readRaw(): Promise<Raw> {
     const workloads: RawWorkload[] = await t.dataSource.query(
@@ -241,6 +261,10 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
       await createApiToken(t.dataSource, orgId, { role: 'MEMBER', initiativeIds: ['i-1', 'i-3'] }),
       orgId,
     );
+    lead = authHeaders(
+      await createApiToken(t.dataSource, orgId, { role: 'TEAM_LEAD', initiativeIds: ['i-2'] }),
+      orgId,
+    );
     const { workloads, samples } = generate(Date.now());
     // Samples arrive in two batches, so aggregates are built and then updated by the triggers.
     await insertWorkloads(t.dataSource, orgId, workloads.slice(0, 80));
@@ -261,17 +285,40 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
     for (const query of queries('i-3')) await expectRanked(member, ['i-1', 'i-3'], query);
   }, 120_000);
 
-  it('after workloads finish, move to another initiative and are deleted', async () => {
-    const sampled: { workload_id: string; status: string }[] = await t.dataSource.query(
-      `SELECT w.workload_id, w.status FROM workloads w
-       WHERE w.organization_id = $1
-         AND EXISTS (SELECT 1 FROM metric_samples s WHERE s.organization_id = w.organization_id AND s.workload_id = w.workload_id)
-       ORDER BY w.workload_id`,
+  it('as a TEAM_LEAD of one initiative', async () => {
+    for (const query of queries('i-2')) await expectRanked(lead, ['i-2'], query);
+    expect(await aggregateDifferences(t.dataSource, orgId)).toEqual([]);
+    expect(await rankedTotalsDifferences(t.dataSource, orgId)).toEqual([]);
+    expect(await rollupResidue(t.dataSource, orgId)).toEqual({});
+  }, 120_000);
+
+  it('after workloads finish, move to another initiative, change GPUs or samples, and are deleted', async () => {
+    const sampled: {
+      workload_id: string;
+      status: string;
+      gpu_count: number;
+      seconds: number;
+      avg: number;
+    }[] = await t.dataSource.query(
+      `SELECT w.workload_id, w.status, w.gpu_count,
+                coalesce(extract(epoch FROM w.completed_at - w.started_at), 0)::float8 AS seconds,
+                (SELECT avg(s.gpu_utilization) FROM metric_samples s
+                 WHERE s.organization_id = w.organization_id AND s.workload_id = w.workload_id) AS avg
+         FROM workloads w
+         WHERE w.organization_id = $1
+           AND EXISTS (SELECT 1 FROM metric_samples s WHERE s.organization_id = w.organization_id AND s.workload_id = w.workload_id)
+         ORDER BY w.workload_id`,
       [orgId],
     );
     const running = sampled.filter((w) => w.status === 'running').map((w) => w.workload_id);
     const settled = sampled.filter((w) => w.status !== 'running').map((w) => w.workload_id);
-    expect(running.length).toBeGreaterThan(1);
+    // Settled workloads with idle time, whose idle figure moves when their GPUs or samples do.
+    const idle = sampled
+      .filter((w) => w.status !== 'running' && w.seconds >= 60 && w.avg > 0 && w.avg < 100 && w.avg !== 50)
+      .map((w) => w.workload_id)
+      .filter((id) => !settled.slice(0, 4).includes(id));
+    expect(idle.length).toBeGreaterThan(3);
+    expect(running.length).toBeGreaterThan(2);
     expect(settled.length).toBeGreaterThan(3);
     await writeAs(
       t.dataSource,
@@ -289,8 +336,32 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
       orgId,
       settled[3],
     ]);
+    // A settled workload's row changes without a status change (its GPU-seconds do).
+    await writeAs(
+      t.dataSource,
+      `UPDATE workloads SET gpu_count = gpu_count + 3 WHERE organization_id = $1 AND workload_id = $2`,
+      [orgId, idle[0]],
+    );
+    // New samples and a re-sent one move lifetime averages of settled and running workloads.
+    await insertSamples(t.dataSource, orgId, [
+      ...[idle[1], idle[2], running[2]].map((workloadId, k) => ({
+        workloadId,
+        at: new Date(Date.now() - (k + 1) * MINUTE),
+        gpuUtilization: k === 0 ? 100 : 0,
+      })),
+    ]);
+    await writeAs(
+      t.dataSource,
+      `UPDATE metric_samples SET gpu_utilization = 100 - gpu_utilization
+       WHERE organization_id = $1 AND workload_id = $2`,
+      [orgId, idle[3]],
+    );
     for (const query of queries('i-2')) await expectRanked(admin, null, query);
     for (const query of queries('i-1')) await expectRanked(member, ['i-1', 'i-3'], query);
+    for (const query of queries('i-2')) await expectRanked(lead, ['i-2'], query);
+    expect(await aggregateDifferences(t.dataSource, orgId)).toEqual([]);
+    expect(await rankedTotalsDifferences(t.dataSource, orgId)).toEqual([]);
+    expect(await rollupResidue(t.dataSource, orgId)).toEqual({});
   }, 120_000);
 
   it('a MEMBER with no initiative sees nothing ranked', async () => {
