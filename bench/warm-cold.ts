@@ -67,7 +67,9 @@ async function main(): Promise<void> {
   const beforeAt = argv.indexOf('--before');
   const beforeCommit = beforeAt >= 0 ? argv[beforeAt + 1] : null;
   const options = parseOptions([
-    ...argv.filter((arg, index) => arg !== '--write' && index !== beforeAt && index !== beforeAt + 1),
+    ...argv.filter(
+      (arg, index) => arg !== '--write' && (beforeAt < 0 || (index !== beforeAt && index !== beforeAt + 1)),
+    ),
     '--keep-dataset',
   ]);
   const size = options.sizes.at(-1)!;
