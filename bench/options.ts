@@ -44,6 +44,24 @@ export interface BenchOptions {
 const USAGE = `npm run bench -- [--quick] [--sizes 100k,1m] [--samples N] [--duration S] [--warmup S] [--connections N]
                       [--cursor-page N] [--only TEXT] [--allow-missing] [--keep-dataset] [--rebuild] [--no-docs] [--ts-node]`;
 
+/**
+ * Takes a script's own `--name value` option (`--name` alone when `hasValue` is false) out of argv,
+ * leaving the rest for parseOptions. `value` is null when the option is absent.
+ */
+export function takeOption(
+  argv: string[],
+  name: string,
+  hasValue = true,
+): { value: string | null; rest: string[] } {
+  const at = argv.indexOf(name);
+  if (at < 0) return { value: null, rest: argv };
+  const width = hasValue ? 2 : 1;
+  return {
+    value: hasValue ? (argv[at + 1] ?? null) : name,
+    rest: [...argv.slice(0, at), ...argv.slice(at + width)],
+  };
+}
+
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
     args: argv,

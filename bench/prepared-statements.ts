@@ -33,7 +33,7 @@ import {
 } from '../src/workloads/workloads.queries';
 import { ensureDataset } from './dataset';
 import { Fixtures, loadFixtures, ORGANIZATION_ID } from './fixtures';
-import { parseOptions } from './options';
+import { parseOptions, takeOption } from './options';
 
 type Way = 'unnamed' | 'prepared' | 'generic';
 const WAYS: Way[] = ['unnamed', 'prepared', 'generic'];
@@ -181,13 +181,9 @@ function quantile(sorted: number[], q: number): number {
 }
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const runsAt = argv.indexOf('--runs');
-  const runs = runsAt >= 0 ? Number(argv[runsAt + 1]) : 200;
-  const options = parseOptions([
-    ...argv.filter((_, index) => runsAt < 0 || (index !== runsAt && index !== runsAt + 1)),
-    '--keep-dataset',
-  ]);
+  const runsOption = takeOption(process.argv.slice(2), '--runs');
+  const runs = runsOption.value === null ? 200 : Number(runsOption.value);
+  const options = parseOptions([...runsOption.rest, '--keep-dataset']);
   const size = options.sizes.at(-1)!;
   const dataset = await ensureDataset(options.adminUrl, size, options.seed, options, log);
   const fixtures = await loadFixtures(dataset.url);

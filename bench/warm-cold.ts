@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { ensureDataset } from './dataset';
 import { Fixtures, loadFixtures, ORGANIZATION_ID } from './fixtures';
 import { drive, LoadResult } from './load';
-import { parseOptions } from './options';
+import { parseOptions, takeOption } from './options';
 import {
   buildService,
   createToken,
@@ -62,16 +62,11 @@ function log(line: string): void {
 }
 
 async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const write = argv.includes('--write');
-  const beforeAt = argv.indexOf('--before');
-  const beforeCommit = beforeAt >= 0 ? argv[beforeAt + 1] : null;
-  const options = parseOptions([
-    ...argv.filter(
-      (arg, index) => arg !== '--write' && (beforeAt < 0 || (index !== beforeAt && index !== beforeAt + 1)),
-    ),
-    '--keep-dataset',
-  ]);
+  const written = takeOption(process.argv.slice(2), '--write', false);
+  const beforeOption = takeOption(written.rest, '--before');
+  const write = written.value !== null;
+  const beforeCommit = beforeOption.value;
+  const options = parseOptions([...beforeOption.rest, '--keep-dataset']);
   const size = options.sizes.at(-1)!;
   const dataset = await ensureDataset(options.adminUrl, size, options.seed, options, log);
   await buildService(log);

@@ -83,7 +83,7 @@ WITH cuts AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -96,7 +96,7 @@ WITH cuts AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
@@ -116,7 +116,7 @@ WITH cuts AS (
            AS period_us
        ) running
        LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -218,7 +218,7 @@ WITH cuts AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -231,7 +231,7 @@ WITH cuts AS (
            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
            AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
@@ -251,7 +251,7 @@ WITH cuts AS (
            AS period_us
        ) running
        LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))

@@ -159,12 +159,12 @@ WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
            gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
-    JOIN LATERAL (
-      SELECT m.gpu_utilization_avg FROM metric_aggregates m
-      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
-      OFFSET 0
-    ) a ON true
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
+      AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
            totals.total_count, totals.scope_average
@@ -230,12 +230,12 @@ WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
            gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
-    JOIN LATERAL (
-      SELECT m.gpu_utilization_avg FROM metric_aggregates m
-      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
-      OFFSET 0
-    ) a ON true
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
+      AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
            totals.total_count, totals.scope_average
@@ -286,12 +286,12 @@ WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
            gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
-    JOIN LATERAL (
-      SELECT m.gpu_utilization_avg FROM metric_aggregates m
-      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
-      OFFSET 0
-    ) a ON true
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
+      AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
            totals.total_count, totals.scope_average

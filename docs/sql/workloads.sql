@@ -166,17 +166,17 @@ SELECT true AS is_summary, NULL::text AS group_key,
       FROM workload_period_rollups WHERE organization_id = $1 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $7 AND bucket_start < $8
  UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND submitted_at >= $9 AND submitted_at < $10
  UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND submitted_at >= $11 AND submitted_at < $12
  UNION ALL SELECT NULL::text, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND status = 'running'
         AND submitted_at >= $13 AND submitted_at < $14) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
@@ -215,17 +215,17 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $8 AND bucket_start < $9
  UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND submitted_at >= $10 AND submitted_at < $11
  UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND submitted_at >= $12 AND submitted_at < $13
  UNION ALL SELECT submitted_by, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
         AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
@@ -265,17 +265,17 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = $3 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $8 AND bucket_start < $9
  UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND submitted_at >= $10 AND submitted_at < $11
  UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND submitted_at >= $12 AND submitted_at < $13
  UNION ALL SELECT initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND status = 'running'
         AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
@@ -303,7 +303,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'day' AND dimension = 'instance_type' AND bucket_start >= $4 AND bucket_start < $5
  UNION ALL SELECT instance_type, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
         AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
@@ -372,19 +372,19 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
          AND bucket_start = ANY($5::timestamptz[])
  UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
        FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[])
          AND submitted_at >= $6 AND submitted_at < $7
  UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
        FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[])
          AND submitted_at >= $8 AND submitted_at < $9
  UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
         AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)

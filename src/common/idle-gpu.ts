@@ -26,13 +26,14 @@ export function idleGpuFigures(sums: IdleGpuSums): IdleGpuJson {
 
 /**
  * Joins each row of workload `workload` (a table alias) to its metric aggregate as `alias`
- * (`sample_count`, `gpu_utilization_sum`; nulls without samples): one primary-key lookup per row.
+ * (`sample_count`, `gpu_utilization_sum`, `gpu_utilization_avg`; nulls without one): one
+ * primary-key lookup per row.
  * OFFSET 0 keeps the planner from flattening it into a hash join over every aggregate of the
  * organization for the few edge, raw and running rows that need one.
  */
 export function aggregateLookupSql(workload: string, alias: string): string {
   return `LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = ${workload}.organization_id AND m.workload_id = ${workload}.workload_id OFFSET 0
   ) AS ${alias} ON true`;
 }

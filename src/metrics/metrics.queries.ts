@@ -1,4 +1,5 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import { aggregateLookupSql } from '../common/idle-gpu';
 import {
   preparedStatement,
   type ScopedStatement,
@@ -204,8 +205,9 @@ export interface RankedRow {
  */
 const SETTLED_GPU_SECONDS = `(w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))))`;
 
-/** The same figure for a running workload up to now ($6), in hours. */
-const RUNNING_GPU_HOURS = `w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 3600`;
+/** The same figure for a running workload up to now ($6). */
+const RUNNING_GPU_SECONDS = `w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at)))`;
+const RUNNING_GPU_HOURS = `${RUNNING_GPU_SECONDS} / 3600`;
 
 /**
  * Parameters shared by both rankings: $1 organization, $2 the caller's initiatives (null: all),
@@ -409,9 +411,6 @@ function idleGpuHoursSql(gpuSeconds: string, utilization: string): string {
   return `gpucap_idle_gpu_hours(${gpuSeconds}, ${utilization})`;
 }
 
-/** GPU-seconds of running workload `w` up to now ($6). */
-const RUNNING_GPU_SECONDS = `w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at)))`;
-
 /**
  * Ranked by idle GPU-hours = gpu_hours_used × (1 − lifetime average utilization / 100), over the
  * workloads with samples. Settled workloads (all but running) come from expression indexes on
@@ -442,17 +441,14 @@ export function rankedByIdleGpuHoursQuery(
     filters.order,
     perInitiative(scope, filters),
   );
-  // One primary-key lookup per running workload (OFFSET 0: never a join over every aggregate).
+  // The stored average, as the settled rows' index uses: the same float8 wherever it is read.
   const running = `
     SELECT w.workload_id, w.initiative_id,
            ${idleGpuHoursSql(RUNNING_GPU_SECONDS, 'a.gpu_utilization_avg')} AS idle_gpu_hours
     FROM workloads w
-    JOIN LATERAL (
-      SELECT m.gpu_utilization_avg FROM metric_aggregates m
-      WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
-      OFFSET 0
-    ) a ON true
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}`;
+    ${aggregateLookupSql('w', 'a')}
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
+      AND ${initiativeScopeSql('w')}`;
   const candidates = `
     SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
     FROM (${settledCandidates}) s

@@ -10,7 +10,7 @@ export function resolveRequestId(header: string | string[] | undefined): string 
 
 export type RequestWithId = IncomingMessage & { id?: unknown };
 
-/** Used as pino-http's genReqId, so logs and responses share one id; also sets the response header. */
+/** Called by the request log first, so logs and responses share one id; also sets the response header. */
 export function assignRequestId(request: RequestWithId, response: ServerResponse): string {
   if (typeof request.id === 'string') return request.id;
   const id = resolveRequestId(request.headers['x-request-id']);
