@@ -14,6 +14,7 @@ import { IdleGpuRollups1763800015000 } from './1763800015000-idle-gpu-rollups';
 import { DataVersions1763800016000 } from './1763800016000-data-versions';
 import { CapacityUsageHourly1763800017000 } from './1763800017000-capacity-usage-hourly';
 import { RankedIdleGpuHours1763800018000 } from './1763800018000-ranked-idle-gpu-hours';
+import { HourlyUsageCoveringKey1763800019000 } from './1763800019000-hourly-usage-covering-key';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   DataVersions1763800016000,
   CapacityUsageHourly1763800017000,
   RankedIdleGpuHours1763800018000,
+  HourlyUsageCoveringKey1763800019000,
 ];

@@ -69,7 +69,7 @@ WITH cuts AS (
                 ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT * FROM capacity_usage_hourly h
+           SELECT h.gpus, h.gpu_start_offset, h.gpu_microseconds, h.sampled_gpus, h.sampled_gpu_start_offset, h.sampled_gpu_microseconds, h.busy_gpus, h.busy_gpu_start_offset, h.busy_gpu_microseconds, h.initiative_id, h.instance_type, h.end_hour FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
@@ -204,7 +204,7 @@ WITH cuts AS (
                 ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT * FROM capacity_usage_hourly h
+           SELECT h.gpus, h.gpu_start_offset, h.gpu_microseconds, h.sampled_gpus, h.sampled_gpu_start_offset, h.sampled_gpu_microseconds, h.busy_gpus, h.busy_gpu_start_offset, h.busy_gpu_microseconds, h.initiative_id, h.instance_type, h.end_hour FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
@@ -353,6 +353,16 @@ WITH cuts AS (
        FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
        CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
+     windows AS (
+       SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     ),
+     running AS (
+       SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at,
+              width_bucket(w.started_at, $12::timestamptz[]) AS start_window
+       FROM workloads w
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+     ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
@@ -363,6 +373,8 @@ WITH cuts AS (
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
        FROM (
+         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us
+         FROM (
          SELECT c.cut_index, r.initiative_id, r.instance_type, (r.spanning_gpus * c.offset_us)::float8
          FROM cuts c
          CROSS JOIN LATERAL (
@@ -376,7 +388,7 @@ WITH cuts AS (
                 ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT * FROM capacity_usage_hourly h
+           SELECT h.gpus, h.gpu_start_offset, h.gpu_microseconds, h.initiative_id, h.instance_type, h.end_hour FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
@@ -399,17 +411,24 @@ WITH cuts AS (
          WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
            AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
-       ) g (cut_index, initiative_id, instance_type, us)
+         ) g (cut_index, initiative_id, instance_type, us)
+         GROUP BY g.cut_index, g.initiative_id, g.instance_type
+       ) g
        JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
          ON s.cut_index = g.cut_index
        UNION ALL
-       SELECT (x.ordinal - 1)::int, w.initiative_id, w.instance_type,
-              w.gpu_count * round(date_part('epoch', least($14::timestamptz, x.window_to) - greatest(w.started_at, x.window_from)) * 1e6)
-       FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
-       JOIN workloads w ON w.organization_id = $1 AND w.status = 'running'
-         AND w.started_at < least($14::timestamptz, x.window_to)
-       WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              r.gpu_count * round(date_part('epoch', least($14::timestamptz, x.window_to) - r.started_at) * 1e6)
+       FROM running r
+       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              r.gpus * round(date_part('epoch', least($14::timestamptz, x.window_to) - x.window_from) * 1e6)
+       FROM (
+         SELECT initiative_id, instance_type, start_window, sum(gpu_count) AS gpus
+         FROM running GROUP BY initiative_id, instance_type, start_window
+       ) r
+       JOIN windows x ON x.ordinal > r.start_window
      )
      SELECT u.window_index, u.initiative_id, p.pool_id, sum(u.us) / 3.6e9 AS used_gpu_hours
      FROM usage u

@@ -328,7 +328,8 @@ WITH org AS (
                 ELSE (date_trunc('week', $3::timestamptz AT TIME ZONE org.tz) + make_interval(weeks => n))
                      AT TIME ZONE org.tz
               END AS boundary
-       FROM org, generate_series(0, $5::int + 1) AS n
+       FROM org, generate_series(0, least($5::int, ceil(date_part('epoch', $4::timestamptz - $3::timestamptz)
+                                   / CASE $2::text WHEN 'hour' THEN 3600 WHEN 'day' THEN 82800 ELSE 601200 END)::int) + 1) AS n
      )
      SELECT b.boundary, to_char(b.boundary AT TIME ZONE org.tz, 'YYYY-MM-DD') AS local_date
      FROM org, (

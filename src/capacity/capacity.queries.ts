@@ -154,6 +154,10 @@ function usageToCutsSql(idle: boolean): string {
     ? ['', 'sampled_', 'busy_'].map(bucketUsageSql).join(',\n              ')
     : bucketUsageSql('');
   const aggregate = idle ? AGGREGATE_OF_WORKLOAD_SQL : '';
+  const bucketColumns = (idle ? ['', 'sampled_', 'busy_'] : [''])
+    .flatMap((prefix) => [`h.${prefix}gpus`, `h.${prefix}gpu_start_offset`, `h.${prefix}gpu_microseconds`])
+    .concat(['h.initiative_id', 'h.instance_type', 'h.end_hour'])
+    .join(', ');
   return `
          SELECT c.cut_index, r.initiative_id, r.instance_type, ${spanning}
          FROM cuts c
@@ -166,7 +170,7 @@ function usageToCutsSql(idle: boolean): string {
          SELECT c.cut_index, h.initiative_id, h.instance_type, ${buckets}
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT * FROM capacity_usage_hourly h
+           SELECT ${bucketColumns} FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ${initiativeScopeSql('h')}
            OFFSET 0
@@ -335,6 +339,10 @@ export interface WindowUsageRow {
  * signed cuts, each instant read once for the two local days it separates — and running workloads
  * accrue up to `now` inside each window. Local days of a zone with a whole-hour offset cut on the
  * hour and read no raw rows; other zones read one hour's starts and ends per day.
+ * The windows are consecutive and in order (a period's days): a running workload accrues part of
+ * the window it started in (found by width_bucket) and every later window whole, so those are summed
+ * per start window (a few dozen rows) rather than per workload and window (~60k at 1M). G is summed
+ * per cut before each cut's signs are applied, for the same reason.
  */
 export function usageByWindowQuery(
   scope: AuthScope,
@@ -352,6 +360,15 @@ export function usageByWindowQuery(
     `WITH cuts AS (
        ${cutsSql('$5')}
      ),
+     windows AS (
+       SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     ),
+     running AS (
+       SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at,
+              width_bucket(w.started_at, $12::timestamptz[]) AS start_window
+       FROM workloads w
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
+     ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
@@ -360,17 +377,27 @@ export function usageByWindowQuery(
        WHERE ${initiativeScopeSql('r')}
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
-       FROM (${usageToCutsSql(false)}
-       ) g (cut_index, initiative_id, instance_type, us)
+       FROM (
+         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us
+         FROM (${usageToCutsSql(false)}
+         ) g (cut_index, initiative_id, instance_type, us)
+         GROUP BY g.cut_index, g.initiative_id, g.instance_type
+       ) g
        JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
          ON s.cut_index = g.cut_index
        UNION ALL
-       SELECT (x.ordinal - 1)::int, w.initiative_id, w.instance_type,
-              ${gpuMicrosecondsSql('w.gpu_count', 'greatest(w.started_at, x.window_from)', 'least($14::timestamptz, x.window_to)')}
-       FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
-       JOIN workloads w ON w.organization_id = $1 AND w.status = 'running'
-         AND w.started_at < least($14::timestamptz, x.window_to)
-       WHERE ${initiativeScopeSql('w')}
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              ${gpuMicrosecondsSql('r.gpu_count', 'r.started_at', 'least($14::timestamptz, x.window_to)')}
+       FROM running r
+       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              ${gpuMicrosecondsSql('r.gpus', 'x.window_from', 'least($14::timestamptz, x.window_to)')}
+       FROM (
+         SELECT initiative_id, instance_type, start_window, sum(gpu_count) AS gpus
+         FROM running GROUP BY initiative_id, instance_type, start_window
+       ) r
+       JOIN windows x ON x.ordinal > r.start_window
      )
      SELECT u.window_index, u.initiative_id, p.pool_id, sum(u.us) / 3.6e9 AS used_gpu_hours
      FROM usage u

@@ -41,13 +41,13 @@ const LOCAL_DAYS = [
   { date: '2026-03-11', from: new Date('2026-03-11T04:00:00.000Z'), to: NOW },
 ];
 
-/** Runs that start before the period, span local and UTC midnights, end inside a day, and still run. */
+/** Runs that start before the period, span local and UTC midnights, end inside a day, and still run (from before the period too). */
 function workloadSeeds(): WorkloadSeed[] {
   const types = ['p5.48xlarge', 'p4d.24xlarge', 'g5.xlarge'];
   const seeds: WorkloadSeed[] = [];
   for (let index = 0; index < 24; index += 1) {
     const start = new Date(PERIOD_START.getTime() - 7 * HOUR + index * 5 * HOUR + index * 7 * MINUTE);
-    const running = index % 7 === 3;
+    const running = index % 7 === 3 || index === 0;
     seeds.push({
       workloadId: `bd-${index}`,
       initiativeId: index % 2 === 0 ? 'init-a' : 'init-b',

@@ -1,0 +1,34 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/*
+ * A burn-down reads G at one cut per local day (src/capacity/capacity.queries.ts): each cut is a
+ * range of a day's capacity_usage_hourly buckets, ~650 rows at 1M workloads, and fetching each row
+ * from the heap was most of the statement (37k heap pages for 56 days). The primary key now carries
+ * the three amounts those reads take, so they are index-only scans (560 pages for the same 56 cuts,
+ * burn-down usage ~54 -> ~31 ms at 1M). The idle variants (sampled_, busy_) are read only at the two
+ * cuts of the plain report and stay in the heap.
+ *
+ * Still one index: the key is unchanged, so ON CONFLICT infers it as before. Updates of the amounts
+ * are no longer HOT (an INCLUDE column is indexed); a bucket upsert now writes one index entry,
+ * which an import pays once per changed bucket, not per row.
+ */
+const KEY = 'organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type';
+
+export class HourlyUsageCoveringKey1763800019000 implements MigrationInterface {
+  name = 'HourlyUsageCoveringKey1763800019000';
+
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await this.replaceKey(queryRunner, 'INCLUDE (gpus, gpu_start_offset, gpu_microseconds)');
+  }
+
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await this.replaceKey(queryRunner, '');
+  }
+
+  private async replaceKey(queryRunner: QueryRunner, include: string): Promise<void> {
+    await queryRunner.query(`
+      ALTER TABLE capacity_usage_hourly
+        DROP CONSTRAINT capacity_usage_hourly_pkey,
+        ADD CONSTRAINT capacity_usage_hourly_pkey PRIMARY KEY (${KEY}) ${include}`);
+  }
+}
