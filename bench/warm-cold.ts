@@ -1,6 +1,6 @@
 /**
  * npx ts-node --transpile-only bench/warm-cold.ts [--sizes 1m] [--duration 10] [--warmup 3] [--connections 50]
- *                                                 [--before COMMIT] [--write]
+ *                                                 [--before COMMIT] [--only 'ENDPOINT|…'] [--write]
  *
  * Warm and cold reads (issue 13), side by side in one run, as ORG_ADMIN on one dataset:
  * - warm: per endpoint a pool of 50 dashboard queries, repeated at random by every connection, with
@@ -13,6 +13,7 @@
  *   whose p99 × 3 every cold row is held to;
  * - with --before COMMIT, the cold pools again against that commit's service (same dataset, same run),
  *   the "today's code" of a before/after comparison.
+ * --only keeps the endpoints whose path contains one of the texts (the raw bar is always measured).
  * Prints a markdown table; with --write it replaces the block between the warm-cold markers of
  * docs/benchmarks.md.
  */
@@ -73,7 +74,11 @@ async function main(): Promise<void> {
   const fixtures = await loadFixtures(dataset.url);
   const token = await createToken(dataset.url, ORGANIZATION_ID, 'ORG_ADMIN', [], log);
   const headers = roleHeaders(token);
-  const pools = endpointPools(fixtures);
+  const allPools = endpointPools(fixtures);
+  const pools = allPools.filter(
+    (pool) => !options.only || options.only.some((text) => pool.endpoint.includes(text)),
+  );
+  if (write && pools.length < allPools.length) throw new Error('--write needs every endpoint: drop --only');
   const settings = options;
 
   const warm = await withServer(await startService(dataset.url, false, log), async (service) => {
@@ -89,7 +94,7 @@ async function main(): Promise<void> {
     driveAll(service, headers, pools, 'cold', settings),
   );
   const before = beforeCommit ? await coldBefore(beforeCommit, dataset.url, headers, pools, settings) : null;
-  const detailPool = pools.find((pool) => pool.endpoint === 'GET /v1/workloads/{id}')!;
+  const detailPool = allPools.find((pool) => pool.endpoint === 'GET /v1/workloads/{id}')!;
   const rawDetail = await withServer(await startBaseline(dataset.url, log), (baseline) =>
     driveAll(baseline, headers, [detailPool], 'cold', settings),
   );
@@ -263,12 +268,14 @@ function endpointPools(fixtures: Fixtures): EndpointPools[] {
 function render(
   rows: Row[],
   size: string,
-  settings: { connections: number; durationSeconds: number },
+  settings: { connections: number; durationSeconds: number; only?: string[] },
   rawDetail: LoadResult,
   beforeLabel: string | null,
 ): string {
   const bar = COLD_P99_BAR * rawDetail.p99;
-  const command = `npx ts-node --transpile-only bench/warm-cold.ts --sizes ${size}${beforeLabel ? ` --before ${beforeLabel.split('@')[1]}` : ''} --write`;
+  const beforeFlag = beforeLabel ? ` --before ${beforeLabel.split('@')[1]}` : '';
+  const scope = settings.only ? ` --only '${settings.only.join('|')}'` : ' --write';
+  const command = `npx ts-node --transpile-only bench/warm-cold.ts --sizes ${size}${beforeFlag}${scope}`;
   const beforeHeader = beforeLabel
     ? ` cold req/s, ${beforeLabel} | cold p50 / p99 ms, ${beforeLabel} | cold ÷ before |`
     : '';
