@@ -60,7 +60,7 @@ export const serveCommand: Command = async (args, context) => {
   running.drain = new HttpDrain(app.getHttpServer() as Server);
   keepSamplePartitionsAhead(app.get(DataSource), context);
   await app.listen(config.PORT, config.HOST);
-  noticeWriter(context.stdout)(greeting(config, demoTokens));
+  noticeWriter(context.stdout)(greeting(config, listeningPort(app.getHttpServer() as Server), demoTokens));
   return new Promise<number>(() => undefined);
 };
 
@@ -144,9 +144,15 @@ async function mintDemoTokens(dataSource: DataSource): Promise<DemoTokens> {
   return { admin: admin.token, member: member.token, memberInitiative };
 }
 
-function greeting(config: AppConfig, demo: DemoTokens | undefined): string {
+/** The port actually bound: with PORT=0 the system picks one, and the greeting must name that one. */
+function listeningPort(server: Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+function greeting(config: AppConfig, port: number, demo: DemoTokens | undefined): string {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
-  const base = `http://${host}:${config.PORT}`;
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const lines = [
     `gpucap is listening on ${base}  (OpenAPI: ${base}/v1/openapi.json, UI: ${base}/docs)`,
     `Dashboard: ${base}/  (paste a token and the organization id)`,
@@ -161,7 +167,7 @@ function greeting(config: AppConfig, demo: DemoTokens | undefined): string {
       `Open ${base}/ and paste one of these tokens (organization ${DEMO_ORGANIZATION_ID}) to see its dashboard.`,
       '',
       'Try:',
-      `  curl -s ${base}/v1/workloads?limit=3 -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
+      `  curl -s "${base}/v1/workloads?limit=3" -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
       `  curl -s "${base}/v1/workloads/stats?group_by=initiative_id" -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
       `  curl -s ${base}/v1/capacity -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
     );

@@ -52,6 +52,17 @@ describe('gpucap serve: graceful shutdown', () => {
     expect(await again.exited).toBe(0);
   });
 
+  it('with PORT=0 names the port the system picked, and answers there', async () => {
+    const serve = await startServe({ DATABASE_URL: testDatabaseUrl(), PORT: '0' });
+    leftOver = () => serve.child.exitCode === null && serve.child.kill('SIGKILL');
+    const named = /listening on http:\/\/127\.0\.0\.1:(\d+) /.exec(serve.output());
+    expect(Number(named?.[1])).toBeGreaterThan(0);
+    const health = await fetch(`http://127.0.0.1:${named?.[1]}/v1/health/live`);
+    expect(health.status).toBe(200);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  });
+
   it('stops promptly on SIGTERM while a client holds a half-sent request open', async () => {
     const serve = await startServe({ DATABASE_URL: testDatabaseUrl() });
     const socket = connect(serve.port, '127.0.0.1');
