@@ -3,7 +3,8 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppConfig } from '../config/app-config';
-import { ApiError } from '../http/api-error';
+import { ApiError, type ErrorDetail, stringifyValue } from '../http/api-error';
+import { routeParameterIssues } from '../http/route-parameter-issues';
 import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../validation/identifier';
 import type { AuthScope } from './auth-scope';
 import type { RequestWithScope } from './auth-scope.decorator';
@@ -48,7 +49,7 @@ export class CredentialGuard extends AuthGuard('jwt') {
     const request = context.switchToHttp().getRequest<GuardedRequest>();
     const token = bearerToken(request);
     if (isApiTokenShaped(token)) {
-      request.authScope = await this.scopeFromApiToken(token, request);
+      request.authScope = await this.scopeFromApiToken(token, context);
     } else {
       if (!jwtConfigured(this.config)) {
         throw ApiError.unauthenticated(
@@ -56,7 +57,7 @@ export class CredentialGuard extends AuthGuard('jwt') {
         );
       }
       await super.canActivate(context);
-      request.authScope = await this.scopeFromMembership(request.user as JwtIdentity, request);
+      request.authScope = await this.scopeFromMembership(request.user as JwtIdentity, context);
     }
     return true;
   }
@@ -67,10 +68,10 @@ export class CredentialGuard extends AuthGuard('jwt') {
     return user;
   }
 
-  private async scopeFromApiToken(token: string, request: GuardedRequest): Promise<AuthScope> {
+  private async scopeFromApiToken(token: string, context: ExecutionContext): Promise<AuthScope> {
     const check = await this.apiTokens.verify(token);
     if (!check.ok) throw ApiError.unauthenticated(TOKEN_FAILURE_MESSAGES[check.reason]);
-    const organizationId = organizationHeader(request);
+    const organizationId = await organizationHeader(context);
     if (check.token.organizationId !== organizationId) {
       throw ApiError.forbidden(`This credential does not belong to organization '${organizationId}'`);
     }
@@ -83,8 +84,8 @@ export class CredentialGuard extends AuthGuard('jwt') {
     };
   }
 
-  private async scopeFromMembership(identity: JwtIdentity, request: GuardedRequest): Promise<AuthScope> {
-    const organizationId = organizationHeader(request);
+  private async scopeFromMembership(identity: JwtIdentity, context: ExecutionContext): Promise<AuthScope> {
+    const organizationId = await organizationHeader(context);
     const member = await this.memberships.find(organizationId, identity.subject);
     if (!member) throw ApiError.forbidden(`You are not a member of organization '${organizationId}'`);
     return {
@@ -105,15 +106,23 @@ function bearerToken(request: Request): string {
   return match[1];
 }
 
-function organizationHeader(request: Request): string {
-  const value = request.headers['x-organization-id'];
-  if (value === undefined || value === '') {
-    throw ApiError.invalidField('X-Organization-Id', 'header', 'is required');
-  }
-  if (typeof value !== 'string' || !IDENTIFIER_PATTERN.test(value)) {
-    throw ApiError.invalidField('X-Organization-Id', 'header', IDENTIFIER_ISSUE, value);
-  }
-  return value;
+/** The organization named by the header; refused together with every other offending parameter. */
+async function organizationHeader(context: ExecutionContext): Promise<string> {
+  const value = context.switchToHttp().getRequest<Request>().headers['x-organization-id'];
+  if (typeof value === 'string' && IDENTIFIER_PATTERN.test(value)) return value;
+  const issue: ErrorDetail =
+    value === undefined || value === ''
+      ? { field: 'X-Organization-Id', location: 'header', issue: 'is required' }
+      : {
+          field: 'X-Organization-Id',
+          location: 'header',
+          issue: IDENTIFIER_ISSUE,
+          value: stringifyValue(value),
+        };
+  const others = await routeParameterIssues(context);
+  throw others.length === 0
+    ? ApiError.invalidField(issue.field, issue.location, issue.issue, issue.value)
+    : ApiError.validation([issue, ...others]);
 }
 
 /**

@@ -113,6 +113,26 @@ describe('authentication and scope (HS256 JWTs and API tokens)', () => {
     });
   });
 
+  it('reports a missing or malformed X-Organization-Id together with every bad path and query parameter', async () => {
+    const bearer = { Authorization: `Bearer ${signJwt({ sub: member })}` };
+    const missing = await request(testApp.server).get('/v1/capacity?foo=1&interval=x').set(bearer);
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.details).toEqual([
+      { field: 'X-Organization-Id', location: 'header', issue: 'is required' },
+      { field: 'foo', location: 'query', issue: 'is not a known parameter', value: '1' },
+      expect.objectContaining({ field: 'interval', location: 'query', value: 'x' }),
+    ]);
+    const malformed = await request(testApp.server)
+      .get('/v1/workloads/bad%20id/metrics?limit=0')
+      .set({ ...bearer, 'X-Organization-Id': 'bad org!' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details).toEqual([
+      expect.objectContaining({ field: 'X-Organization-Id', location: 'header', value: 'bad org!' }),
+      expect.objectContaining({ field: 'workload_id', location: 'path', value: 'bad id' }),
+      expect.objectContaining({ field: 'limit', location: 'query', value: '0' }),
+    ]);
+  });
+
   it('rejects a malformed X-Organization-Id', async () => {
     const response = await get(authHeaders(signJwt({ sub: member }), 'bad org!'));
     expect(response.status).toBe(400);
