@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream, Logger as RootLogger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './common/config/app-config';
@@ -15,7 +15,7 @@ import { trustedProxyList } from './common/rate-limit/trusted-proxies';
 import { loggableError } from './common/logging/loggable-error';
 import { buildWebPage, serveWebPage } from './web/web-page';
 import compression from 'compression';
-import type { Express, RequestHandler } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
 import { ResponseCache } from './common/http/response-cache/response-cache';
 import { metricsEndpoint, ServiceMetrics } from './common/observability/service-metrics';
@@ -38,6 +38,7 @@ export async function createApp(
 ): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, databaseUrl, options.connect),
+    new ExpressAdapter(caseSensitiveExpress()),
     {
       bufferLogs: true,
       // Read-only API (GET and HEAD): no request body is ever read, so no parser runs per request.
@@ -68,6 +69,18 @@ export async function createApp(
   setupOpenApi(app);
   await app.init();
   return app;
+}
+
+/**
+ * Express matches paths case-insensitively by default: `/V1/Capacity` would be served, and
+ * `/v1/Health` answered by health yet missed by the middlewares that know health's path (the rate
+ * limiter's exemption). The router takes the setting when it is created, which Nest's adapter does
+ * in its constructor, so it is set on an instance made here.
+ */
+function caseSensitiveExpress(): Express {
+  const server = express();
+  server.set('case sensitive routing', true);
+  return server;
 }
 
 /**

@@ -174,6 +174,27 @@ describe('hostile input: NUL bytes, object-member names, malformed requests', ()
     });
   });
 
+  describe('paths are matched case-sensitively', () => {
+    it('answers a case variant of an API path with 404, not with the endpoint', async () => {
+      for (const path of [
+        '/V1/capacity',
+        '/v1/Capacity',
+        '/v1/WORKLOADS',
+        '/v1/workloads/Stats',
+        '/v1/Health',
+      ]) {
+        const response = await request(testApp.server).get(path).set(headers);
+        expect({ path, status: response.status, code: response.body.error?.code }).toEqual({
+          path,
+          status: 404,
+          code: 'NOT_FOUND',
+        });
+      }
+      const exact = await request(testApp.server).get('/v1/workloads/wl-x').set(headers);
+      expect(exact.body.data.workload_id).toBe('wl-x');
+    });
+  });
+
   describe('requests Node refuses before routing', () => {
     const errorOf = (response: RawResponse) => JSON.parse(response.body) as Record<string, unknown>;
 
