@@ -17,12 +17,18 @@ export interface BudgetFigures {
   projected_exhaustion_date: string | null;
 }
 
+/** The budget period the figures are about. */
+export interface PeriodBounds {
+  start: Date;
+  end: Date;
+}
+
 export function budgetFigures(
   allocated: number,
   used: number,
   usedInBurnWindow: number,
   now: Date,
-  periodEnd: Date,
+  period: PeriodBounds,
 ) {
   const figures = {
     allocated_gpu_hours: round4(allocated),
@@ -30,11 +36,11 @@ export function budgetFigures(
     remaining_gpu_hours: round4(allocated - used),
     burn_rate_gpu_hours_per_day: round4(usedInBurnWindow / BURN_WINDOW_DAYS),
   };
-  const projectedExhaustion = projectExhaustion(figures, now);
+  const projectedExhaustion = projectExhaustion(figures, now, period);
   return {
     ...figures,
     projected_exhaustion_date: projectedExhaustion,
-    budget_status: budgetStatus(figures, projectedExhaustion, periodEnd),
+    budget_status: budgetStatus(figures, projectedExhaustion, period.end),
   };
 }
 
@@ -56,16 +62,20 @@ export function budgetStatus(
 /**
  * When `remaining` reaches 0 at the current burn rate, from the figures as shown (so a reader can
  * redo the arithmetic): null when nothing is allocated or nothing is burning; now when the budget is
- * already used up or overrun; null when the date would lie beyond year 9999.
+ * already used up or overrun; null when the date would lie beyond year 9999. A period still ahead
+ * burns from its start (last week's pace, applied from the day its budget opens); a period that has
+ * ended has nothing left to burn down (null).
  */
 export function projectExhaustion(
   figures: Omit<BudgetFigures, 'projected_exhaustion_date'>,
   now: Date,
+  period: PeriodBounds,
 ): string | null {
   const { allocated_gpu_hours: allocated, remaining_gpu_hours: remaining } = figures;
   const burnRate = figures.burn_rate_gpu_hours_per_day;
-  if (allocated <= 0 || burnRate <= 0) return null;
+  if (allocated <= 0 || burnRate <= 0 || now >= period.end) return null;
   if (remaining <= 0) return now.toISOString();
-  const exhaustedAt = now.getTime() + (remaining / burnRate) * DAY_MS;
+  const burningFrom = Math.max(now.getTime(), period.start.getTime());
+  const exhaustedAt = burningFrom + (remaining / burnRate) * DAY_MS;
   return exhaustedAt > LATEST_PROJECTION_MS ? null : new Date(Math.round(exhaustedAt)).toISOString();
 }

@@ -81,7 +81,7 @@ export class CapacityService {
     ]);
     const tally = tallyFigures(allocations, usage);
     const summary: CapacitySummaryDto = {
-      ...summaryFigures(tally.summary, now, period.end),
+      ...summaryFigures(tally.summary, now, period),
       current_active_gpus: usage.reduce((sum, row) => sum + row.active_gpus, 0),
     };
     const report: CapacityReportDto = {
@@ -96,13 +96,13 @@ export class CapacityService {
         .map((pool): CapacityPoolDto => ({
           pool_id: pool.pool_id,
           name: pool.name,
-          ...figuresOf(tally.pools.of(pool.pool_id), now, period.end),
+          ...figuresOf(tally.pools.of(pool.pool_id), now, period),
           instance_types: pool.instance_types,
         })),
       initiatives: initiatives.map((initiative) => ({
         initiative_id: initiative.initiative_id,
         name: initiative.name,
-        ...figuresOf(tally.initiatives.of(initiative.initiative_id), now, period.end),
+        ...figuresOf(tally.initiatives.of(initiative.initiative_id), now, period),
       })),
       period: { start: period.start.toISOString(), end: period.end.toISOString() },
     };
@@ -210,9 +210,9 @@ function totalsOf(tally: Tally, row: UsageRow): Totals[] {
   return totals;
 }
 
-function figuresOf(totals: Totals, now: Date, periodEnd: Date) {
+function figuresOf(totals: Totals, now: Date, period: BudgetPeriod) {
   return {
-    ...budgetFigures(totals.allocated, totals.used, totals.usedInBurnWindow, now, periodEnd),
+    ...budgetFigures(totals.allocated, totals.used, totals.usedInBurnWindow, now, period),
     ...idleFiguresOf(totals),
   };
 }
@@ -227,9 +227,9 @@ function idleFiguresOf(totals: Totals): IdleGpuJson {
 function summaryFigures(
   totals: Totals,
   now: Date,
-  periodEnd: Date,
+  period: BudgetPeriod,
 ): Omit<CapacitySummaryDto, 'current_active_gpus'> {
-  const figures = figuresOf(totals, now, periodEnd);
+  const figures = figuresOf(totals, now, period);
   return {
     total_allocated_gpu_hours: figures.allocated_gpu_hours,
     total_used_gpu_hours: figures.used_gpu_hours,
