@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
+import { AsOf } from '../common/http/as-of.decorator';
 import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { CapacityService } from './capacity.service';
@@ -26,8 +27,9 @@ export class CapacityController {
     @Scope() scope: AuthScope,
     @Query() query: CapacityQueryDto,
     @Req() request: Request,
+    @AsOf() asOf: Date,
   ): Promise<CapacityReportDto | StreamableFile> {
-    const report = await this.capacity.report(scope, query);
+    const report = await this.capacity.report(scope, query, asOf);
     return prefersCsv(request) ? csvTable(capacityCsvRows(report), 'capacity.csv') : report;
   }
 }

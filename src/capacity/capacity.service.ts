@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import { ScopedDatabase } from '../common/database/scoped-database';
@@ -55,18 +54,14 @@ interface Tally {
 
 @Injectable()
 export class CapacityService {
-  constructor(
-    private readonly database: ScopedDatabase,
-    private readonly clock: Clock,
-  ) {}
+  constructor(private readonly database: ScopedDatabase) {}
 
-  async report(scope: AuthScope, query: CapacityQueryDto): Promise<CapacityReportDto> {
+  async report(scope: AuthScope, query: CapacityQueryDto, now: Date): Promise<CapacityReportDto> {
     assertInitiativeInScope(scope, query.initiative_id);
     const filters: CapacityFilters = {
       initiativeId: query.initiative_id ?? null,
       poolId: query.pool_id ?? null,
     };
-    const now = this.clock.now();
     const [period] = await this.database.run<BudgetPeriod>(budgetPeriodQuery(scope));
     if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };

@@ -5,6 +5,7 @@ import { csvTable, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
+import { AsOf } from '../common/http/as-of.decorator';
 import { RankedMetricsEnvelopeDto, WorkloadMetricsEnvelopeDto } from './dto/metrics-response.dto';
 import { RankedMetricsQueryDto } from './dto/ranked-metrics-query.dto';
 import { WorkloadIdParams } from '../workloads/dto/workload-id-params.dto';
@@ -23,8 +24,13 @@ export class MetricsController {
   })
   @ApiOkResponse({ type: RankedMetricsEnvelopeDto })
   @ApiProducesCsv()
-  async ranked(@Scope() scope: AuthScope, @Query() query: RankedMetricsQueryDto, @Req() request: Request) {
-    const ranked = await this.metrics.ranked(scope, query);
+  async ranked(
+    @Scope() scope: AuthScope,
+    @Query() query: RankedMetricsQueryDto,
+    @Req() request: Request,
+    @AsOf() asOf: Date,
+  ) {
+    const ranked = await this.metrics.ranked(scope, query, asOf);
     if (!prefersCsv(request)) return ranked;
     // One row per ranked workload of the page, in rank order: workload_id, name, initiative_id, <metric>_avg, <metric>_current.
     return csvTable(
@@ -43,7 +49,8 @@ export class MetricsController {
     @Scope() scope: AuthScope,
     @Param() params: WorkloadIdParams,
     @Query() query: WorkloadMetricsQueryDto,
+    @AsOf() asOf: Date,
   ) {
-    return this.metrics.workloadMetrics(scope, params.workload_id, query);
+    return this.metrics.workloadMetrics(scope, params.workload_id, query, asOf);
   }
 }

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import type { ScopedStatement } from '../common/database/scoped-statement';
@@ -47,21 +46,19 @@ const EMPTY_SUMMARY: MetricSummaryDto = { avg: null, min: null, max: null, curre
 
 @Injectable()
 export class MetricsService {
-  constructor(
-    private readonly database: ScopedDatabase,
-    private readonly clock: Clock,
-  ) {}
+  constructor(private readonly database: ScopedDatabase) {}
 
   async workloadMetrics(
     scope: AuthScope,
     workloadId: string,
     query: WorkloadMetricsQueryDto,
+    now: Date,
   ): Promise<WorkloadMetricsDto> {
     const timeRange: TimeRange = query.time_range ?? 'last_1h';
     const names = requestedMetrics(query.metrics);
     const windowSeconds = timeRange === 'job_lifetime' ? null : WINDOW_SECONDS[timeRange];
     const [window] = await this.database.run<WorkloadWindow>(
-      workloadWindowQuery(scope, workloadId, windowSeconds, this.clock.now()),
+      workloadWindowQuery(scope, workloadId, windowSeconds, now),
     );
     if (!window) throw ApiError.notFound(`Workload '${workloadId}' not found`);
     let stats: WindowStats | undefined;
@@ -112,6 +109,7 @@ export class MetricsService {
   async ranked(
     scope: AuthScope,
     query: RankedMetricsQueryDto,
+    now: Date,
   ): Promise<WithMetadata<RankedMetricsDto, CountMetadata>> {
     assertInitiativeInScope(scope, query.initiative_id);
     const sortBy = query.sort_by ?? 'gpu_utilization';
@@ -121,9 +119,7 @@ export class MetricsService {
       order: query.order ?? 'desc',
       limit: query.limit ?? 10,
     };
-    const rows = await this.database.run<RankedRow>(
-      rankedStatementFor(scope, sortBy, filters, this.clock.now()),
-    );
+    const rows = await this.database.run<RankedRow>(rankedStatementFor(scope, sortBy, filters, now));
     // Efficiency is utilization as a fraction: the same order, scaled.
     const scale = sortBy === 'gpu_efficiency' ? 0.01 : 1;
     const page = rows.filter((row): row is RankedRow & { workload_id: string } => row.workload_id !== null);

@@ -5,6 +5,7 @@ import { csvStream, csvTable, type CsvRow, flattenRow, prefersCsv } from '../com
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
+import { AsOf } from '../common/http/as-of.decorator';
 import { ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { NoQueryDto, WorkloadIdParams } from './dto/workload-id-params.dto';
 import {
@@ -41,8 +42,13 @@ export class WorkloadsController {
   })
   @ApiOkResponse({ type: WorkloadStatsEnvelopeDto })
   @ApiProducesCsv()
-  async stats(@Scope() scope: AuthScope, @Query() query: WorkloadStatsQueryDto, @Req() request: Request) {
-    const stats = await this.workloads.stats(scope, query);
+  async stats(
+    @Scope() scope: AuthScope,
+    @Query() query: WorkloadStatsQueryDto,
+    @Req() request: Request,
+    @AsOf() asOf: Date,
+  ) {
+    const stats = await this.workloads.stats(scope, query, asOf);
     return prefersCsv(request) ? csvTable(statsCsvRows(stats), 'workload-stats.csv') : stats;
   }
 
@@ -52,8 +58,13 @@ export class WorkloadsController {
     summary: 'One workload with its derived duration and GPU hours',
   })
   @ApiOkResponse({ type: WorkloadDetailEnvelopeDto })
-  detail(@Scope() scope: AuthScope, @Param() params: WorkloadIdParams, @Query() _query: NoQueryDto) {
-    return this.workloads.detail(scope, params.workload_id);
+  detail(
+    @Scope() scope: AuthScope,
+    @Param() params: WorkloadIdParams,
+    @Query() _query: NoQueryDto,
+    @AsOf() asOf: Date,
+  ) {
+    return this.workloads.detail(scope, params.workload_id, asOf);
   }
 }
 

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Clock } from '../common/clock';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
@@ -61,7 +60,6 @@ export class WorkloadsService {
 
   constructor(
     private readonly database: ScopedDatabase,
-    private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.cursors = cursorCodecFor(config.CURSOR_SECRET);
@@ -146,16 +144,15 @@ export class WorkloadsService {
     return { filters, fingerprint, after };
   }
 
-  async detail(scope: AuthScope, workloadId: string): Promise<WorkloadDetailJson> {
+  async detail(scope: AuthScope, workloadId: string, now: Date): Promise<WorkloadDetailJson> {
     const rows = await this.database.run<WorkloadDetailRow>(workloadDetailQuery(scope, workloadId));
     if (rows.length === 0) throw ApiError.notFound(`Workload '${workloadId}' was not found`);
-    return toWorkloadDetail(rows[0], this.clock.now());
+    return toWorkloadDetail(rows[0], now);
   }
 
-  async stats(scope: AuthScope, query: WorkloadStatsQueryDto): Promise<WorkloadStatsResult> {
+  async stats(scope: AuthScope, query: WorkloadStatsQueryDto, now: Date): Promise<WorkloadStatsResult> {
     const timeRange = resolveTimeRangeName(query);
     assertInitiativeInScope(scope, query.initiative_id);
-    const now = this.clock.now();
     let from: Date;
     let to = now;
     if (timeRange === 'custom') {

@@ -3,13 +3,14 @@ import type { Request } from 'express';
 import { map, Observable } from 'rxjs';
 import type { RequestWithScope } from '../auth/auth-scope.decorator';
 import { Clock } from '../clock';
+import type { RequestWithAsOf } from './as-of.decorator';
 import { WithMetadata } from './envelope';
 import { requestIdOf } from './request-id';
 
 /**
  * Wraps every successful response in `{data, metadata?, request_id}` (contract §1). Answers about an
- * organization's data carry `metadata.as_of`, the instant they describe (read before the handler
- * runs, so no figure is newer); health keeps the exact shape the contract gives it. A CSV export
+ * organization's data carry `metadata.as_of`, the instant they describe (read once, before the
+ * handler runs, which computes at that same instant: `@AsOf()`); health keeps the exact shape the contract gives it. A CSV export
  * (a StreamableFile) is its own body.
  */
 @Injectable()
@@ -17,8 +18,9 @@ export class EnvelopeInterceptor implements NestInterceptor {
   constructor(private readonly clock: Clock) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<Request & RequestWithScope>();
-    const asOf = request.authScope ? { as_of: this.clock.now().toISOString() } : null;
+    const request = context.switchToHttp().getRequest<Request & RequestWithScope & RequestWithAsOf>();
+    request.asOf = this.clock.now();
+    const asOf = request.authScope ? { as_of: request.asOf.toISOString() } : null;
     return next.handle().pipe(
       map((result: unknown) => {
         if (result instanceof StreamableFile) return result;

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { authHeaders, createApiToken, insertWorkloads, seedOrganization } from '../../support/factories';
+import { Clock } from '../../../src/common/clock';
 import { createTestApp, TestApp } from '../../support/test-app';
 
 describe('GET /v1/workloads/:workload_id', () => {
@@ -124,6 +125,22 @@ describe('GET /v1/workloads/:workload_id', () => {
       4,
     );
     expect(Number.isInteger(response.body.data.duration_seconds)).toBe(true);
+  });
+
+  it('computes a running workload at the instant metadata.as_of names, read once per request', async () => {
+    // A clock that moves a whole second at every reading (two readings in one request would show),
+    // starting an hour ahead so that no answer cached by the tests above is still valid.
+    let tick = Date.now() + 3600_000;
+    const clock = jest
+      .spyOn(testApp.app.get(Clock), 'now')
+      .mockImplementation(() => new Date((tick += 1000)));
+    try {
+      const response = await get('wl-run').expect(200);
+      const asOf = Date.parse(response.body.metadata.as_of);
+      expect(response.body.data.duration_seconds).toBe(Math.floor((asOf - runningStart.getTime()) / 1000));
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('gives a pending workload and a cancelled-before-start one zero duration', async () => {
