@@ -1,7 +1,8 @@
-import { Controller, Get, Res } from '@nestjs/common';
+import { Controller, Get, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../common/auth/public.decorator';
+import { NoQueryDto } from '../common/validation/no-query.dto';
 import {
   HealthEnvelopeDto,
   HealthReport,
@@ -28,7 +29,10 @@ export class HealthController {
     type: HealthEnvelopeDto,
     description: 'unhealthy: the database cannot be reached',
   })
-  async check(@Res({ passthrough: true }) response: Response): Promise<HealthReport> {
+  async check(
+    @Res({ passthrough: true }) response: Response,
+    @Query() _query: NoQueryDto,
+  ): Promise<HealthReport> {
     const report = await this.health.check();
     response.setHeader('Cache-Control', 'no-store');
     if (report.status !== 'healthy') response.status(503);
@@ -42,7 +46,7 @@ export class HealthController {
     description: 'Needs no credentials and no organization header; never rate limited.',
   })
   @ApiOkResponse({ type: LivenessEnvelopeDto, description: 'alive' })
-  live(@Res({ passthrough: true }) response: Response): LivenessReport {
+  live(@Res({ passthrough: true }) response: Response, @Query() _query: NoQueryDto): LivenessReport {
     response.setHeader('Cache-Control', 'no-store');
     return this.health.live();
   }

@@ -7,7 +7,8 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
 import { AsOf } from '../common/http/as-of.decorator';
 import { ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
-import { NoQueryDto, WorkloadIdParams } from './dto/workload-id-params.dto';
+import { NoQueryDto } from '../common/validation/no-query.dto';
+import { WorkloadIdParams } from './dto/workload-id-params.dto';
 import {
   WorkloadDetailEnvelopeDto,
   WorkloadListEnvelopeDto,

@@ -6,6 +6,3 @@ export class WorkloadIdParams {
   @IsIdentifier()
   workload_id: string;
 }
-
-/** The detail route takes no query parameters; declaring none makes every one a 400. */
-export class NoQueryDto {}

@@ -39,6 +39,17 @@ describe('GET /v1/health', () => {
     expect(write.headers.allow).toBe('GET, HEAD');
   });
 
+  it('refuses unknown query parameters like every other path (contract §1)', async () => {
+    for (const path of ['/v1/health?verbose=1', '/v1/health/live?x=1']) {
+      const response = await request(testApp.server).get(path).expect(400);
+      expect(response.body.error).toEqual({
+        code: 'VALIDATION_ERROR',
+        message: expect.any(String),
+        details: [expect.objectContaining({ location: 'query', issue: 'is not a known parameter' })],
+      });
+    }
+  });
+
   it('documents both probes in the OpenAPI document', async () => {
     const { body } = await request(testApp.server).get('/v1/openapi.json').expect(200);
     expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/v1/health', '/v1/health/live']));
