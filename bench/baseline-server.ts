@@ -87,7 +87,8 @@ const server = createServer((request, response) => {
 });
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
+// The pool ends after the last request in flight has been answered, not under it.
 process.once('SIGTERM', () => {
-  server.close();
-  void pool.end();
+  server.close(() => void pool.end());
+  server.closeIdleConnections();
 });
