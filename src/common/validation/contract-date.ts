@@ -6,8 +6,22 @@ const TIMESTAMP_WITH_OFFSET =
  * Parses a request date (contract §1): a full ISO 8601 timestamp with an offset, or a plain
  * YYYY-MM-DD meaning 00:00 UTC of that day. Returns null for anything else, including impossible
  * calendar dates such as 2026-02-30 and timestamps without an offset.
+ *
+ * Stored times are whole milliseconds (contract §1), and a bound's digits below the millisecond are
+ * rounded up: for millisecond times, `t >= x` and `t < x` then hold exactly as for the bound as
+ * written (a plain Date would truncate, so `end_date=…08:00:00.0009Z` excluded a run at 08:00:00.000).
  */
 export function parseContractDate(text: string): Date | null {
+  const parsed = parseTimestamp(text);
+  return parsed && subMillisecondDigits(text) ? new Date(parsed.getTime() + 1) : parsed;
+}
+
+/** Only the full-timestamp form (with an offset) of a contract date: what imported records carry. */
+export function parseContractTimestamp(text: string): Date | null {
+  return TIMESTAMP_WITH_OFFSET.test(text) ? parseTimestamp(text) : null;
+}
+
+function parseTimestamp(text: string): Date | null {
   const plain = PLAIN_DATE.exec(text);
   if (plain) return calendarDate(plain[1], plain[2], plain[3]) ? new Date(`${text}T00:00:00.000Z`) : null;
 
@@ -20,13 +34,16 @@ export function parseContractDate(text: string): Date | null {
   return Number.isNaN(parsed.getTime()) ? null : parsed;
 }
 
-/** Only the full-timestamp form (with an offset) of a contract date: what imported records carry. */
-export function parseContractTimestamp(text: string): Date | null {
-  return TIMESTAMP_WITH_OFFSET.test(text) ? parseContractDate(text) : null;
+/** Whether the fraction of a second carries a non-zero digit past the third. */
+function subMillisecondDigits(text: string): boolean {
+  const fraction = TIMESTAMP_WITH_OFFSET.exec(text)?.[7] ?? '';
+  return /[1-9]/.test(fraction.slice(3));
 }
 
 function calendarDate(year: string, month: string, day: string): boolean {
-  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
   return (
     date.getUTCFullYear() === Number(year) &&
     date.getUTCMonth() === Number(month) - 1 &&
