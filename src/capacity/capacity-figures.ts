@@ -1,4 +1,5 @@
 import { round4 } from '../common/http/decimal';
+import type { BudgetPeriod } from './capacity.queries';
 import type { BudgetStatus } from './dto/capacity-report.dto';
 import { DAY_MS } from './usage-window';
 
@@ -17,18 +18,12 @@ export interface BudgetFigures {
   projected_exhaustion_date: string | null;
 }
 
-/** The budget period the figures are about. */
-export interface PeriodBounds {
-  start: Date;
-  end: Date;
-}
-
 export function budgetFigures(
   allocated: number,
   used: number,
   usedInBurnWindow: number,
   now: Date,
-  period: PeriodBounds,
+  period: BudgetPeriod,
 ) {
   const figures = {
     allocated_gpu_hours: round4(allocated),
@@ -69,7 +64,7 @@ export function budgetStatus(
 export function projectExhaustion(
   figures: Omit<BudgetFigures, 'projected_exhaustion_date'>,
   now: Date,
-  period: PeriodBounds,
+  period: BudgetPeriod,
 ): string | null {
   const { allocated_gpu_hours: allocated, remaining_gpu_hours: remaining } = figures;
   const burnRate = figures.burn_rate_gpu_hours_per_day;

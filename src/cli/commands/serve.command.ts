@@ -57,10 +57,11 @@ export const serveCommand: Command = async (args, context) => {
   }
   const app = await createApp(config, target.url, { connect });
   running.app = app;
-  running.drain = new HttpDrain(app.getHttpServer() as Server);
+  const server = app.getHttpServer() as Server;
+  running.drain = new HttpDrain(server);
   keepSamplePartitionsAhead(app.get(DataSource), context);
   await app.listen(config.PORT, config.HOST);
-  noticeWriter(context.stdout)(greeting(config, listeningPort(app.getHttpServer() as Server), demoTokens));
+  noticeWriter(context.stdout)(greeting(config, listeningPort(server), demoTokens));
   return new Promise<number>(() => undefined);
 };
 

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppConfig } from '../config/app-config';
-import { ApiError, type ErrorDetail, stringifyValue } from '../http/api-error';
+import { ApiError } from '../http/api-error';
 import { routeParameterIssues } from '../http/route-parameter-issues';
 import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../validation/identifier';
 import type { AuthScope } from './auth-scope';
@@ -110,19 +110,12 @@ function bearerToken(request: Request): string {
 async function organizationHeader(context: ExecutionContext): Promise<string> {
   const value = context.switchToHttp().getRequest<Request>().headers['x-organization-id'];
   if (typeof value === 'string' && IDENTIFIER_PATTERN.test(value)) return value;
-  const issue: ErrorDetail =
+  const refused =
     value === undefined || value === ''
-      ? { field: 'X-Organization-Id', location: 'header', issue: 'is required' }
-      : {
-          field: 'X-Organization-Id',
-          location: 'header',
-          issue: IDENTIFIER_ISSUE,
-          value: stringifyValue(value),
-        };
+      ? ApiError.invalidField('X-Organization-Id', 'header', 'is required')
+      : ApiError.invalidField('X-Organization-Id', 'header', IDENTIFIER_ISSUE, value);
   const others = await routeParameterIssues(context);
-  throw others.length === 0
-    ? ApiError.invalidField(issue.field, issue.location, issue.issue, issue.value)
-    : ApiError.validation([issue, ...others]);
+  throw others.length === 0 ? refused : ApiError.validation([...refused.details, ...others]);
 }
 
 /**

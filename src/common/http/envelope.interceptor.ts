@@ -10,8 +10,8 @@ import { requestIdOf } from './request-id';
 /**
  * Wraps every successful response in `{data, metadata?, request_id}` (contract §1). Answers about an
  * organization's data carry `metadata.as_of`, the instant they describe (read once, before the
- * handler runs, which computes at that same instant: `@AsOf()`); health keeps the exact shape the contract gives it. A CSV export
- * (a StreamableFile) is its own body.
+ * handler runs, which computes at that same instant: `@AsOf()`); health keeps the exact shape the
+ * contract gives it. A CSV export (a StreamableFile) is its own body.
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {

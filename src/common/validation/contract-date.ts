@@ -12,32 +12,28 @@ const TIMESTAMP_WITH_OFFSET =
  * written (a plain Date would truncate, so `end_date=…08:00:00.0009Z` excluded a run at 08:00:00.000).
  */
 export function parseContractDate(text: string): Date | null {
-  const parsed = parseTimestamp(text);
-  return parsed && subMillisecondDigits(text) ? new Date(parsed.getTime() + 1) : parsed;
+  const plain = PLAIN_DATE.exec(text);
+  if (plain) return calendarDate(plain[1], plain[2], plain[3]) ? new Date(`${text}T00:00:00.000Z`) : null;
+  const stamp = parseStamp(text);
+  if (!stamp) return null;
+  const belowMillisecond = /[1-9]/.test(stamp.fraction.slice(3));
+  return belowMillisecond ? new Date(stamp.date.getTime() + 1) : stamp.date;
 }
 
 /** Only the full-timestamp form (with an offset) of a contract date: what imported records carry. */
 export function parseContractTimestamp(text: string): Date | null {
-  return TIMESTAMP_WITH_OFFSET.test(text) ? parseTimestamp(text) : null;
+  return parseStamp(text)?.date ?? null;
 }
 
-function parseTimestamp(text: string): Date | null {
-  const plain = PLAIN_DATE.exec(text);
-  if (plain) return calendarDate(plain[1], plain[2], plain[3]) ? new Date(`${text}T00:00:00.000Z`) : null;
-
+/** A timestamp with an offset, and the digits of its fraction of a second as written. */
+function parseStamp(text: string): { date: Date; fraction: string } | null {
   const stamp = TIMESTAMP_WITH_OFFSET.exec(text);
   if (!stamp) return null;
-  const [, year, month, day, hour, minute, second = '00'] = stamp;
+  const [, year, month, day, hour, minute, second = '00', fraction = ''] = stamp;
   if (!calendarDate(year, month, day)) return null;
   if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return null;
-  const parsed = new Date(text);
-  return Number.isNaN(parsed.getTime()) ? null : parsed;
-}
-
-/** Whether the fraction of a second carries a non-zero digit past the third. */
-function subMillisecondDigits(text: string): boolean {
-  const fraction = TIMESTAMP_WITH_OFFSET.exec(text)?.[7] ?? '';
-  return /[1-9]/.test(fraction.slice(3));
+  const date = new Date(text);
+  return Number.isNaN(date.getTime()) ? null : { date, fraction };
 }
 
 function calendarDate(year: string, month: string, day: string): boolean {
