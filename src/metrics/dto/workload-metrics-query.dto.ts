@@ -12,7 +12,7 @@ function IsMetricList(): PropertyDecorator {
     validator: {
       validate: (value: unknown) => typeof value === 'string' && 'metrics' in parseMetricList(value),
       defaultMessage: (args) => {
-        if (typeof args?.value !== 'string') return 'must be given once, as a comma-separated list';
+        if (typeof args?.value !== 'string') return 'must be a comma-separated list of metric names';
         const parsed = parseMetricList(args.value);
         const unknown = 'unknown' in parsed ? parsed.unknown.map((name) => `'${name}'`).join(', ') : '';
         return `unknown metric name(s) ${unknown}; known: ${METRIC_NAMES.join(', ')}`;
@@ -28,10 +28,14 @@ export class WorkloadMetricsQueryDto {
   time_range?: TimeRange;
 
   @ApiPropertyOptional({
-    description: `comma-separated metric names (${METRIC_NAMES.join(', ')}); repeats ignored; omitted: all`,
+    description: `comma-separated metric names (${METRIC_NAMES.join(', ')}); repeats ignored, also when the parameter itself is repeated; omitted: all`,
     example: 'gpu_utilization,gpu_usage',
   })
   @IsOptional()
+  // `metrics=a&metrics=b` names the same list as `metrics=a,b`: the contract ignores repeats either way.
+  @Transform(({ value }) =>
+    Array.isArray(value) && value.every((part) => typeof part === 'string') ? value.join(',') : value,
+  )
   @IsMetricList()
   metrics?: string;
 

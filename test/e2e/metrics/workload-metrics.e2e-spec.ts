@@ -160,6 +160,17 @@ describe('GET /v1/workloads/:workload_id/metrics', () => {
     expect(Object.keys(response.body.data.metrics).sort()).toEqual(['gpu_usage', 'power_usage']);
   });
 
+  it('a repeated metrics parameter names the union of its lists', async () => {
+    const repeated = await get('finished', '?metrics=gpu_usage&metrics=power_usage,gpu_usage').expect(200);
+    const listed = await get('finished', '?metrics=gpu_usage,power_usage').expect(200);
+    expect(Object.keys(repeated.body.data.metrics).sort()).toEqual(['gpu_usage', 'power_usage']);
+    expect(repeated.body.data).toEqual(listed.body.data);
+    const unknown = await get('finished', '?metrics=gpu_usage&metrics=fan').expect(400);
+    expect(unknown.body.error.details).toEqual([
+      expect.objectContaining({ field: 'metrics', location: 'query', value: 'gpu_usage,fan' }),
+    ]);
+  });
+
   it('unknown metric names are a 400 naming them', async () => {
     const response = await get('finished', '?metrics=gpu_utilization,gpu_temp,fan').expect(400);
     expect(response.body.error.code).toBe('VALIDATION_ERROR');
