@@ -15,6 +15,7 @@ import { DataVersions1763800016000 } from './1763800016000-data-versions';
 import { CapacityUsageHourly1763800017000 } from './1763800017000-capacity-usage-hourly';
 import { RankedIdleGpuHours1763800018000 } from './1763800018000-ranked-idle-gpu-hours';
 import { HourlyUsageCoveringKey1763800019000 } from './1763800019000-hourly-usage-covering-key';
+import { AscendingListIndexes1763800020000 } from './1763800020000-ascending-list-indexes';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   CapacityUsageHourly1763800017000,
   RankedIdleGpuHours1763800018000,
   HourlyUsageCoveringKey1763800019000,
+  AscendingListIndexes1763800020000,
 ];
