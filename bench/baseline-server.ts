@@ -79,16 +79,33 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   send(response, result.status, { ...result.body, request_id: requestId });
 }
 
+let inFlight = 0;
+let closed = false;
+/** The pool ends once the server is closed and no handler still awaits a query. */
+function endPoolWhenIdle(): void {
+  if (closed && inFlight === 0) void pool.end();
+}
+
 const server = createServer((request, response) => {
-  handle(request, response).catch((error: Error) => {
-    process.stderr.write(`baseline: ${error.message}\n`);
-    if (!response.headersSent) send(response, 500, { error: { code: 'INTERNAL_ERROR' } });
-  });
+  inFlight += 1;
+  handle(request, response)
+    .catch((error: Error) => {
+      process.stderr.write(`baseline: ${error.message}\n`);
+      if (!response.headersSent) send(response, 500, { error: { code: 'INTERNAL_ERROR' } });
+    })
+    .finally(() => {
+      inFlight -= 1;
+      endPoolWhenIdle();
+    });
 });
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
-// The pool ends after the last request in flight has been answered, not under it.
+// A client may close its socket while its request still awaits a query: the server then counts no
+// connection, but that handler still needs the pool.
 process.once('SIGTERM', () => {
-  server.close(() => void pool.end());
+  server.close(() => {
+    closed = true;
+    endPoolWhenIdle();
+  });
   server.closeIdleConnections();
 });
