@@ -17,6 +17,7 @@ import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { DatabaseConnectOptions, DatabaseConnector } from './database/database-connector';
 import { DatabaseReadyGuard } from './database/database-ready.guard';
+import { DatabaseStallWatchModule } from './database/database-stall-watch';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { WorkloadsModule } from './workloads/workloads.module';
@@ -52,6 +53,7 @@ export class AppModule {
           }),
           dataSourceFactory: (options) => connector.connect(new DataSource(options!)),
         }),
+        DatabaseStallWatchModule,
         RateLimitModule.forRoot(config),
         ResponseCacheModule,
         AuthModule,

@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import type { Role } from './auth-scope';
 import { generateApiToken, hashSecret, parseApiToken, secretMatches } from './api-token-format';
 import { ApiToken } from './entities/api-token.entity';
+import { DatabaseStallWatch } from '../../database/database-stall-watch';
 
 export interface NewApiToken {
   organizationId: string;
@@ -32,7 +33,11 @@ const DECOY_HASH = hashSecret('decoy');
 export class ApiTokenService {
   private readonly verified = new Map<string, { token: ApiToken; checkedAt: number }>();
 
-  constructor(@InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>) {}
+  constructor(
+    @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
+    // The service's watch; the command line's token commands have none and wait out their own bounds.
+    @Optional() private readonly stallWatch?: DatabaseStallWatch,
+  ) {}
 
   /** Stores only the hash; the returned token text is the one time the secret is seen. */
   async create(input: NewApiToken): Promise<{ token: string; record: ApiToken }> {
@@ -76,11 +81,12 @@ export class ApiTokenService {
   }
 
   private async lookup(tokenId: string, secret: string, now: Date): Promise<TokenCheck> {
-    const token = await this.tokens
+    const read = this.tokens
       .createQueryBuilder('token')
       .addSelect('token.secretHash')
       .where('token.token_id = :tokenId', { tokenId })
       .getOne();
+    const token = await (this.stallWatch ? this.stallWatch.watch(read) : read);
     if (!secretMatches(secret, token?.secretHash ?? DECOY_HASH) || !token) {
       return { ok: false, reason: 'unknown' };
     }

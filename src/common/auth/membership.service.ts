@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import { Member } from '../../organizations/entities/member.entity';
+import { DatabaseStallWatch } from '../../database/database-stall-watch';
 
 /**
  * A membership (or its absence) is trusted for as long as a verified API token
@@ -19,14 +20,17 @@ export class MembershipService {
     ttl: MEMBERSHIP_TTL_MS,
   });
 
-  constructor(@InjectRepository(Member) private readonly members: Repository<Member>) {}
+  constructor(
+    @InjectRepository(Member) private readonly members: Repository<Member>,
+    private readonly stallWatch: DatabaseStallWatch,
+  ) {}
 
   /** A person's membership in one organization; null when they have none there. */
   async find(organizationId: string, subject: string): Promise<Member | null> {
     const key = `${organizationId}\n${subject}`;
     const known = this.recent.get(key);
     if (known) return known.member;
-    const member = await this.members.findOne({ where: { organizationId, subject } });
+    const member = await this.stallWatch.watch(this.members.findOne({ where: { organizationId, subject } }));
     this.recent.set(key, { member });
     return member;
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import { DatabaseStallWatch } from '../../database/database-stall-watch';
 import { isIssued, type ScopedStatement } from './scoped-statement';
 
 /**
@@ -9,10 +10,17 @@ import { isIssued, type ScopedStatement } from './scoped-statement';
  */
 @Injectable()
 export class ScopedDatabase {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly stallWatch: DatabaseStallWatch,
+  ) {}
 
   async run<T>(statement: ScopedStatement): Promise<T[]> {
     if (!isIssued(statement)) throw new Error('Only statements made by scopedStatement can run');
+    return this.stallWatch.watch(this.query<T>(statement));
+  }
+
+  private async query<T>(statement: ScopedStatement): Promise<T[]> {
     if (statement.name === undefined) return this.dataSource.query<T[]>(statement.text, statement.values);
     // TypeORM's query() has no named statements: the same pool (its settings, its errors), by pg itself.
     const { rows } = await this.pool().query({

@@ -46,7 +46,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
       );
       return new ApiError(
         ErrorCode.SERVICE_UNAVAILABLE,
-        'The service cannot reach its database; retry shortly',
+        'The database is unavailable or too slow right now; retry shortly',
         [],
         {
           'Retry-After': '5',

@@ -24,10 +24,8 @@ describe('database outage', () => {
 
   beforeAll(async () => {
     const port = await proxy.start();
-    testApp = await createTestApp(
-      { DATABASE_STATEMENT_TIMEOUT_MS: '1000' },
-      proxiedUrl(testDatabaseUrl(), port),
-    );
+    // The default statement bound (30 s): a frozen database must not make requests wait it out.
+    testApp = await createTestApp({}, proxiedUrl(testDatabaseUrl(), port));
     const orgId = await seedOrganization(testApp.dataSource);
     headers = authHeaders(await createApiToken(testApp.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
   });
@@ -65,7 +63,8 @@ describe('database outage', () => {
     await request(testApp.server).get('/v1/workloads').set(headers).expect(200);
 
     proxy.freeze();
-    // Pooled connections hang on a query (the client-side query timeout ends it); new ones hang on connect.
+    // Pooled connections hang on a query, new ones on connect; the stall watch's own probe (SELECT 1 on
+    // a connection of its own) finds the server gone and releases the wait, long before the 30 s bound.
     const [onPooled, health] = await Promise.all([
       request(testApp.server).get('/v1/workloads').set(headers),
       request(testApp.server).get('/v1/health'),
@@ -77,6 +76,10 @@ describe('database outage', () => {
     });
     expect(health.status).toBe(503);
     expect(health.body).toEqual(UNHEALTHY);
+    // Found unresponsive: the next request is refused before it takes a connection.
+    const refused = await request(testApp.server).get('/v1/capacity').set(headers).expect(503);
+    expect(refused.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    expect(refused.headers['retry-after']).toBe('5');
 
     proxy.resume();
     await waitFor(

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { DatabaseStallWatch } from '../../../src/database/database-stall-watch';
 import type { AuthScope } from '../../../src/common/auth/auth-scope';
 import { ScopedDatabase } from '../../../src/common/database/scoped-database';
 import {
@@ -89,10 +90,11 @@ describe('preparedStatement', () => {
 describe('ScopedDatabase.run', () => {
   const query = jest.fn().mockResolvedValue([{ n: 1 }]);
   const poolQuery = jest.fn().mockResolvedValue({ rows: [{ n: 2 }] });
-  const database = new ScopedDatabase({
-    query,
-    driver: { master: { query: poolQuery } },
-  } as unknown as DataSource);
+  const passThrough = { watch: <T>(work: Promise<T>) => work } as unknown as DatabaseStallWatch;
+  const database = new ScopedDatabase(
+    { query, driver: { master: { query: poolQuery } } } as unknown as DataSource,
+    passThrough,
+  );
 
   it('runs a prepared statement by its name on the same pool', async () => {
     const text = 'SELECT 2 AS n FROM workloads WHERE organization_id = $1';

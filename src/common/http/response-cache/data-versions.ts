@@ -2,6 +2,7 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Pool, type PoolConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { DatabaseStallWatch } from '../../../database/database-stall-watch';
 
 interface PendingRead {
   organizationIds: Set<string>;
@@ -25,7 +26,10 @@ export class DataVersions implements OnModuleDestroy {
   private pending: PendingRead | null = null;
   private readonly pool: Pool;
 
-  constructor(dataSource: DataSource) {
+  constructor(
+    dataSource: DataSource,
+    private readonly stallWatch: DatabaseStallWatch,
+  ) {
     const options = dataSource.options as PostgresConnectionOptions;
     // The service's own connection settings (timeouts, keep-alive, session options), two connections,
     // and a tight statement bound: a version read is one primary-key lookup.
@@ -58,7 +62,7 @@ export class DataVersions implements OnModuleDestroy {
       versions: new Promise((resolve, reject) => {
         setImmediate(() => {
           this.pending = null;
-          this.readVersions([...organizationIds]).then(resolve, reject);
+          this.stallWatch.watch(this.readVersions([...organizationIds])).then(resolve, reject);
         });
       }),
     };
