@@ -1,3 +1,4 @@
+import { parse as parseQueryString } from 'node:querystring';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
@@ -80,6 +81,10 @@ export async function createApp(
 function caseSensitiveExpress(): Express {
   const server = express();
   server.set('case sensitive routing', true);
+  // Express's own parser is querystring.parse with its default of 1000 keys: a parameter after the
+  // thousandth was dropped unseen (a filter silently lost, a bad value not refused). The request line
+  // is bounded by the 16 KB header limit, so every key can be read and validated.
+  server.set('query parser', (text: string) => parseQueryString(text, '&', '=', { maxKeys: 0 }));
   return server;
 }
 

@@ -163,6 +163,22 @@ describe('hostile input: NUL bytes, object-member names, malformed requests', ()
       expect(nested.body.error.details[0].field).toBe('limit[__proto__]');
     });
 
+    it('reads every parameter, however many come before it', async () => {
+      const padding = '&'.repeat(1000);
+      const filtered = await request(testApp.server)
+        .get(`/v1/workloads?limit=5${padding}&status=failed`)
+        .set(headers)
+        .expect(200);
+      expect(filtered.body.data.workloads).toEqual([]);
+      const refused = await request(testApp.server)
+        .get(`/v1/workloads?limit=5${'&x=1'.repeat(1000)}&status=bogus`)
+        .set(headers)
+        .expect(400);
+      expect(refused.body.error.details).toEqual(
+        expect.arrayContaining([expect.objectContaining({ field: 'status', location: 'query' })]),
+      );
+    });
+
     it('still accepts the declared parameters', async () => {
       const response = await request(testApp.server)
         .get('/v1/workloads?limit=5&status=completed&submitted_by=alice%40example.com')
