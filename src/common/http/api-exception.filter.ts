@@ -15,6 +15,18 @@ const CODE_OF_HTTP_STATUS: Record<number, ErrorCode> = {
   429: ErrorCode.RATE_LIMITED,
 };
 
+/** Express's message when a path parameter is not valid percent-encoding (it refuses before any route runs). */
+const UNDECODABLE_PARAMETER = 'Failed to decode param';
+/** The routes with a path parameter: each names it workload_id. */
+const WORKLOAD_PATH = /^\/v1\/workloads\/([^/]*)(?:\/metrics)?$/;
+
+function undecodablePathParameter(request: Request): ApiError {
+  const workload = WORKLOAD_PATH.exec(request.path);
+  return workload
+    ? ApiError.invalidField('workload_id', 'path', 'is not valid percent-encoding', workload[1])
+    : ApiError.invalidField('path', 'path', 'is not valid percent-encoding', request.path);
+}
+
 /**
  * The one place an error becomes a response body. Anything not raised on purpose is logged with the
  * request id and answered as INTERNAL_ERROR without detail, so no stack, SQL or host ever leaks.
@@ -64,6 +76,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
     }
     const code = CODE_OF_HTTP_STATUS[status];
     if (code) return new ApiError(code, exception.message);
+    if (status === 400 && exception.message.startsWith(UNDECODABLE_PARAMETER)) {
+      return undecodablePathParameter(request);
+    }
     if (status >= 400 && status < 500) {
       // Body parser and similar framework rejections of the request itself.
       return new ApiError(ErrorCode.VALIDATION_ERROR, exception.message, [

@@ -104,6 +104,17 @@ describe('hostile input: NUL bytes, object-member names, malformed requests', ()
       ]);
     });
 
+    it('answers a path id that is not valid percent-encoding with 400 naming workload_id', async () => {
+      for (const id of ['%', '%zz', '%C0%AF', '%ED%A0%80']) {
+        for (const path of [`/v1/workloads/${id}`, `/v1/workloads/${id}/metrics`]) {
+          const response = await request(testApp.server).get(path).set(headers).expect(400);
+          expect(response.body.error.details).toEqual([
+            { field: 'workload_id', location: 'path', issue: 'is not valid percent-encoding', value: id },
+          ]);
+        }
+      }
+    });
+
     it('answers a validly signed JWT whose sub holds a NUL with 401', async () => {
       const token = signJwt({ sub: 'admin@example.com\u0000' });
       const response = await request(testApp.server).get('/v1/workloads').set(authHeaders(token, orgId));
