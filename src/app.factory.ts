@@ -5,7 +5,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import type { DestinationStream, Logger as RootLogger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './common/config/app-config';
-import { hardenHttpServer } from './common/http/harden-http-server';
+import { hardenHttpServer, hostRequired } from './common/http/harden-http-server';
 import type { DatabaseConnectOptions } from './database/database-connector';
 import { methodPolicy } from './common/http/method-policy.middleware';
 import { setupOpenApi } from './common/http/openapi';
@@ -57,6 +57,7 @@ export async function createApp(
   hardenHttpServer(app.getHttpServer(), rootLogger);
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
+  app.use(hostRequired());
   const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache));
   app.use(metrics.recordRequests);
   app.use(compressionWhenAccepted());

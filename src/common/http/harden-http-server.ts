@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, maxHeaderSize, Server, STATUS_CODES } from 'node:http';
+import { IncomingMessage, maxHeaderSize, Server, ServerResponse, STATUS_CODES } from 'node:http';
+import type { RequestHandler } from 'express';
 import type { Duplex } from 'node:stream';
 import { ApiError, ErrorDetail } from './api-error';
 import { ErrorCode } from './error-codes';
 import { ALLOW, isApiPath } from './method-policy.middleware';
-import { resolveRequestId } from './request-id';
-import { errorBody } from './write-error';
+import { requestIdOf, resolveRequestId } from './request-id';
+import { errorBody, writeError } from './write-error';
 
 /** The part of a pino logger this needs. */
 export interface ConnectionLogger {
@@ -22,12 +23,56 @@ export interface ConnectionLogger {
  * sent with the HTTP status Node would send (431 for oversized headers, which tells clients and
  * proxies not to retry as is; 408 for a request that never completed; 400 otherwise). CONNECT gets
  * what every other method gets (contract §2): 405 with `Allow` on an API path, 404 elsewhere.
+ * An `Expect` Node does not know gets 417 with the envelope. An HTTP/1.1 request without `Host`,
+ * which Node would refuse with a bare 400, goes on to Express, where hostRequired() refuses it with
+ * the envelope, a request id and a log line like any other request.
  */
 export function hardenHttpServer(server: Server, logger: ConnectionLogger): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
     answerClientError(server, error, socket, logger),
   );
   server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, logger));
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    answerExpectation(request, response, logger),
+  );
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+}
+
+/** Refuses an HTTP/1.1 request without `Host` (RFC 9112 §3.2); mounted after the request log. */
+export function hostRequired(): RequestHandler {
+  return (request, response, next) => {
+    if (request.httpVersion !== '1.1' || request.headers.host !== undefined) return next();
+    const apiError = ApiError.validation(
+      [{ field: 'Host', location: 'header', issue: 'is required in an HTTP/1.1 request' }],
+      'The request has no Host header',
+    );
+    writeError(response, apiError, requestIdOf(request));
+  };
+}
+
+function answerExpectation(
+  request: IncomingMessage,
+  response: ServerResponse,
+  logger: ConnectionLogger,
+): void {
+  const requestId = resolveRequestId(request.headers['x-request-id']);
+  const apiError = new ApiError(
+    ErrorCode.VALIDATION_ERROR,
+    'The request expects what the service does not do',
+    [{ field: 'Expect', location: 'header', issue: 'only 100-continue is understood' }],
+  );
+  logger.warn(
+    { request_id: requestId, status: 417, error_code: apiError.code, method: request.method },
+    'request refused before routing',
+  );
+  const body = JSON.stringify(errorBody(apiError.code, apiError.message, apiError.details, requestId));
+  response.writeHead(417, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'X-Request-Id': requestId,
+    Connection: 'close',
+  });
+  response.end(body);
 }
 
 function answerClientError(
