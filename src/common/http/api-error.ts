@@ -47,6 +47,20 @@ export class ApiError extends Error {
   static notFound(message: string): ApiError {
     return new ApiError(ErrorCode.NOT_FOUND, message);
   }
+
+  static databaseUnavailable(): ApiError {
+    return new ApiError(
+      ErrorCode.SERVICE_UNAVAILABLE,
+      'The database is unavailable or too slow right now; retry shortly',
+      [],
+      { 'Retry-After': '5' },
+    );
+  }
+
+  /** Anything not raised on purpose: no detail, so no stack, SQL or host ever leaks. */
+  static internal(): ApiError {
+    return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
+  }
 }
 
 /** Error detail values are echoed back, so they are bounded and always strings. */

@@ -56,17 +56,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
         { request_id: requestId, error: loggableError(exception, false) },
         'database unavailable',
       );
-      return new ApiError(
-        ErrorCode.SERVICE_UNAVAILABLE,
-        'The database is unavailable or too slow right now; retry shortly',
-        [],
-        {
-          'Retry-After': '5',
-        },
-      );
+      return ApiError.databaseUnavailable();
     }
     this.logger.error({ request_id: requestId, error: loggableError(exception) }, 'unexpected error');
-    return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
+    return ApiError.internal();
   }
 
   private fromHttpException(exception: HttpException, request: Request): ApiError {
@@ -89,6 +82,6 @@ export class ApiExceptionFilter implements ExceptionFilter {
       { request_id: requestIdOf(request), error: loggableError(exception) },
       'unexpected http exception',
     );
-    return new ApiError(ErrorCode.INTERNAL_ERROR, 'An unexpected error occurred');
+    return ApiError.internal();
   }
 }

@@ -230,3 +230,43 @@ describe('Accept: text/csv', () => {
     ]);
   });
 });
+
+/**
+ * A row the service cannot format (a submitted_at of 'infinity', written past the importer, which
+ * refuses it) fails the export's first page: nothing has been sent yet, so the answer is still the
+ * contract's error body with the request id, not a connection closed with no reply.
+ */
+describe('Accept: text/csv, first page failing', () => {
+  let t: TestApp;
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const orgId = await seedOrganization(t.dataSource);
+    await insertWorkloads(t.dataSource, orgId, [{ workloadId: 'wl-endless', status: 'pending' }]);
+    await t.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT gpucap_lock_organizations($1::text[])', [[orgId]]);
+      await manager.query(
+        `UPDATE workloads SET submitted_at = 'infinity' WHERE organization_id = $1 AND workload_id = 'wl-endless'`,
+        [orgId],
+      );
+    });
+    headers = authHeaders(await createApiToken(t.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
+  });
+
+  afterAll(() => t.close());
+
+  it('answers 500 with the error envelope, as the JSON list does', async () => {
+    const json = await request(t.server).get('/v1/workloads').set(headers).expect(500);
+    const csv = await request(t.server)
+      .get('/v1/workloads')
+      .set(headers)
+      .set('Accept', 'text/csv')
+      .set('X-Request-Id', 'csv-first-page')
+      .expect(500);
+    expect(csv.headers['content-type']).toMatch(/^application\/json/);
+    expect(csv.headers['content-disposition']).toBeUndefined();
+    expect(csv.body).toEqual({ ...json.body, request_id: 'csv-first-page' });
+    expect(csv.body.error.code).toBe('INTERNAL_ERROR');
+  });
+});

@@ -1,8 +1,12 @@
 import { Logger, StreamableFile } from '@nestjs/common';
 import { stringify } from 'csv-stringify';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Readable } from 'node:stream';
+import { isDatabaseUnavailable } from '../../../database/database-unavailable';
 import { loggableError } from '../../logging/loggable-error';
+import { ApiError } from '../api-error';
+import { requestIdOf } from '../request-id';
+import { writeError } from '../write-error';
 
 const logger = new Logger('CsvExport');
 
@@ -64,16 +68,31 @@ function csvStringifier(columns: string[]) {
 
 /**
  * Nest's default handler would log the whole error (a driver error can carry SQL) and answer a bare
- * 400: log what is safe and cut the connection, so a client never takes a truncated file as whole.
+ * 400: log what is safe, with the request's id. Before the first byte (the first page failed) the
+ * answer is still the contract's error, 503 or 500 as for JSON; after it, the connection is cut, so
+ * a client never takes a truncated file as whole.
  */
 function csvFile(body: Readable, filename: string): StreamableFile {
   const file = new StreamableFile(body, {
     type: CSV_CONTENT_TYPE,
     disposition: `attachment; filename="${filename}"`,
   });
-  file.setErrorHandler((error, response) => {
-    logger.error({ error: loggableError(error, false) }, 'CSV export failed after it started');
-    response.destroy?.();
+  file.setErrorHandler((error, raw) => {
+    const response = raw as Response;
+    const requestId = requestIdOf(response.req);
+    const unavailable = isDatabaseUnavailable(error);
+    if (response.headersSent) {
+      logger.error({ request_id: requestId, error: loggableError(error, false) }, 'CSV export cut short');
+      response.destroy();
+      return;
+    }
+    logger[unavailable ? 'warn' : 'error'](
+      { request_id: requestId, error: loggableError(error, false) },
+      'CSV export failed before its first row',
+    );
+    for (const header of ['Content-Type', 'Content-Disposition', 'Content-Length'])
+      response.removeHeader(header);
+    writeError(response, unavailable ? ApiError.databaseUnavailable() : ApiError.internal(), requestId);
   });
   return file;
 }
