@@ -54,8 +54,13 @@ export function requestLogging(root: pino.Logger) {
     const started = performance.now();
     response.once('close', () => {
       const finished = response.writableFinished;
+      // A client that goes away early is not the service's failure (and must not fill the error log).
       const level: RequestLevel =
-        !finished || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info';
+        finished && response.statusCode >= 500
+          ? 'error'
+          : !finished || response.statusCode >= 400
+            ? 'warn'
+            : 'info';
       if (!root.isLevelEnabled(level)) return;
       root[level](
         {
@@ -88,14 +93,24 @@ function outcome(request: LoggedRequest, response: ServerResponse): Record<strin
   if (typeof organization === 'string' && IDENTIFIER_PATTERN.test(organization)) {
     fields.organization_id = organization;
   }
-  const credential = credentialOf(request);
-  if (credential) fields.credential_id = credential;
+  const verified = verifiedCredentialOf(request);
+  if (verified) fields.credential_id = verified;
+  else {
+    // Anyone can put a real token's id in front of a wrong secret: named apart, it is never taken
+    // for the token holder's own failure.
+    const claimed = claimedTokenOf(request);
+    if (claimed) fields.claimed_credential_id = claimed;
+  }
   return fields;
 }
 
-function credentialOf(request: LoggedRequest): string | undefined {
+function verifiedCredentialOf(request: LoggedRequest): string | undefined {
   if (request.authScope) return request.authScope.credentialKey;
   if (typeof request.user?.subject === 'string') return `sub:${request.user.subject}`;
+  return undefined;
+}
+
+function claimedTokenOf(request: LoggedRequest): string | undefined {
   const bearer = /^Bearer +(\S+)/i.exec(request.headers.authorization ?? '');
   const apiToken = bearer ? parseApiToken(bearer[1]) : null;
   return apiToken ? `token:${apiToken.tokenId}` : undefined;

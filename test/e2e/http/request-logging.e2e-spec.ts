@@ -106,7 +106,7 @@ describe('request logs', () => {
     expect(line.req).not.toHaveProperty('id');
   });
 
-  it('logs a 4xx at warn with the error code, organization and credential id', async () => {
+  it('logs a 4xx at warn with the error code, organization and credential id (claimed, when not verified)', async () => {
     const tokenId = token.split('_')[1];
     const forbidden = await request(server)
       .get('/v1/workloads')
@@ -144,8 +144,9 @@ describe('request logs', () => {
       level: 'warn',
       error_code: 'UNAUTHENTICATED',
       organization_id: orgId,
-      credential_id: `token:${tokenId}`,
+      claimed_credential_id: `token:${tokenId}`,
     });
+    expect(lineOf('unauthenticated-1')).not.toHaveProperty('credential_id');
     expect(raw.join('')).not.toContain(altered);
   });
 
