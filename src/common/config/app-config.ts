@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { plainToInstance, Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
 import { isValidTrustedProxyList } from '../rate-limit/trusted-proxies';
@@ -126,6 +127,24 @@ export class AppConfig {
 
 export class ConfigError extends Error {}
 
+/** Parsed, never printed: the message names the variable, not its value (it may hold a password). */
+function isPostgresUrl(value: string): boolean {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+function isPublicKey(value: string): boolean {
+  try {
+    createPublicKey(value.replace(/\\n/g, '\n'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function presentEntries(env: NodeJS.ProcessEnv): Record<string, string> {
   const present: Record<string, string> = {};
   for (const [key, value] of Object.entries(env)) {
@@ -145,6 +164,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const jwtModes = [config.JWT_SECRET, config.JWT_PUBLIC_KEY, config.JWT_JWKS_URI].filter(Boolean).length;
   if (jwtModes > 1) {
     problems.push('JWT_SECRET, JWT_PUBLIC_KEY, JWT_JWKS_URI: set at most one of them');
+  }
+  if (config.DATABASE_URL !== undefined && !isPostgresUrl(config.DATABASE_URL)) {
+    problems.push(
+      'DATABASE_URL: must be a postgres:// or postgresql:// URL, e.g. postgres://user:pass@host:5432/db',
+    );
+  }
+  if (config.JWT_PUBLIC_KEY !== undefined && !isPublicKey(config.JWT_PUBLIC_KEY)) {
+    problems.push('JWT_PUBLIC_KEY: must be a PEM public key (RSA or EC); newlines may be written as \\n');
   }
   if (config.TRUSTED_PROXIES !== undefined && !isValidTrustedProxyList(config.TRUSTED_PROXIES)) {
     problems.push('TRUSTED_PROXIES: must be a comma-separated list of IP addresses or CIDR ranges');

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { ConfigError, loadConfig } from '../../../src/common/config/app-config';
 
 describe('loadConfig', () => {
@@ -22,9 +23,21 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['JWT_JWKS_URI', 'not a url'],
     ['REDIS_URL', 'http://cache'],
+    ['DATABASE_URL', 'postgres://user:pw@db:notaport/gpucap'],
+    ['DATABASE_URL', 'mysql://db/gpucap'],
+    ['DATABASE_URL', 'db.internal:5432'],
+    ['JWT_PUBLIC_KEY', 'not a key'],
   ])('stops on a bad %s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));
+  });
+
+  it('accepts a PostgreSQL URL and a PEM public key, with newlines written as \\n', () => {
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString().replace(/\n/g, '\\n');
+    const config = loadConfig({ DATABASE_URL: 'postgresql://user:pw@db:5432/gpucap', JWT_PUBLIC_KEY: pem });
+    expect(config.DATABASE_URL).toBe('postgresql://user:pw@db:5432/gpucap');
+    expect(config.JWT_PUBLIC_KEY).toBe(pem);
   });
 
   it('refuses more than one JWT key source', () => {
