@@ -91,14 +91,26 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       ignoreExpiration: false,
       issuer: config.JWT_ISSUER,
       audience: config.JWT_AUDIENCE,
-      jsonWebTokenOptions: { clockTolerance: JWT_CLOCK_TOLERANCE_SECONDS },
+      // complete: validate() sees the header too, to refuse critical extensions it does not know.
+      jsonWebTokenOptions: { clockTolerance: JWT_CLOCK_TOLERANCE_SECONDS, complete: true },
       ...keyOptions(config),
     } as StrategyOptionsWithoutRequest);
   }
 
-  /** Role or initiative claims are ignored on purpose: membership records decide access. */
-  validate(payload: { sub?: unknown; exp?: unknown }): JwtIdentity | false {
-    if (typeof payload.exp !== 'number') return false;
+  /**
+   * Role or initiative claims are ignored on purpose: membership records decide access. A token must
+   * expire (an `exp` like 1e400 reads as Infinity), and one naming critical header parameters is
+   * refused: this service understands none, and RFC 7515 §4.1.11 says such a token is invalid.
+   */
+  validate({
+    header,
+    payload,
+  }: {
+    header: { crit?: unknown };
+    payload: { sub?: unknown; exp?: unknown };
+  }): JwtIdentity | false {
+    if (header.crit !== undefined) return false;
+    if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) return false;
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) return false;
     if (hasControlCharacter(payload.sub)) return false;
     return { subject: payload.sub };

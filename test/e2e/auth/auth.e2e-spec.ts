@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { createServer, Server } from 'node:http';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
@@ -88,6 +88,22 @@ describe('authentication and scope (HS256 JWTs and API tokens)', () => {
       algorithm: 'HS256',
     });
     expectUnauthenticated(await get(authHeaders(token, orgId)));
+  });
+
+  it('rejects a JWT whose exp is beyond any number (1e400 reads as Infinity)', async () => {
+    const encode = (text: string) => Buffer.from(text).toString('base64url');
+    const signed = `${encode('{"alg":"HS256","typ":"JWT"}')}.${encode(`{"sub":"${member}","exp":1e400}`)}`;
+    const signature = createHmac('sha256', 'test-only-jwt-secret-not-for-production')
+      .update(signed)
+      .digest('base64url');
+    expectUnauthenticated(await get(authHeaders(`${signed}.${signature}`, orgId)));
+  });
+
+  it('rejects a JWT that names critical header parameters (RFC 7515 §4.1.11)', async () => {
+    const token = signJwt({ sub: member }, { header: { alg: 'HS256', crit: ['exp-2'] } });
+    expectUnauthenticated(await get(authHeaders(token, orgId)));
+    // The same token without crit is let in: the refusal is the header's.
+    expect((await get(authHeaders(signJwt({ sub: member }), orgId))).status).toBe(200);
   });
 
   it('rejects a JWT signed with another key', async () => {
