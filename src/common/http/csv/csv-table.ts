@@ -43,10 +43,13 @@ export function flattenRow(value: Record<string, unknown>, prefix = ''): CsvRow 
 /**
  * A spreadsheet runs a cell that starts with = + - @ (or a tab or carriage return) as a formula, so a
  * workload named `=HYPERLINK(…)` could act on whoever opens the export: such text cells get a leading
- * apostrophe (OWASP's advice). Numbers stay numbers.
+ * apostrophe (OWASP's advice). Some spreadsheets skip leading spaces (also no-break and ideographic
+ * ones) and read the full-width ＝ ＋ － ＠ as the ASCII signs, so those count too. Numbers stay numbers.
  */
+const FORMULA_START = /^[\s\u00a0\u3000]*[=+\-@\uff1d\uff0b\uff0d\uff20]|^[\t\r]/;
+
 function defuseFormula(cell: Cell): Cell {
-  return typeof cell === 'string' && /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+  return typeof cell === 'string' && FORMULA_START.test(cell) ? `'${cell}` : cell;
 }
 
 /** The header is the union of the rows' columns, in first-seen order; a missing cell is empty. */
