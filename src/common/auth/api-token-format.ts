@@ -17,6 +17,17 @@ export function generateApiToken(): ParsedApiToken & { token: string } {
   return { tokenId, secret, token: `${API_TOKEN_PREFIX}${tokenId}_${secret}` };
 }
 
+/** Anything that looks like a token's secret part, wherever it sits in a text (a URL, a value). */
+const EMBEDDED_SECRET = /(gpucap_[a-z0-9]{16}_)[A-Za-z0-9_-]+/g;
+
+/**
+ * The text with every embedded API token's secret replaced: for what is logged or echoed back, so a
+ * token a caller put where it does not belong (`?access_token=…`) is never written out whole.
+ */
+export function redactApiTokens(text: string): string {
+  return text.includes(API_TOKEN_PREFIX) ? text.replace(EMBEDDED_SECRET, '$1[redacted]') : text;
+}
+
 export function isApiTokenShaped(token: string): boolean {
   return token.startsWith(API_TOKEN_PREFIX);
 }

@@ -1,3 +1,4 @@
+import { redactApiTokens } from '../auth/api-token-format';
 import { ErrorCode, HTTP_STATUS_OF } from './error-codes';
 
 export type DetailLocation = 'query' | 'path' | 'header';
@@ -66,5 +67,5 @@ export class ApiError extends Error {
 /** Error detail values are echoed back, so they are bounded and always strings. */
 export function stringifyValue(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return (text ?? String(value)).slice(0, 200);
+  return redactApiTokens(text ?? String(value)).slice(0, 200);
 }

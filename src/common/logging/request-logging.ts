@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import pino from 'pino';
-import { parseApiToken } from '../auth/api-token-format';
+import { parseApiToken, redactApiTokens } from '../auth/api-token-format';
 import type { RequestWithScope } from '../auth/auth-scope.decorator';
 import { assignRequestId } from '../http/request-id';
 import { IDENTIFIER_PATTERN } from '../validation/identifier';
@@ -65,7 +65,11 @@ export function requestLogging(root: pino.Logger) {
       root[level](
         {
           [REQUEST_ID_KEY]: requestId,
-          req: { method: request.method, url, headers: pickHeaders(request.headers) },
+          req: {
+            method: request.method,
+            url: redactApiTokens(url ?? ''),
+            headers: pickHeaders(request.headers),
+          },
           res: { statusCode: response.statusCode },
           responseTime: Math.round(performance.now() - started),
           ...outcome(request, response),

@@ -150,6 +150,28 @@ describe('request logs', () => {
     expect(raw.join('')).not.toContain(altered);
   });
 
+  it('never writes out a token sent where it does not belong (?access_token=…)', async () => {
+    const secret = parseApiToken(token)!.secret;
+    const response = await request(server)
+      .get(`/v1/workloads?access_token=${token}`)
+      .set('X-Request-Id', 'token-in-url-1')
+      .set(authHeaders(token, orgId))
+      .expect(400);
+    const tokenId = parseApiToken(token)!.tokenId;
+    expect(response.body.error.details).toEqual([
+      {
+        field: 'access_token',
+        location: 'query',
+        issue: 'is not a known parameter',
+        value: `gpucap_${tokenId}_[redacted]`,
+      },
+    ]);
+    expect(lineOf('token-in-url-1').req).toMatchObject({
+      url: `/v1/workloads?access_token=gpucap_${tokenId}_[redacted]`,
+    });
+    expect(raw.join('')).not.toContain(secret);
+  });
+
   it('logs answers given before routing (405, 404) with their code', async () => {
     await request(server).post('/v1/workloads').set('X-Request-Id', 'post-1').expect(405);
     expect(lineOf('post-1')).toMatchObject({ level: 'warn', error_code: 'METHOD_NOT_ALLOWED' });
