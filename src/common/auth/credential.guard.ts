@@ -101,9 +101,21 @@ export class CredentialGuard extends AuthGuard('jwt') {
 function bearerToken(request: Request): string {
   const header = request.headers.authorization;
   if (!header) throw ApiError.unauthenticated('Missing bearer token: send Authorization: Bearer <token>');
+  // Node keeps the first of several; a proxy in front may have checked another. Ambiguous: refused.
+  if (authorizationHeaderCount(request.rawHeaders) > 1) {
+    throw ApiError.unauthenticated('Send one Authorization header, not several');
+  }
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) throw ApiError.unauthenticated('Malformed Authorization header: expected Bearer <token>');
   return match[1];
+}
+
+function authorizationHeaderCount(rawHeaders: string[]): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index].toLowerCase() === 'authorization') count += 1;
+  }
+  return count;
 }
 
 /** The organization named by the header; refused together with every other offending parameter. */

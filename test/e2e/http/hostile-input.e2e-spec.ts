@@ -126,6 +126,24 @@ describe('hostile input: NUL bytes, object-member names, malformed requests', ()
       });
     });
 
+    it('refuses two Authorization headers with 401, even when both are valid', async () => {
+      const send = (authorizations: string[]) =>
+        rawRequest(
+          port,
+          `GET /v1/workloads HTTP/1.1\r\nHost: x\r\n` +
+            authorizations.map((value) => `Authorization: ${value}\r\n`).join('') +
+            `X-Organization-Id: ${orgId}\r\nConnection: close\r\n\r\n`,
+        );
+      expect((await send([headers.Authorization])).status).toBe(200);
+      const twice = await send([headers.Authorization, headers.Authorization]);
+      expect(twice.status).toBe(401);
+      expect(JSON.parse(twice.body).error).toEqual({
+        code: 'UNAUTHENTICATED',
+        message: 'Send one Authorization header, not several',
+        details: [],
+      });
+    });
+
     it('answers a NUL in a header value with the error envelope, not an empty 400', async () => {
       const response = await rawRequest(
         port,
