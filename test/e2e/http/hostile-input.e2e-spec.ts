@@ -299,37 +299,31 @@ describe('hostile input: NUL bytes, object-member names, malformed requests', ()
       });
     });
 
-    it('answers an HTTP/1.1 request without Host with 400 and the error envelope', async () => {
+    it.each([
+      {
+        refusal: 'an HTTP/1.1 request without Host: 400',
+        head: 'GET /v1/workloads HTTP/1.1',
+        status: 400,
+        message: 'The request has no Host header',
+        detail: { field: 'Host', location: 'header', issue: 'is required in an HTTP/1.1 request' },
+      },
+      {
+        refusal: 'an Expect it does not know: 417',
+        head: 'GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: foo',
+        status: 417,
+        message: 'The request expects what the service does not do',
+        detail: { field: 'Expect', location: 'header', issue: 'only 100-continue is understood' },
+      },
+    ])('answers $refusal, with the error envelope', async ({ head, status, message, detail }) => {
       const response = await rawRequest(
         port,
-        'GET /v1/workloads HTTP/1.1\r\nX-Request-Id: no-host-1\r\nConnection: close\r\n\r\n',
+        `${head}\r\nX-Request-Id: refused-1\r\nConnection: close\r\n\r\n`,
       );
-      expect(response.status).toBe(400);
-      expect(response.headers['x-request-id']).toBe('no-host-1');
+      expect(response.status).toBe(status);
+      expect(response.headers['x-request-id']).toBe('refused-1');
       expect(errorOf(response)).toEqual({
-        error: {
-          code: 'VALIDATION_ERROR',
-          message: 'The request has no Host header',
-          details: [{ field: 'Host', location: 'header', issue: 'is required in an HTTP/1.1 request' }],
-        },
-        request_id: 'no-host-1',
-      });
-    });
-
-    it('answers an Expect it does not know with 417 and the error envelope', async () => {
-      const response = await rawRequest(
-        port,
-        'GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: expect-1\r\nConnection: close\r\n\r\n',
-      );
-      expect(response.status).toBe(417);
-      expect(response.headers['x-request-id']).toBe('expect-1');
-      expect(errorOf(response)).toEqual({
-        error: {
-          code: 'VALIDATION_ERROR',
-          message: 'The request expects what the service does not do',
-          details: [{ field: 'Expect', location: 'header', issue: 'only 100-continue is understood' }],
-        },
-        request_id: 'expect-1',
+        error: { code: 'VALIDATION_ERROR', message, details: [detail] },
+        request_id: 'refused-1',
       });
     });
 
