@@ -24,7 +24,7 @@ describe('database outage', () => {
 
   beforeAll(async () => {
     const port = await proxy.start();
-    // The default statement bound (30 s): a frozen database must not make requests wait it out.
+    // The default statement bound (10 s): a frozen database must not make requests wait it out.
     testApp = await createTestApp({}, proxiedUrl(testDatabaseUrl(), port));
     const orgId = await seedOrganization(testApp.dataSource);
     headers = authHeaders(await createApiToken(testApp.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
@@ -64,7 +64,7 @@ describe('database outage', () => {
 
     proxy.freeze();
     // Pooled connections hang on a query, new ones on connect; the stall watch's own probe (SELECT 1 on
-    // a connection of its own) finds the server gone and releases the wait, long before the 30 s bound.
+    // a connection of its own) finds the server gone and releases the wait, long before the 10 s bound.
     const [onPooled, health] = await Promise.all([
       request(testApp.server).get('/v1/workloads').set(headers),
       request(testApp.server).get('/v1/health'),

@@ -45,8 +45,8 @@ describe('lifecycle configuration', () => {
     );
   });
 
-  it('reads DATABASE_STATEMENT_TIMEOUT_MS, default 30 s', () => {
-    expect(loadConfig({}).DATABASE_STATEMENT_TIMEOUT_MS).toBe(30_000);
+  it('reads DATABASE_STATEMENT_TIMEOUT_MS, default 10 s', () => {
+    expect(loadConfig({}).DATABASE_STATEMENT_TIMEOUT_MS).toBe(10_000);
     expect(loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '2500' }).DATABASE_STATEMENT_TIMEOUT_MS).toBe(2500);
     expect(() => loadConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '10' })).toThrow(
       'DATABASE_STATEMENT_TIMEOUT_MS',
