@@ -133,3 +133,39 @@ describe('database away at boot', () => {
     },
   );
 });
+
+/** A database that answers, but not within the statement bound (here: a lock held elsewhere). */
+describe('database too slow for the statement bound', () => {
+  let testApp: TestApp;
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    testApp = await createTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: '500' });
+    const orgId = await seedOrganization(testApp.dataSource);
+    headers = authHeaders(await createApiToken(testApp.dataSource, orgId, { role: 'ORG_ADMIN' }), orgId);
+  });
+
+  afterAll(() => testApp.close());
+
+  it('answers 503 with Retry-After, not 500, and 200 once the lock is gone', async () => {
+    await request(testApp.server).get('/v1/workloads').set(headers).expect(200);
+    const locker = testApp.dataSource.createQueryRunner();
+    await locker.connect();
+    try {
+      await locker.startTransaction();
+      await locker.query('LOCK TABLE workloads IN ACCESS EXCLUSIVE MODE');
+      // A query not answered before, so the response cache cannot answer it.
+      const slow = await request(testApp.server).get('/v1/workloads?limit=7').set(headers).expect(503);
+      expect(slow.headers['retry-after']).toBe('5');
+      expect(slow.body.error).toEqual({
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'The database is unavailable or too slow right now; retry shortly',
+        details: [],
+      });
+    } finally {
+      await locker.rollbackTransaction();
+      await locker.release();
+    }
+    await request(testApp.server).get('/v1/workloads?limit=7').set(headers).expect(200);
+  });
+});
