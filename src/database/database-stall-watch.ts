@@ -56,20 +56,22 @@ export class DatabaseStallWatch implements OnModuleDestroy {
     await this.pool.end();
   }
 
-  /** `work`'s outcome, or DatabaseUnresponsiveError as soon as the watch finds the server gone. */
-  watch<T>(work: Promise<T>): Promise<T> {
-    if (this.unresponsive) {
-      work.catch(() => undefined);
-      return Promise.reject(new DatabaseUnresponsiveError());
-    }
+  /**
+   * The outcome of `work` (started here, not at all while the server is known to be gone), or
+   * DatabaseUnresponsiveError as soon as the watch finds the server gone.
+   */
+  watch<T>(work: () => Promise<T>): Promise<T> {
+    if (this.unresponsive) return Promise.reject(new DatabaseUnresponsiveError());
     return new Promise<T>((resolve, reject) => {
       const release = (error: Error) => reject(error);
       const stalled = setTimeout(() => void this.probe(), STALL_MS);
       this.waiting.add(release);
-      work.then(resolve, reject).finally(() => {
-        clearTimeout(stalled);
-        this.waiting.delete(release);
-      });
+      work()
+        .then(resolve, reject)
+        .finally(() => {
+          clearTimeout(stalled);
+          this.waiting.delete(release);
+        });
     });
   }
 

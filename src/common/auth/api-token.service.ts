@@ -81,12 +81,13 @@ export class ApiTokenService {
   }
 
   private async lookup(tokenId: string, secret: string, now: Date): Promise<TokenCheck> {
-    const read = this.tokens
-      .createQueryBuilder('token')
-      .addSelect('token.secretHash')
-      .where('token.token_id = :tokenId', { tokenId })
-      .getOne();
-    const token = await (this.stallWatch ? this.stallWatch.watch(read) : read);
+    const read = () =>
+      this.tokens
+        .createQueryBuilder('token')
+        .addSelect('token.secretHash')
+        .where('token.token_id = :tokenId', { tokenId })
+        .getOne();
+    const token = await (this.stallWatch ? this.stallWatch.watch(read) : read());
     if (!secretMatches(secret, token?.secretHash ?? DECOY_HASH) || !token) {
       return { ok: false, reason: 'unknown' };
     }

@@ -30,7 +30,9 @@ export class MembershipService {
     const key = `${organizationId}\n${subject}`;
     const known = this.recent.get(key);
     if (known) return known.member;
-    const member = await this.stallWatch.watch(this.members.findOne({ where: { organizationId, subject } }));
+    const member = await this.stallWatch.watch(() =>
+      this.members.findOne({ where: { organizationId, subject } }),
+    );
     this.recent.set(key, { member });
     return member;
   }

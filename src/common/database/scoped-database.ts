@@ -17,7 +17,7 @@ export class ScopedDatabase {
 
   async run<T>(statement: ScopedStatement): Promise<T[]> {
     if (!isIssued(statement)) throw new Error('Only statements made by scopedStatement can run');
-    return this.stallWatch.watch(this.query<T>(statement));
+    return this.stallWatch.watch(() => this.query<T>(statement));
   }
 
   private async query<T>(statement: ScopedStatement): Promise<T[]> {

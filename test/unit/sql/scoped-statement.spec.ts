@@ -90,7 +90,7 @@ describe('preparedStatement', () => {
 describe('ScopedDatabase.run', () => {
   const query = jest.fn().mockResolvedValue([{ n: 1 }]);
   const poolQuery = jest.fn().mockResolvedValue({ rows: [{ n: 2 }] });
-  const passThrough = { watch: <T>(work: Promise<T>) => work } as unknown as DatabaseStallWatch;
+  const passThrough = { watch: <T>(work: () => Promise<T>) => work() } as unknown as DatabaseStallWatch;
   const database = new ScopedDatabase(
     { query, driver: { master: { query: poolQuery } } } as unknown as DataSource,
     passThrough,

@@ -62,7 +62,7 @@ export class DataVersions implements OnModuleDestroy {
       versions: new Promise((resolve, reject) => {
         setImmediate(() => {
           this.pending = null;
-          this.stallWatch.watch(this.readVersions([...organizationIds])).then(resolve, reject);
+          this.stallWatch.watch(() => this.readVersions([...organizationIds])).then(resolve, reject);
         });
       }),
     };
