@@ -156,12 +156,28 @@ describe('Accept: text/csv', () => {
         .expect(200);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
     }
-    const preferred = await request(t.server)
+    for (const accept of [
+      'application/json;q=0.4, text/csv',
+      'text/csv; charset=utf-8',
+      'text/csv;header=present',
+      'application/json;q=0.4, text/csv; charset="UTF-8"; q=0.9',
+    ]) {
+      const preferred = await request(t.server)
+        .get('/v1/capacity')
+        .set(admin)
+        .set('Accept', accept)
+        .expect(200);
+      expect({ accept, type: preferred.headers['content-type'] }).toEqual({
+        accept,
+        type: 'text/csv; charset=utf-8',
+      });
+    }
+    const json = await request(t.server)
       .get('/v1/capacity')
       .set(admin)
-      .set('Accept', 'application/json;q=0.4, text/csv')
+      .set('Accept', 'text/csv;q=0.3, application/json;charset=utf-8')
       .expect(200);
-    expect(preferred.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(json.headers['content-type']).toMatch(/^application\/json/);
   });
 
   it('exports stats groups and timeline rows', async () => {

@@ -1,6 +1,8 @@
 import { Logger, StreamableFile } from '@nestjs/common';
+import accepts from 'accepts';
 import { stringify } from 'csv-stringify';
 import type { Request, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { isDatabaseUnavailable } from '../../../database/database-unavailable';
 import { loggableError } from '../../logging/loggable-error';
@@ -18,9 +20,27 @@ export type CsvRow = Record<string, Cell>;
 /**
  * Whether the caller prefers CSV to JSON, by the Accept header's own order and q-values (Express'
  * negotiation): `*\/*` and no Accept at all stay JSON, and so does an Accept that allows neither.
+ * Media-range parameters other than q are set aside first: `text/csv; charset=utf-8` or
+ * `text/csv; header=present` ask for the CSV this service writes (UTF-8, with a header row), and
+ * matched literally they would not match the bare `text/csv` offered, and would get JSON.
  */
 export function prefersCsv(request: Request): boolean {
-  return request.accepts(['application/json', 'text/csv']) === 'text/csv';
+  const accept = request.headers.accept;
+  if (accept === undefined) return false;
+  // accepts() reads nothing of a request but its headers.
+  const negotiated = accepts({ headers: { accept: withoutParameters(accept) } } as IncomingMessage);
+  return negotiated.type(['application/json', 'text/csv']) === 'text/csv';
+}
+
+function withoutParameters(accept: string): string {
+  return accept
+    .split(',')
+    .map((range) => {
+      const [type, ...parameters] = range.split(';');
+      const quality = parameters.find((parameter) => /^\s*q\s*=/i.test(parameter));
+      return quality === undefined ? type.trim() : `${type.trim()};${quality.trim()}`;
+    })
+    .join(', ');
 }
 
 /**
