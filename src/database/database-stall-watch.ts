@@ -1,7 +1,7 @@
 import { Global, Injectable, Module, OnModuleDestroy } from '@nestjs/common';
-import { Pool, type PoolConfig } from 'pg';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { sidePool } from './side-pool';
 
 /** A request statement unanswered this long makes the watch ask whether the server answers at all. */
 const STALL_MS = 1500;
@@ -34,17 +34,13 @@ export class DatabaseStallWatch implements OnModuleDestroy {
   private reprobe: NodeJS.Timeout | null = null;
 
   constructor(dataSource: DataSource) {
-    const options = dataSource.options as PostgresConnectionOptions;
-    this.pool = new Pool({
-      ...(options.extra as PoolConfig),
-      connectionString: options.url,
+    this.pool = sidePool(dataSource, {
       max: 1,
       connectionTimeoutMillis: PROBE_TIMEOUT_MS,
       query_timeout: PROBE_TIMEOUT_MS,
       statement_timeout: PROBE_TIMEOUT_MS,
       application_name: 'gpucap-watch',
     });
-    this.pool.on('error', () => undefined);
   }
 
   get isUnresponsive(): boolean {

@@ -28,6 +28,19 @@ function undecodablePathParameter(request: Request): ApiError {
 }
 
 /**
+ * The answer to an error not raised on purpose, logged with the request id: 503 when the database
+ * cannot answer now, else 500 without detail. Also for a CSV export that fails before its first row.
+ */
+export function failureAnswer(exception: unknown, requestId: string, logger: Logger): ApiError {
+  if (isDatabaseUnavailable(exception)) {
+    logger.warn({ request_id: requestId, error: loggableError(exception, false) }, 'database unavailable');
+    return ApiError.databaseUnavailable();
+  }
+  logger.error({ request_id: requestId, error: loggableError(exception) }, 'unexpected error');
+  return ApiError.internal();
+}
+
+/**
  * The one place an error becomes a response body. Anything not raised on purpose is logged with the
  * request id and answered as INTERNAL_ERROR without detail, so no stack, SQL or host ever leaks.
  */
@@ -51,15 +64,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
   private toApiError(exception: unknown, request: Request, requestId: string): ApiError {
     if (exception instanceof ApiError) return exception;
     if (exception instanceof HttpException) return this.fromHttpException(exception, request);
-    if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(
-        { request_id: requestId, error: loggableError(exception, false) },
-        'database unavailable',
-      );
-      return ApiError.databaseUnavailable();
-    }
-    this.logger.error({ request_id: requestId, error: loggableError(exception) }, 'unexpected error');
-    return ApiError.internal();
+    return failureAnswer(exception, requestId, this.logger);
   }
 
   private fromHttpException(exception: HttpException, request: Request): ApiError {

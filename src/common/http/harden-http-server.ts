@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { IncomingMessage, maxHeaderSize, Server, ServerResponse, STATUS_CODES } from 'node:http';
+import { IncomingMessage, maxHeaderSize, Server, STATUS_CODES } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Duplex } from 'node:stream';
 import { ApiError, ErrorDetail } from './api-error';
@@ -32,9 +32,7 @@ export function hardenHttpServer(server: Server, logger: ConnectionLogger): void
     answerClientError(server, error, socket, logger),
   );
   server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, logger));
-  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
-    answerExpectation(request, response, logger),
-  );
+  server.on('checkExpectation', (request: IncomingMessage) => answerExpectation(request, logger));
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
 }
 
@@ -50,29 +48,17 @@ export function hostRequired(): RequestHandler {
   };
 }
 
-function answerExpectation(
-  request: IncomingMessage,
-  response: ServerResponse,
-  logger: ConnectionLogger,
-): void {
-  const requestId = resolveRequestId(request.headers['x-request-id']);
-  const apiError = new ApiError(
-    ErrorCode.VALIDATION_ERROR,
-    'The request expects what the service does not do',
+function answerExpectation(request: IncomingMessage, logger: ConnectionLogger): void {
+  const apiError = ApiError.validation(
     [{ field: 'Expect', location: 'header', issue: 'only 100-continue is understood' }],
+    'The request expects what the service does not do',
   );
-  logger.warn(
-    { request_id: requestId, status: 417, error_code: apiError.code, method: request.method },
-    'request refused before routing',
-  );
-  const body = JSON.stringify(errorBody(apiError.code, apiError.message, apiError.details, requestId));
-  response.writeHead(417, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-    'X-Request-Id': requestId,
-    Connection: 'close',
+  refuse(request.socket, logger, {
+    status: 417,
+    apiError,
+    requestId: resolveRequestId(request.headers['x-request-id']),
+    logged: { method: request.method },
   });
-  response.end(body);
 }
 
 function answerClientError(
@@ -86,13 +72,11 @@ function answerClientError(
     socket.destroy();
     return;
   }
-  const { status, apiError } = describeClientError(server, error);
-  const requestId = randomUUID();
-  logger.warn(
-    { request_id: requestId, status, error_code: apiError.code, parser_error: error.code },
-    'request refused before routing',
-  );
-  respond(socket, status, apiError, requestId, {});
+  refuse(socket, logger, {
+    ...describeClientError(server, error),
+    requestId: randomUUID(),
+    logged: { parser_error: error.code },
+  });
 }
 
 function describeClientError(server: Server, error: NodeJS.ErrnoException) {
@@ -130,11 +114,32 @@ function answerConnect(request: IncomingMessage, socket: Duplex, logger: Connect
   const apiError = onApiPath
     ? new ApiError(ErrorCode.METHOD_NOT_ALLOWED, `Method CONNECT is not allowed on ${target}; use GET`)
     : ApiError.notFound('No such resource for CONNECT');
+  refuse(socket, logger, {
+    status: apiError.status,
+    apiError,
+    requestId,
+    logged: { method: 'CONNECT' },
+    headers: onApiPath ? { Allow: ALLOW } : {},
+  });
+}
+
+interface Refusal {
+  status: number;
+  apiError: ApiError;
+  requestId: string;
+  /** Fields of the log line besides the id, status and code. */
+  logged: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** Logs a request answered before routing and writes its answer to the socket. */
+function refuse(socket: Duplex, logger: ConnectionLogger, refusal: Refusal): void {
+  const { status, apiError, requestId, logged, headers = {} } = refusal;
   logger.warn(
-    { request_id: requestId, status: apiError.status, error_code: apiError.code, method: 'CONNECT' },
+    { request_id: requestId, status, error_code: apiError.code, ...logged },
     'request refused before routing',
   );
-  respond(socket, apiError.status, apiError, requestId, onApiPath ? { Allow: ALLOW } : {});
+  respond(socket, status, apiError, requestId, headers);
 }
 
 /** Writes a whole HTTP/1.1 response to a socket Node has handed over, then closes it. */

@@ -4,9 +4,8 @@ import { stringify } from 'csv-stringify';
 import type { Request, Response } from 'express';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { isDatabaseUnavailable } from '../../../database/database-unavailable';
 import { loggableError } from '../../logging/loggable-error';
-import { ApiError } from '../api-error';
+import { failureAnswer } from '../api-exception.filter';
 import { requestIdOf } from '../request-id';
 import { writeError } from '../write-error';
 
@@ -103,19 +102,15 @@ function csvFile(body: Readable, filename: string): StreamableFile {
   file.setErrorHandler((error, raw) => {
     const response = raw as Response;
     const requestId = requestIdOf(response.req);
-    const unavailable = isDatabaseUnavailable(error);
     if (response.headersSent) {
       logger.error({ request_id: requestId, error: loggableError(error, false) }, 'CSV export cut short');
       response.destroy();
       return;
     }
-    logger[unavailable ? 'warn' : 'error'](
-      { request_id: requestId, error: loggableError(error, false) },
-      'CSV export failed before its first row',
-    );
+    const answer = failureAnswer(error, requestId, logger);
     for (const header of ['Content-Type', 'Content-Disposition', 'Content-Length'])
       response.removeHeader(header);
-    writeError(response, unavailable ? ApiError.databaseUnavailable() : ApiError.internal(), requestId);
+    writeError(response, answer, requestId);
   });
   return file;
 }

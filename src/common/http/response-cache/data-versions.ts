@@ -1,7 +1,7 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import { Pool, type PoolConfig } from 'pg';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+import { sidePool } from '../../../database/side-pool';
 import { DatabaseStallWatch } from '../../../database/database-stall-watch';
 
 interface PendingRead {
@@ -30,19 +30,13 @@ export class DataVersions implements OnModuleDestroy {
     dataSource: DataSource,
     private readonly stallWatch: DatabaseStallWatch,
   ) {
-    const options = dataSource.options as PostgresConnectionOptions;
-    // The service's own connection settings (timeouts, keep-alive, session options), two connections,
-    // and a tight statement bound: a version read is one primary-key lookup.
-    this.pool = new Pool({
-      ...(options.extra as PoolConfig),
-      connectionString: options.url,
+    // Two connections and a tight statement bound: a version read is one primary-key lookup.
+    this.pool = sidePool(dataSource, {
       max: 2,
       statement_timeout: 2000,
       query_timeout: 3000,
       application_name: 'gpucap-versions',
     });
-    // A connection that dies while idle is replaced on the next read; the read itself reports errors.
-    this.pool.on('error', () => undefined);
   }
 
   onModuleDestroy(): Promise<void> {

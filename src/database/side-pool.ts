@@ -1,0 +1,15 @@
+import { Pool, type PoolConfig } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
+
+/**
+ * A small pool of its own beside the request pool, so its reads never queue behind slow requests:
+ * the service's connection settings (timeouts, keep-alive, session options) with `bounds` on top.
+ */
+export function sidePool(dataSource: DataSource, bounds: PoolConfig): Pool {
+  const options = dataSource.options as PostgresConnectionOptions;
+  const pool = new Pool({ ...(options.extra as PoolConfig), connectionString: options.url, ...bounds });
+  // A connection that dies while idle is replaced on the next query; the query itself reports errors.
+  pool.on('error', () => undefined);
+  return pool;
+}
