@@ -79,29 +79,35 @@ WITH cuts AS (
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
               gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+             AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.sample_count)::float8,
               gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
-           AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+         WHERE NOT c.on_hour
        ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
        JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
@@ -214,29 +220,35 @@ WITH cuts AS (
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
               gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+             AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text)
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.sample_count)::float8,
               gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
          LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
-         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
-           AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+         WHERE NOT c.on_hour
        ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
        JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
@@ -397,20 +409,26 @@ WITH cuts AS (
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
-         WHERE ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+             AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
-         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
-           AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
+         WHERE NOT c.on_hour
          ) g (cut_index, initiative_id, instance_type, us)
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g

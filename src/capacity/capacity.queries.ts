@@ -137,8 +137,9 @@ function rawUsageSql(from: string, idle: boolean): string {
 /**
  * G at each cut of `cuts` (a CTE of cutsSql) per initiative and instance type: (cut_index,
  * initiative_id, instance_type, us[, sampled_us, busy_us]). Each cut reads its own day's rows by
- * index (OFFSET 0 keeps the planner from hashing a whole rollup for a few dozen cuts). From midnight
- * to the cut, in hour k:
+ * index (OFFSET 0 keeps the planner from hashing a whole rollup for a few dozen cuts, and, with an
+ * initiative filter, from scanning that initiative's ~100k workloads at 1M rather than one hour of
+ * runs: 200 ms against 1 ms). From midnight to the cut, in hour k:
  * - runs spanning the day: their GPUs (daily rollup) × the cut's offset;
  * - the others' buckets (hourly rollup) that start before hour k, except those ending inside it;
  * - raw rows, only when the cut is not on the hour: runs starting in hour k before the cut (after
@@ -157,6 +158,11 @@ function usageToCutsSql(idle: boolean): string {
   const bucketColumns = (idle ? ['', 'sampled_', 'busy_'] : [''])
     .flatMap((prefix) => [`h.${prefix}gpus`, `h.${prefix}gpu_start_offset`, `h.${prefix}gpu_microseconds`])
     .concat(['h.initiative_id', 'h.instance_type', 'h.end_hour'])
+    .join(', ');
+  // Only the finished-run indexes' columns, so the burn-down's reads are index-only.
+  const runColumns = ['initiative_id', 'instance_type', 'gpu_count', 'started_at', 'completed_at']
+    .concat(idle ? ['organization_id', 'workload_id'] : [])
+    .map((column) => `w.${column}`)
     .join(', ');
   return `
          SELECT c.cut_index, r.initiative_id, r.instance_type, ${spanning}
@@ -178,20 +184,26 @@ function usageToCutsSql(idle: boolean): string {
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('w.started_at', idle)}
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+         CROSS JOIN LATERAL (
+           SELECT ${runColumns} FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+             AND ${initiativeScopeSql('w')}
+           OFFSET 0
+         ) w
          ${aggregate}
-         WHERE ${initiativeScopeSql('w')}
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('greatest(w.started_at, c.day_start)', idle)}
          FROM cuts c
-         JOIN workloads w ON w.organization_id = $1
-           AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-           AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+         CROSS JOIN LATERAL (
+           SELECT ${runColumns} FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ${initiativeScopeSql('w')}
+           OFFSET 0
+         ) w
          ${aggregate}
-         WHERE NOT c.on_hour AND (w.started_at < c.hour_start OR w.started_at <= c.day_start)
-           AND ${initiativeScopeSql('w')}`;
+         WHERE NOT c.on_hour`;
 }
 
 /**
