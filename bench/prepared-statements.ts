@@ -1,5 +1,5 @@
 /**
- * npx ts-node --transpile-only bench/prepared-statements.ts [--sizes 1m] [--runs 200]
+ * npx ts-node --transpile-only bench/prepared-statements.ts [--sizes 1m] [--runs 200] [--only 'capacity|…']
  *
  * Would prepared statements pay (issue 13, item 3)? Each endpoint's main statement, built by the
  * service's own query builders with parameters drawn from the benchmark dataset, runs three ways
@@ -17,7 +17,8 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AuthScope } from '../src/common/auth/auth-scope';
 import type { ScopedStatement } from '../src/common/database/scoped-statement';
-import { usageByInitiativeAndPoolQuery } from '../src/capacity/capacity.queries';
+import { usageByInitiativeAndPoolQuery, usageByWindowQuery } from '../src/capacity/capacity.queries';
+import type { UsageWindow } from '../src/capacity/usage-window';
 import {
   rankedByGpuHoursQuery,
   seriesQuery,
@@ -130,18 +131,48 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
           rankedByGpuHoursQuery(ADMIN, { order: pick(['desc', 'asc'] as const, run), limit: 20 }, now),
         ),
     },
+    ...capacityCandidates(fixtures, member, now),
+  ];
+}
+
+/** Capacity's two statements as the dashboard's queries vary them: scope, initiative filter, burn-down. */
+function capacityCandidates(fixtures: Fixtures, member: AuthScope, now: Date): Candidate[] {
+  const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const windows = {
+    period: { from: monthStart, to: now },
+    burn: { from: new Date(now.getTime() - 7 * DAY_MS), to: now },
+  };
+  const noFilters = { initiativeId: null, poolId: null };
+  const initiatives = fixtures.initiatives.map((initiative) => initiative.id);
+  // Local days of a zone five hours behind UTC: every boundary off midnight, as New York's are.
+  const days: UsageWindow[] = [];
+  for (let from = monthStart.getTime() + 5 * 3_600_000; from < now.getTime(); from += DAY_MS) {
+    days.push({ from: new Date(from), to: new Date(Math.min(from + DAY_MS, now.getTime())) });
+  }
+  const asStatement = (statement: ScopedStatement) => ({ text: statement.text, values: statement.values });
+  return [
     {
       name: 'capacity usage, month to date',
-      statement: () => {
-        const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-        return asStatement(
+      statement: () => asStatement(usageByInitiativeAndPoolQuery(ADMIN, noFilters, windows)),
+    },
+    {
+      name: 'capacity usage, initiative filter',
+      statement: (run) =>
+        asStatement(
           usageByInitiativeAndPoolQuery(
             ADMIN,
-            { initiativeId: null, poolId: null },
-            { period: { from: monthStart, to: now }, burn: { from: daysBefore(7), to: now } },
+            { initiativeId: initiatives[run % initiatives.length], poolId: null },
+            windows,
           ),
-        );
-      },
+        ),
+    },
+    {
+      name: 'capacity usage, MEMBER',
+      statement: () => asStatement(usageByInitiativeAndPoolQuery(member, noFilters, windows)),
+    },
+    {
+      name: 'capacity burn-down, days cut at 05:00 UTC',
+      statement: () => asStatement(usageByWindowQuery(ADMIN, noFilters, days, now)),
     },
   ];
 }
@@ -201,7 +232,10 @@ async function main(): Promise<void> {
     '| - | - | - | - | - |',
   ];
   try {
-    for (const [index, candidate] of candidates(fixtures, now).entries()) {
+    const chosen = candidates(fixtures, now).filter(
+      (candidate) => !options.only || options.only.some((text) => candidate.name.includes(text)),
+    );
+    for (const [index, candidate] of chosen.entries()) {
       const name = `bench_prepared_${index}`;
       const times: Record<Way, number[]> = { unnamed: [], prepared: [], generic: [] };
       // Ten untimed runs: the named statements past PostgreSQL's five custom plans, caches warm.
