@@ -378,13 +378,10 @@ WITH cuts AS (
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
-       CROSS JOIN LATERAL (
-         SELECT r.initiative_id, r.instance_type, r.gpu_microseconds FROM capacity_usage_daily r
-         WHERE r.organization_id = $1 AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
-           AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+       JOIN capacity_usage_daily r ON r.organization_id = $1
+         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
+       WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
-         OFFSET 0
-       ) r
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
        FROM (

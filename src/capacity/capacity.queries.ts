@@ -1,7 +1,6 @@
 import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import {
   organizationStatement,
-  preparedStatement,
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
@@ -212,9 +211,6 @@ function usageToCutsSql(idle: boolean): string {
  * period's its sampled and busy parts (idle figures): whole UTC days from the daily rollup, each
  * window's edges as signed cuts (usage-window.ts; the period and the burn window usually share
  * `now`), running workloads' accrual up to each window's end.
- * A named prepared statement (one fixed text for every scope and filter): every row source is an
- * index range per cut or per organization, so the generic plan is as good as a custom one, and its
- * planning was a fifth of the statement's time at 1M (bench/prepared-statements.ts).
  */
 export function usageByInitiativeAndPoolQuery(
   scope: AuthScope,
@@ -230,10 +226,9 @@ export function usageByInitiativeAndPoolQuery(
         .filter((use) => use.windowIndex === windowIndex && use.cutIndex === cutIndex)
         .reduce((sum, use) => sum + use.sign, 0),
     );
-  return preparedStatement(
-    scopedStatement(
-      scope,
-      `WITH cuts AS (
+  return scopedStatement(
+    scope,
+    `WITH cuts AS (
        ${cutsSql('$5')}
      ),
      usage AS (
@@ -287,21 +282,20 @@ export function usageByInitiativeAndPoolQuery(
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
      GROUP BY u.initiative_id, p.pool_id`,
-      [
-        ...scopeParameters(scope, filters),
-        cuts.instants,
-        signsOf(0),
-        signsOf(1),
-        period.fullDaysFrom,
-        period.fullDaysTo,
-        burn.fullDaysFrom,
-        burn.fullDaysTo,
-        windows.period.from,
-        windows.period.to,
-        windows.burn.from,
-        windows.burn.to,
-      ],
-    ),
+    [
+      ...scopeParameters(scope, filters),
+      cuts.instants,
+      signsOf(0),
+      signsOf(1),
+      period.fullDaysFrom,
+      period.fullDaysTo,
+      burn.fullDaysFrom,
+      burn.fullDaysTo,
+      windows.period.from,
+      windows.period.to,
+      windows.burn.from,
+      windows.burn.to,
+    ],
   );
 }
 
@@ -361,8 +355,6 @@ export interface WindowUsageRow {
  * the window it started in (found by width_bucket) and every later window whole, so those are summed
  * per start window (a few dozen rows) rather than per workload and window (~60k at 1M). G is summed
  * per cut before each cut's signs are applied, for the same reason.
- * Prepared, like the usage statement: every row source is an index range per cut, window or
- * organization, so the generic plan is the custom one less its planning.
  */
 export function usageByWindowQuery(
   scope: AuthScope,
@@ -375,10 +367,9 @@ export function usageByWindowQuery(
     .map((split, index) => ({ index, from: split.fullDaysFrom, to: split.fullDaysTo }))
     .filter((range) => range.from < range.to);
   const cuts = shareCuts(splits);
-  return preparedStatement(
-    scopedStatement(
-      scope,
-      `WITH cuts AS (
+  return scopedStatement(
+    scope,
+    `WITH cuts AS (
        ${cutsSql('$5')}
      ),
      windows AS (
@@ -393,12 +384,9 @@ export function usageByWindowQuery(
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
-       CROSS JOIN LATERAL (
-         SELECT r.initiative_id, r.instance_type, r.gpu_microseconds FROM capacity_usage_daily r
-         WHERE r.organization_id = $1 AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
-           AND ${initiativeScopeSql('r')}
-         OFFSET 0
-       ) r
+       JOIN capacity_usage_daily r ON r.organization_id = $1
+         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
+       WHERE ${initiativeScopeSql('r')}
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
        FROM (
@@ -428,19 +416,18 @@ export function usageByWindowQuery(
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
      GROUP BY u.window_index, u.initiative_id, p.pool_id`,
-      [
-        ...scopeParameters(scope, filters),
-        cuts.instants,
-        cuts.uses.map((use) => use.windowIndex),
-        cuts.uses.map((use) => use.cutIndex),
-        cuts.uses.map((use) => use.sign),
-        whole.map((range) => range.index),
-        whole.map((range) => range.from),
-        whole.map((range) => range.to),
-        windows.map((window) => window.from),
-        windows.map((window) => window.to),
-        now,
-      ],
-    ),
+    [
+      ...scopeParameters(scope, filters),
+      cuts.instants,
+      cuts.uses.map((use) => use.windowIndex),
+      cuts.uses.map((use) => use.cutIndex),
+      cuts.uses.map((use) => use.sign),
+      whole.map((range) => range.index),
+      whole.map((range) => range.from),
+      whole.map((range) => range.to),
+      windows.map((window) => window.from),
+      windows.map((window) => window.to),
+      now,
+    ],
   );
 }
