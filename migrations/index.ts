@@ -16,6 +16,7 @@ import { CapacityUsageHourly1763800017000 } from './1763800017000-capacity-usage
 import { RankedIdleGpuHours1763800018000 } from './1763800018000-ranked-idle-gpu-hours';
 import { HourlyUsageCoveringKey1763800019000 } from './1763800019000-hourly-usage-covering-key';
 import { AscendingListIndexes1763800020000 } from './1763800020000-ascending-list-indexes';
+import { RunningAggregatesIndex1763800021000 } from './1763800021000-running-aggregates-index';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -37,4 +38,5 @@ export const migrations = [
   RankedIdleGpuHours1763800018000,
   HourlyUsageCoveringKey1763800019000,
   AscendingListIndexes1763800020000,
+  RunningAggregatesIndex1763800021000,
 ];

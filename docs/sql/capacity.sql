@@ -121,10 +121,12 @@ WITH cuts AS (
          SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
            AS period_us
        ) running
-       LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-  ) AS a ON true
+       LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = w.organization_id
+    AND a.aggregate_workload_id = w.workload_id
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),
@@ -262,10 +264,12 @@ WITH cuts AS (
          SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
            AS period_us
        ) running
-       LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-  ) AS a ON true
+       LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = w.organization_id
+    AND a.aggregate_workload_id = w.workload_id
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),

@@ -159,10 +159,12 @@ WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
            gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
-    LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-  ) AS a ON true
+    LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = w.organization_id
+    AND a.aggregate_workload_id = w.workload_id
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
       AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
@@ -230,10 +232,12 @@ WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
            gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
-    LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-  ) AS a ON true
+    LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = w.organization_id
+    AND a.aggregate_workload_id = w.workload_id
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
       AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
@@ -286,10 +290,12 @@ WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
            gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
-    LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-  ) AS a ON true
+    LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = w.organization_id
+    AND a.aggregate_workload_id = w.workload_id
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
       AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))

@@ -175,10 +175,12 @@ SELECT true AS is_summary, NULL::text AS group_key,
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND submitted_at >= $11 AND submitted_at < $12
  UNION ALL SELECT NULL::text, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND status = 'running'
+      FROM workloads LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND status = 'running'
         AND submitted_at >= $13 AND submitted_at < $14) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY ();
 
@@ -224,10 +226,12 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND submitted_at >= $12 AND submitted_at < $13
  UNION ALL SELECT submitted_by, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
+      FROM workloads LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
         AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
@@ -274,10 +278,12 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND submitted_at >= $12 AND submitted_at < $13
  UNION ALL SELECT initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND status = 'running'
+      FROM workloads LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = $3 AND status = 'running'
         AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
@@ -302,10 +308,12 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'day' AND dimension = 'instance_type' AND bucket_start >= $4 AND bucket_start < $5
  UNION ALL SELECT instance_type, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
+      FROM workloads LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
         AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
@@ -384,10 +392,12 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[])
          AND submitted_at >= $8 AND submitted_at < $9
  UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
+      FROM workloads LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
         AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key))
     ORDER BY 1, 2 DESC, 4 DESC, group_key COLLATE "C";

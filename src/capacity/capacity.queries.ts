@@ -5,7 +5,7 @@ import {
   scopedStatement,
 } from '../common/database/scoped-statement';
 import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
-import { aggregateLookupSql, idleSharesSql } from '../common/idle-gpu';
+import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
 
 export interface CapacityFilters {
   initiativeId: string | null;
@@ -262,7 +262,7 @@ export function usageByInitiativeAndPoolQuery(
          SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
            AS period_us
        ) running
-       ${AGGREGATE_OF_WORKLOAD_SQL}
+       ${runningAggregateJoinSql('w', 'a')}
        WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
      ),
      usage_by_type AS (

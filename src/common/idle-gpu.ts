@@ -39,6 +39,22 @@ export function aggregateLookupSql(workload: string, alias: string): string {
 }
 
 /**
+ * aggregateLookupSql for rows of running workloads only: the same columns, joined from the running
+ * aggregates as one set (migration …21000's partial index) rather than looked up one by one. A
+ * running workload's aggregate carries status 'running', copied by the triggers in the writer's
+ * transaction, so the join finds every aggregate the lookup would.
+ */
+export function runningAggregateJoinSql(workload: string, alias: string): string {
+  // Join keys renamed: the caller's unqualified workloads columns must stay unambiguous.
+  return `LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS ${alias} ON ${alias}.aggregate_organization_id = ${workload}.organization_id
+    AND ${alias}.aggregate_workload_id = ${workload}.workload_id`;
+}
+
+/**
  * The sampled and busy parts of `amount` (numeric GPU-time) for aggregate `alias`, by the same
  * functions the rollup triggers use (migration …15000), so request-time parts match rollup rows.
  */

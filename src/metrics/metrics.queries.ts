@@ -1,5 +1,5 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
-import { aggregateLookupSql } from '../common/idle-gpu';
+import { runningAggregateJoinSql } from '../common/idle-gpu';
 import {
   preparedStatement,
   type ScopedStatement,
@@ -446,7 +446,7 @@ export function rankedByIdleGpuHoursQuery(
     SELECT w.workload_id, w.initiative_id,
            ${idleGpuHoursSql(RUNNING_GPU_SECONDS, 'a.gpu_utilization_avg')} AS idle_gpu_hours
     FROM workloads w
-    ${aggregateLookupSql('w', 'a')}
+    ${runningAggregateJoinSql('w', 'a')}
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
       AND ${initiativeScopeSql('w')}`;
   const candidates = `

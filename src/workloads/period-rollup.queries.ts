@@ -1,4 +1,4 @@
-import { aggregateLookupSql, idleSharesSql } from '../common/idle-gpu';
+import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
 import type { WorkloadStatus } from './entities/workload.entity';
 import type { PeriodSplit, Span } from './period-split';
 
@@ -39,6 +39,9 @@ const IDLE_FACT_COLUMNS = ['sampled_gpu_seconds_sum', 'busy_gpu_seconds_sum'];
 
 /** Raw workloads with their metric aggregate's count and utilization sum (null without samples). */
 export const WORKLOADS_WITH_AGGREGATE = `workloads ${aggregateLookupSql('workloads', 'aggregate')}`;
+
+/** WORKLOADS_WITH_AGGREGATE for a read of running workloads only (runningAggregateJoinSql). */
+export const RUNNING_WORKLOADS_WITH_AGGREGATE = `workloads ${runningAggregateJoinSql('workloads', 'aggregate')}`;
 
 /** The idle facts of `gpuSeconds` over WORKLOADS_WITH_AGGREGATE, by the rollups' own functions. */
 export function rawIdleMeasures(gpuSeconds: string): string[] {

@@ -8,8 +8,8 @@ import {
   periodFactsSql,
   rawIdleMeasures,
   STATS_FACT_COLUMNS,
+  RUNNING_WORKLOADS_WITH_AGGREGATE,
   workloadCountSql,
-  WORKLOADS_WITH_AGGREGATE,
 } from './period-rollup.queries';
 import { splitByPeriod } from './period-split';
 import {
@@ -135,7 +135,7 @@ export function runningFactsSql(
   const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
   const zeros = FACT_COLUMNS.slice(0, -1).map(() => '0');
   return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}
-      FROM ${WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')} AND status = 'running'
+      FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')} AND status = 'running'
         AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`;
 }
 
