@@ -61,19 +61,20 @@ WITH cuts AS (
            OFFSET 0
          ) r
          UNION ALL
-         SELECT c.cut_index, h.initiative_id, h.instance_type, (CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
-                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8,
-              (CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
-                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8,
-              (CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
-                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8
+         SELECT c.cut_index, h.*
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT h.gpus, h.gpu_start_offset, h.gpu_microseconds, h.sampled_gpus, h.sampled_gpu_start_offset, h.sampled_gpu_microseconds, h.busy_gpus, h.busy_gpu_start_offset, h.busy_gpu_microseconds, h.initiative_id, h.instance_type, h.end_hour FROM capacity_usage_hourly h
+           SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
+                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
+                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8)
+           FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
-           OFFSET 0
+           GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
@@ -204,19 +205,20 @@ WITH cuts AS (
            OFFSET 0
          ) r
          UNION ALL
-         SELECT c.cut_index, h.initiative_id, h.instance_type, (CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
-                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8,
-              (CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
-                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8,
-              (CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
-                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8
+         SELECT c.cut_index, h.*
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT h.gpus, h.gpu_start_offset, h.gpu_microseconds, h.sampled_gpus, h.sampled_gpu_start_offset, h.sampled_gpu_microseconds, h.busy_gpus, h.busy_gpu_start_offset, h.busy_gpu_microseconds, h.initiative_id, h.instance_type, h.end_hour FROM capacity_usage_hourly h
+           SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
+                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
+                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8)
+           FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
-           OFFSET 0
+           GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
@@ -400,15 +402,16 @@ WITH cuts AS (
            OFFSET 0
          ) r
          UNION ALL
-         SELECT c.cut_index, h.initiative_id, h.instance_type, (CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
-                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8
+         SELECT c.cut_index, h.*
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT h.gpus, h.gpu_start_offset, h.gpu_microseconds, h.initiative_id, h.instance_type, h.end_hour FROM capacity_usage_hourly h
+           SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8)
+           FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
-           OFFSET 0
+           GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)

@@ -141,7 +141,9 @@ function rawUsageSql(from: string, idle: boolean): string {
  * initiative filter, from scanning that initiative's ~100k workloads at 1M rather than one hour of
  * runs: 200 ms against 1 ms). From midnight to the cut, in hour k:
  * - runs spanning the day: their GPUs (daily rollup) × the cut's offset;
- * - the others' buckets (hourly rollup) that start before hour k, except those ending inside it;
+ * - the others' buckets (hourly rollup) that start before hour k, except those ending inside it,
+ *   summed per initiative and instance type inside the cut's own read (a few hundred buckets a day
+ *   become a few dozen rows before the outer grouping: the usage statement 17.4 → 15.6 ms at 1M);
  * - raw rows, only when the cut is not on the hour: runs starting in hour k before the cut (after
  *   midnight) and runs ending in hour k that started before it (or at or before midnight), each an
  *   index range of one hour.
@@ -151,14 +153,10 @@ function usageToCutsSql(idle: boolean): string {
     ? `(r.spanning_gpus * c.offset_us)::float8, (r.sampled_spanning_gpus * c.offset_us)::float8,
               (r.busy_spanning_gpus * c.offset_us)::float8`
     : '(r.spanning_gpus * c.offset_us)::float8';
-  const buckets = idle
-    ? ['', 'sampled_', 'busy_'].map(bucketUsageSql).join(',\n              ')
-    : bucketUsageSql('');
   const aggregate = idle ? AGGREGATE_OF_WORKLOAD_SQL : '';
-  const bucketColumns = (idle ? ['', 'sampled_', 'busy_'] : [''])
-    .flatMap((prefix) => [`h.${prefix}gpus`, `h.${prefix}gpu_start_offset`, `h.${prefix}gpu_microseconds`])
-    .concat(['h.initiative_id', 'h.instance_type', 'h.end_hour'])
-    .join(', ');
+  const sums = (idle ? ['', 'sampled_', 'busy_'] : [''])
+    .map((prefix) => `sum(${bucketUsageSql(prefix)})`)
+    .join(',\n              ');
   // Only the finished-run indexes' columns, so the burn-down's reads are index-only.
   const runColumns = ['initiative_id', 'instance_type', 'gpu_count', 'started_at', 'completed_at']
     .concat(idle ? ['organization_id', 'workload_id'] : [])
@@ -173,13 +171,14 @@ function usageToCutsSql(idle: boolean): string {
            OFFSET 0
          ) r
          UNION ALL
-         SELECT c.cut_index, h.initiative_id, h.instance_type, ${buckets}
+         SELECT c.cut_index, h.*
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT ${bucketColumns} FROM capacity_usage_hourly h
+           SELECT h.initiative_id, h.instance_type, ${sums}
+           FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ${initiativeScopeSql('h')}
-           OFFSET 0
+           GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
          SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('w.started_at', idle)}
