@@ -58,13 +58,17 @@ function log(line: string): void {
   process.stderr.write(`[prepared] ${line}\n`);
 }
 
+/** The text and values of a builder's statement, to run three ways. */
+function asStatement(statement: ScopedStatement): { text: string; values: unknown[] } {
+  return { text: statement.text, values: statement.values };
+}
+
 function candidates(fixtures: Fixtures, now: Date): Candidate[] {
   const member: AuthScope = { ...ADMIN, role: 'MEMBER', initiativeIds: [fixtures.memberInitiative] };
   const ids = fixtures.workloadIds.admin;
   const sampled = fixtures.sampledIds.admin;
   const pick = <T>(list: T[], run: number) => list[run % list.length];
   const daysBefore = (days: number) => new Date(now.getTime() - days * DAY_MS);
-  const asStatement = (statement: ScopedStatement) => ({ text: statement.text, values: statement.values });
   return [
     {
       name: 'version read (every request)',
@@ -149,7 +153,6 @@ function capacityCandidates(fixtures: Fixtures, member: AuthScope, now: Date): C
   for (let from = monthStart.getTime() + 5 * 3_600_000; from < now.getTime(); from += DAY_MS) {
     days.push({ from: new Date(from), to: new Date(Math.min(from + DAY_MS, now.getTime())) });
   }
-  const asStatement = (statement: ScopedStatement) => ({ text: statement.text, values: statement.values });
   return [
     {
       name: 'capacity usage, month to date',

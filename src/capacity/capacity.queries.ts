@@ -137,9 +137,9 @@ function rawUsageSql(from: string, idle: boolean): string {
 /**
  * G at each cut of `cuts` (a CTE of cutsSql) per initiative and instance type: (cut_index,
  * initiative_id, instance_type, us[, sampled_us, busy_us]). Each cut reads its own day's rows by
- * index (OFFSET 0 keeps the planner from hashing a whole rollup for a few dozen cuts, and, with an
- * initiative filter, from scanning that initiative's ~100k workloads at 1M rather than one hour of
- * runs: 200 ms against 1 ms). From midnight to the cut, in hour k:
+ * index (OFFSET 0, or the buckets' GROUP BY, keeps the planner from hashing a whole rollup for a
+ * few dozen cuts, and, with an initiative filter, from scanning that initiative's ~100k workloads
+ * at 1M rather than one hour of runs: 200 ms against 1 ms). From midnight to the cut, in hour k:
  * - runs spanning the day: their GPUs (daily rollup) × the cut's offset;
  * - the others' buckets (hourly rollup) that start before hour k, except those ending inside it,
  *   summed per initiative and instance type inside the cut's own read (a few hundred buckets a day

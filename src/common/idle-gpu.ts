@@ -24,16 +24,18 @@ export function idleGpuFigures(sums: IdleGpuSums): IdleGpuJson {
   };
 }
 
+/** What the readers take of a workload's metric aggregate: the idle parts and the ranked average. */
+const AGGREGATE_COLUMNS = 'm.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg';
+
 /**
  * Joins each row of workload `workload` (a table alias) to its metric aggregate as `alias`
- * (`sample_count`, `gpu_utilization_sum`, `gpu_utilization_avg`; nulls without one): one
- * primary-key lookup per row.
+ * (AGGREGATE_COLUMNS; nulls without one): one primary-key lookup per row.
  * OFFSET 0 keeps the planner from flattening it into a hash join over every aggregate of the
- * organization for the few edge, raw and running rows that need one.
+ * organization for the few edge and raw rows that need one.
  */
 export function aggregateLookupSql(workload: string, alias: string): string {
   return `LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT ${AGGREGATE_COLUMNS} FROM metric_aggregates m
     WHERE m.organization_id = ${workload}.organization_id AND m.workload_id = ${workload}.workload_id OFFSET 0
   ) AS ${alias} ON true`;
 }
@@ -48,7 +50,7 @@ export function runningAggregateJoinSql(workload: string, alias: string): string
   // Join keys renamed: the caller's unqualified workloads columns must stay unambiguous.
   return `LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           ${AGGREGATE_COLUMNS}
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS ${alias} ON ${alias}.aggregate_organization_id = ${workload}.organization_id
     AND ${alias}.aggregate_workload_id = ${workload}.workload_id`;
