@@ -19,6 +19,7 @@ import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
 import { ResponseCache } from './common/http/response-cache/response-cache';
+import { AggregateReadGate } from './common/database/aggregate-read-gate';
 import { metricsEndpoint, ServiceMetrics } from './common/observability/service-metrics';
 
 /** Bodies smaller than this gain less from compression than it costs. */
@@ -58,7 +59,7 @@ export async function createApp(
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
   app.use(hostRequired());
-  const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache));
+  const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache), app.get(AggregateReadGate));
   app.use(metrics.recordRequests);
   app.use(compressionWhenAccepted());
   app.use(methodPolicy);

@@ -18,6 +18,7 @@ import { dataSourceOptions } from './database/data-source-options';
 import { DatabaseConnectOptions, DatabaseConnector } from './database/database-connector';
 import { DatabaseReadyGuard } from './database/database-ready.guard';
 import { DatabaseStallWatchModule } from './database/database-stall-watch';
+import { AggregateReadGateModule } from './common/database/aggregate-read-gate';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { WorkloadsModule } from './workloads/workloads.module';
@@ -54,6 +55,7 @@ export class AppModule {
           dataSourceFactory: (options) => connector.connect(new DataSource(options!)),
         }),
         DatabaseStallWatchModule,
+        AggregateReadGateModule,
         RateLimitModule.forRoot(config),
         ResponseCacheModule,
         AuthModule,

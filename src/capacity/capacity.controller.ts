@@ -4,6 +4,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
 import { AsOf } from '../common/http/as-of.decorator';
+import { AggregateRead } from '../common/database/aggregate-read-gate';
 import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { CapacityService } from './capacity.service';
@@ -23,6 +24,7 @@ export class CapacityController {
   })
   @ApiOkResponse({ type: CapacityEnvelopeDto })
   @ApiProducesCsv()
+  @AggregateRead()
   async getCapacity(
     @Scope() scope: AuthScope,
     @Query() query: CapacityQueryDto,

@@ -6,6 +6,8 @@ import { ENTITIES } from './entities';
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 /** The client gives up this long after the server would have: only when the server cannot answer at all. */
 const CLIENT_SIDE_MARGIN_MS = 2_000;
+/** How long a request waits for a connection (or, for an aggregate read, its turn) before its 503. */
+export const CONNECTION_WAIT_MS = 3_000;
 
 export interface ConnectionBounds {
   poolSize: number;
@@ -50,7 +52,7 @@ export function dataSourceOptions(url: string, bounds: Partial<ConnectionBounds>
     extra: {
       max: poolSize,
       // A pool that cannot get a connection answers quickly (503) instead of queueing the request.
-      connectionTimeoutMillis: 3000,
+      connectionTimeoutMillis: CONNECTION_WAIT_MS,
       statement_timeout: statementTimeoutMs,
       ...(clientSideTimeout && statementTimeoutMs > 0
         ? { query_timeout: statementTimeoutMs + CLIENT_SIDE_MARGIN_MS }

@@ -6,6 +6,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
 import { AsOf } from '../common/http/as-of.decorator';
+import { AggregateRead } from '../common/database/aggregate-read-gate';
 import { ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { NoQueryDto } from '../common/validation/no-query.dto';
 import { WorkloadIdParams } from './dto/workload-id-params.dto';
@@ -43,6 +44,7 @@ export class WorkloadsController {
   })
   @ApiOkResponse({ type: WorkloadStatsEnvelopeDto })
   @ApiProducesCsv()
+  @AggregateRead()
   async stats(
     @Scope() scope: AuthScope,
     @Query() query: WorkloadStatsQueryDto,

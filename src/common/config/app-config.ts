@@ -78,6 +78,17 @@ export class AppConfig {
   DATABASE_POOL_SIZE = 20;
 
   /**
+   * Statistics and capacity reads computing at once per replica; more wait their turn in
+   * arrival order (AggregateReadGate). Their statements are CPU-bound in PostgreSQL: about the
+   * database server's cores divided among the replicas.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  AGGREGATE_READ_CONCURRENCY = 4;
+
+  /**
    * Server-side limit per request statement; the client gives up a little later if the server is
    * silent. Every read statement runs in well under a second at 1M workloads (docs/benchmarks.md):
    * one still running after 10 s is waiting on a lock or a starved server, and a 503 to retry serves

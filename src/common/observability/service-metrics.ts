@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import type { AggregateReadGate } from '../database/aggregate-read-gate';
 import type { ResponseCache } from '../http/response-cache/response-cache';
 
 interface PgPool {
@@ -34,10 +35,11 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
-  constructor(dataSource: DataSource, cache: ResponseCache) {
+  constructor(dataSource: DataSource, cache: ResponseCache, gate: AggregateReadGate) {
     collectDefaultMetrics({ register: this.registry });
     this.poolGauges(dataSource);
     this.cacheMetrics(cache);
+    this.gateGauges(gate);
   }
 
   /** Express middleware: counts and times every answer once it is finished. */
@@ -91,6 +93,25 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect() {
         this.set(cache.bytes);
+      },
+    });
+  }
+
+  private gateGauges(gate: AggregateReadGate): void {
+    new Gauge({
+      name: 'gpucap_aggregate_reads_running',
+      help: 'Statistics and capacity reads computing now (at most AGGREGATE_READ_CONCURRENCY)',
+      registers: [this.registry],
+      collect() {
+        this.set(gate.runningCount);
+      },
+    });
+    new Gauge({
+      name: 'gpucap_aggregate_reads_waiting',
+      help: 'Statistics and capacity reads waiting for their turn to compute',
+      registers: [this.registry],
+      collect() {
+        this.set(gate.waitingCount);
       },
     });
   }
