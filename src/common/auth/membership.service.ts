@@ -19,6 +19,8 @@ export class MembershipService {
     max: MEMBERSHIP_CACHE_SIZE,
     ttl: MEMBERSHIP_TTL_MS,
   });
+  /** Lookups in flight: the requests of the moment a membership expires share one (as API tokens do). */
+  private readonly lookups = new Map<string, Promise<Member | null>>();
 
   constructor(
     @InjectRepository(Member) private readonly members: Repository<Member>,
@@ -30,10 +32,16 @@ export class MembershipService {
     const key = `${organizationId}\n${subject}`;
     const known = this.recent.get(key);
     if (known) return known.member;
-    const member = await this.stallWatch.watch(() =>
-      this.members.findOne({ where: { organizationId, subject } }),
-    );
-    this.recent.set(key, { member });
-    return member;
+    const running = this.lookups.get(key);
+    if (running) return running;
+    const lookup = this.stallWatch
+      .watch(() => this.members.findOne({ where: { organizationId, subject } }))
+      .then((member) => {
+        this.recent.set(key, { member });
+        return member;
+      })
+      .finally(() => this.lookups.delete(key));
+    this.lookups.set(key, lookup);
+    return lookup;
   }
 }
