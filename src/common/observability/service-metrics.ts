@@ -56,23 +56,15 @@ export class ServiceMetrics {
   private poolGauges(dataSource: DataSource): void {
     const pool = () =>
       dataSource.isInitialized ? (dataSource.driver as unknown as { master?: PgPool }).master : undefined;
-    new Gauge({
-      name: 'gpucap_db_pool_connections_in_use',
-      help: 'Database connections checked out by requests',
-      registers: [this.registry],
-      collect() {
-        const current = pool();
-        this.set(current ? current.totalCount - current.idleCount : 0);
-      },
+    this.gauge('gpucap_db_pool_connections_in_use', 'Database connections checked out by requests', () => {
+      const current = pool();
+      return current ? current.totalCount - current.idleCount : 0;
     });
-    new Gauge({
-      name: 'gpucap_db_pool_waiting_requests',
-      help: 'Requests waiting for a database connection',
-      registers: [this.registry],
-      collect() {
-        this.set(pool()?.waitingCount ?? 0);
-      },
-    });
+    this.gauge(
+      'gpucap_db_pool_waiting_requests',
+      'Requests waiting for a database connection',
+      () => pool()?.waitingCount ?? 0,
+    );
   }
 
   private cacheMetrics(cache: ResponseCache): void {
@@ -87,31 +79,30 @@ export class ServiceMetrics {
         for (const [outcome, count] of Object.entries(cache.outcomes)) this.inc({ outcome }, count);
       },
     });
-    new Gauge({
-      name: 'gpucap_response_cache_bytes',
-      help: 'JSON bytes the response cache holds',
-      registers: [this.registry],
-      collect() {
-        this.set(cache.bytes);
-      },
-    });
+    this.gauge('gpucap_response_cache_bytes', 'JSON bytes the response cache holds', () => cache.bytes);
   }
 
   private gateGauges(gate: AggregateReadGate): void {
+    this.gauge(
+      'gpucap_aggregate_reads_running',
+      'Statistics and capacity reads computing now (at most AGGREGATE_READ_CONCURRENCY)',
+      () => gate.runningCount,
+    );
+    this.gauge(
+      'gpucap_aggregate_reads_waiting',
+      'Statistics and capacity reads waiting for their turn to compute',
+      () => gate.waitingCount,
+    );
+  }
+
+  /** A gauge whose value is read at each scrape. */
+  private gauge(name: string, help: string, read: () => number): void {
     new Gauge({
-      name: 'gpucap_aggregate_reads_running',
-      help: 'Statistics and capacity reads computing now (at most AGGREGATE_READ_CONCURRENCY)',
+      name,
+      help,
       registers: [this.registry],
       collect() {
-        this.set(gate.runningCount);
-      },
-    });
-    new Gauge({
-      name: 'gpucap_aggregate_reads_waiting',
-      help: 'Statistics and capacity reads waiting for their turn to compute',
-      registers: [this.registry],
-      collect() {
-        this.set(gate.waitingCount);
+        this.set(read());
       },
     });
   }
