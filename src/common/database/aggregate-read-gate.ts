@@ -22,9 +22,9 @@ interface Waiter {
  * arrival order. Their statements are CPU-bound in PostgreSQL, so running 20 at once on a server
  * with a few cores does not finish more of them per second: it shares the cores out, every one of
  * them takes 20 turns longer, and a request with two statements queues twice. In arrival order each
- * waits for the ones before it and then runs at full speed (docs/benchmarks.md: cold statistics and
- * capacity p99 at 50 connections 1.4–2.2 s → 0.5–0.9 s, throughput 1.1–1.2×). Cache hits and
- * coalesced requests never take a turn: the response cache answers them before this gate.
+ * waits for the ones before it and then runs at full speed (docs/benchmarks.md: at 50 connections,
+ * cold statistics p99 1.1 s → 0.49 s and capacity 0.70 s → 0.45 s at the same throughput). Cache
+ * hits and coalesced requests never take a turn: the response cache answers them before this gate.
  *
  * A request that waits longer than a connection may be waited for gets the same 503 as a pool with
  * no connection to give.
