@@ -5,6 +5,7 @@ import type { Role } from './auth-scope';
 import { generateApiToken, hashSecret, parseApiToken, secretMatches } from './api-token-format';
 import { ApiToken } from './entities/api-token.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
+import { SingleFlight } from '../single-flight';
 
 export interface NewApiToken {
   organizationId: string;
@@ -36,7 +37,7 @@ export class ApiTokenService {
    * Lookups in flight by cache key: when a verification expires, the requests of that moment share
    * one lookup instead of making one each (up to 50 at once, every second, in the warm benchmark).
    */
-  private readonly lookups = new Map<string, Promise<TokenCheck>>();
+  private readonly lookups = new SingleFlight<string, TokenCheck>();
 
   constructor(
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
@@ -83,17 +84,12 @@ export class ApiTokenService {
   }
 
   private sharedLookup(cacheKey: string, tokenId: string, secret: string, now: Date): Promise<TokenCheck> {
-    const running = this.lookups.get(cacheKey);
-    if (running) return running;
-    const lookup = this.lookup(tokenId, secret, now)
-      .then((check) => {
-        if (check.ok) this.remember(cacheKey, check.token, now);
-        else this.verified.delete(cacheKey);
-        return check;
-      })
-      .finally(() => this.lookups.delete(cacheKey));
-    this.lookups.set(cacheKey, lookup);
-    return lookup;
+    return this.lookups.run(cacheKey, async () => {
+      const check = await this.lookup(tokenId, secret, now);
+      if (check.ok) this.remember(cacheKey, check.token, now);
+      else this.verified.delete(cacheKey);
+      return check;
+    });
   }
 
   private async lookup(tokenId: string, secret: string, now: Date): Promise<TokenCheck> {

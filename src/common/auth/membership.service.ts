@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import { Member } from '../../organizations/entities/member.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
+import { SingleFlight } from '../single-flight';
 
 /**
  * A membership (or its absence) is trusted for as long as a verified API token
@@ -20,7 +21,7 @@ export class MembershipService {
     ttl: MEMBERSHIP_TTL_MS,
   });
   /** Lookups in flight: the requests of the moment a membership expires share one (as API tokens do). */
-  private readonly lookups = new Map<string, Promise<Member | null>>();
+  private readonly lookups = new SingleFlight<string, Member | null>();
 
   constructor(
     @InjectRepository(Member) private readonly members: Repository<Member>,
@@ -32,16 +33,12 @@ export class MembershipService {
     const key = `${organizationId}\n${subject}`;
     const known = this.recent.get(key);
     if (known) return known.member;
-    const running = this.lookups.get(key);
-    if (running) return running;
-    const lookup = this.stallWatch
-      .watch(() => this.members.findOne({ where: { organizationId, subject } }))
-      .then((member) => {
-        this.recent.set(key, { member });
-        return member;
-      })
-      .finally(() => this.lookups.delete(key));
-    this.lookups.set(key, lookup);
-    return lookup;
+    return this.lookups.run(key, async () => {
+      const member = await this.stallWatch.watch(() =>
+        this.members.findOne({ where: { organizationId, subject } }),
+      );
+      this.recent.set(key, { member });
+      return member;
+    });
   }
 }

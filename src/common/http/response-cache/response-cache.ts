@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../config/app-config';
+import { SingleFlight } from '../../single-flight';
 import type { CachedAnswer } from './cached-answer';
 
 function flightKey(key: string, version: string): string {
@@ -29,7 +30,7 @@ const MAX_BACKGROUND_REFRESHES = 2;
 export class ResponseCache {
   readonly outcomes: Record<CacheOutcome, number> = { hit: 0, miss: 0, coalesced: 0 };
   private readonly answers: LRUCache<string, CachedAnswer> | null;
-  private readonly inFlight = new Map<string, Promise<CachedAnswer>>();
+  private readonly inFlight = new SingleFlight<string, CachedAnswer>();
   private backgroundRefreshes = 0;
 
   constructor(config: AppConfig) {
@@ -74,19 +75,15 @@ export class ResponseCache {
     version: string,
     compute: () => Promise<CachedAnswer>,
   ): Promise<CachedAnswer> {
-    const flight = flightKey(key, version);
-    const computing = compute()
-      .then((answer) => {
-        this.store(key, answer);
-        return answer;
-      })
-      .finally(() => this.inFlight.delete(flight));
-    this.inFlight.set(flight, computing);
-    return computing;
+    return this.inFlight.run(flightKey(key, version), async () => {
+      const answer = await compute();
+      this.store(key, answer);
+      return answer;
+    });
   }
 
   private refreshInBackground(key: string, version: string, compute: () => Promise<CachedAnswer>): void {
-    if (this.inFlight.has(flightKey(key, version))) return;
+    if (this.inFlight.get(flightKey(key, version))) return;
     if (this.backgroundRefreshes >= MAX_BACKGROUND_REFRESHES) return;
     this.backgroundRefreshes += 1;
     // A failed refresh leaves the stored answer to expire; the next request then computes in the open.
