@@ -17,6 +17,7 @@ import { RankedIdleGpuHours1763800018000 } from './1763800018000-ranked-idle-gpu
 import { HourlyUsageCoveringKey1763800019000 } from './1763800019000-hourly-usage-covering-key';
 import { AscendingListIndexes1763800020000 } from './1763800020000-ascending-list-indexes';
 import { RunningAggregatesIndex1763800021000 } from './1763800021000-running-aggregates-index';
+import { GpuShares1763800022000 } from './1763800022000-gpu-shares';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   HourlyUsageCoveringKey1763800019000,
   AscendingListIndexes1763800020000,
   RunningAggregatesIndex1763800021000,
+  GpuShares1763800022000,
 ];

@@ -1,4 +1,5 @@
 import type { Role } from '../common/auth/auth-scope';
+import type { GpuSharing } from '../common/gpu-sharing';
 import type { WorkloadStatus } from '../workloads/entities/workload.entity';
 
 /** Sections of an import document, in the order they are written (parents before children). */
@@ -68,6 +69,9 @@ export interface WorkloadRow {
   submitted_by: string;
   instance_type: string;
   gpu_count: number;
+  /** Physical GPUs held; after validation always set (derived from gpu_count and gpu_sharing when not imported). */
+  gpu_share: number;
+  gpu_sharing: GpuSharing | null;
   is_managed: boolean;
   cluster_id: string;
   namespace: string;

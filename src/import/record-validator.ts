@@ -1,4 +1,5 @@
 import { ROLES } from '../common/auth/auth-scope';
+import { derivedGpuShare, GPU_SHARE_UNITS, type GpuSharing, gpuShareUnits } from '../common/gpu-sharing';
 import { parseContractTimestamp } from '../common/validation/contract-date';
 import { IDENTIFIER_PATTERN as IDENTIFIER } from '../common/validation/identifier';
 import { WORKLOAD_STATUSES } from '../workloads/entities/workload.entity';
@@ -15,6 +16,8 @@ type FieldType =
   | 'non-negative number'
   | 'number'
   | 'gpu count'
+  | 'gpu share'
+  | 'gpu sharing'
   | 'integer'
   | 'boolean'
   | 'identifier list'
@@ -69,6 +72,8 @@ const FIELDS: { [S in SectionName]: Record<keyof SectionRows[S], FieldSpec> } = 
     submitted_by: { type: 'text' },
     instance_type: { type: 'identifier' },
     gpu_count: { type: 'gpu count' },
+    gpu_share: { type: 'gpu share', optional: true },
+    gpu_sharing: { type: 'gpu sharing', optional: true },
     is_managed: { type: 'boolean' },
     cluster_id: { type: 'text' },
     namespace: { type: 'text' },
@@ -164,6 +169,12 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
       return Number.isInteger(raw) && (raw as number) >= 0 && (raw as number) <= 100_000
         ? { value: raw }
         : 'must be an integer from 0 to 100000';
+    case 'gpu share':
+      return typeof raw === 'number' && Number.isFinite(raw) && raw > 0
+        ? { value: raw }
+        : 'must be a number greater than 0 (the physical GPUs the workload holds)';
+    case 'gpu sharing':
+      return checkGpuSharing(raw);
     case 'integer':
       return Number.isInteger(raw) && Math.abs(raw as number) <= MAX_INT32
         ? { value: raw }
@@ -198,6 +209,31 @@ function checkIdentifierList(raw: unknown): { value: string[] } | string {
   if (!Array.isArray(raw) || raw.length > 10_000) return rule;
   if (!raw.every((item) => typeof item === 'string' && IDENTIFIER.test(item))) return rule;
   return new Set(raw).size === raw.length ? { value: raw as string[] } : rule;
+}
+
+const MIG_PROFILE = /^[A-Za-z0-9][A-Za-z0-9.+_-]{0,63}$/;
+const MAX_REPLICAS = 1_000;
+
+function checkGpuSharing(raw: unknown): { value: GpuSharing } | string {
+  const rule =
+    'must be {"mode": "mig", "profile": "1g.10gb"}, {"mode": "time-slicing", "replicas": N} or {"mode": "mps", "replicas": N}';
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return rule;
+  const sharing = raw as Record<string, unknown>;
+  const keys = Object.keys(sharing).sort().join(',');
+  if (sharing.mode === 'mig') {
+    if (keys !== 'mode,profile') return rule;
+    return typeof sharing.profile === 'string' && MIG_PROFILE.test(sharing.profile)
+      ? { value: { mode: 'mig', profile: sharing.profile } }
+      : 'profile must be a MIG profile name such as 1g.10gb (1 to 64 characters from A-Z a-z 0-9 . + _ -)';
+  }
+  if (sharing.mode === 'time-slicing' || sharing.mode === 'mps') {
+    if (keys !== 'mode,replicas') return rule;
+    const replicas = sharing.replicas;
+    return Number.isInteger(replicas) && (replicas as number) >= 1 && (replicas as number) <= MAX_REPLICAS
+      ? { value: { mode: sharing.mode, replicas: replicas as number } }
+      : `replicas must be an integer from 1 to ${MAX_REPLICAS}`;
+  }
+  return rule;
 }
 
 function hasControlCharacter(text: string): boolean {
@@ -253,7 +289,10 @@ function crossFieldIssues(section: SectionName, row: Record<string, unknown>): s
       ? []
       : ['budget_period_start must be before budget_period_end'];
   }
-  if (section === 'workloads') return workloadTimeIssues(row as unknown as SectionRows['workloads']);
+  if (section === 'workloads') {
+    const workload = row as unknown as SectionRows['workloads'];
+    return [...workloadTimeIssues(workload), ...gpuShareIssues(workload)];
+  }
   return [];
 }
 
@@ -288,4 +327,28 @@ export function workloadTimeIssues(workload: SectionRows['workloads']): string[]
     issues.push(`completed_at must not be before ${started ? 'started_at' : 'submitted_at'}`);
   }
   return issues;
+}
+
+/**
+ * Resolves the workload's share (sets `gpu_share` when it was not imported) and checks it: more than
+ * 0 and at most one GPU per device, or 0 with no device. Kept to the nearest 1/GPU_SHARE_UNITS GPU.
+ */
+function gpuShareIssues(workload: SectionRows['workloads']): string[] {
+  const { gpu_count: count, gpu_sharing: sharing } = workload;
+  if (workload.gpu_share === null) {
+    const derived = derivedGpuShare(count, sharing);
+    if (derived === null) {
+      const profile = sharing?.mode === 'mig' ? sharing.profile : '';
+      return [
+        `gpu_sharing.profile '${profile}' is not a MIG profile gpucap knows: give gpu_share, the physical GPUs the workload holds`,
+      ];
+    }
+    workload.gpu_share = derived;
+  }
+  const units = gpuShareUnits(workload.gpu_share);
+  if (count === 0) return units === 0 ? [] : ['gpu_share must be absent or 0 when gpu_count is 0'];
+  if (units < 1) return [`gpu_share must be at least 1/${GPU_SHARE_UNITS} of a GPU`];
+  if (units > count * GPU_SHARE_UNITS)
+    return ['gpu_share must not exceed gpu_count (one GPU per device at most)'];
+  return [];
 }

@@ -1,5 +1,20 @@
-import { copyNullable, copyText, copyTextArray, copyTimestamp } from './copy-text';
+import { GPU_SHARE_UNITS, type GpuSharing, gpuShareUnits } from '../common/gpu-sharing';
+import { COPY_NULL, copyNullable, copyText, copyTextArray, copyTimestamp } from './copy-text';
 import type { SectionName, SectionRows } from './import-sections';
+
+/** The share in units where it is not whole GPUs; null (the column's whole-GPU default) otherwise. */
+function copyShareUnits(row: SectionRows['workloads']): string {
+  const units = gpuShareUnits(row.gpu_share);
+  return copyNullable(units === row.gpu_count * GPU_SHARE_UNITS ? null : units);
+}
+
+/** gpu_sharing as the mode, profile and replicas columns. */
+function copySharing(sharing: GpuSharing | null): string {
+  if (sharing === null) return [COPY_NULL, COPY_NULL, COPY_NULL].join('\t');
+  return sharing.mode === 'mig'
+    ? [sharing.mode, copyText(sharing.profile), COPY_NULL].join('\t')
+    : [sharing.mode, COPY_NULL, String(sharing.replicas)].join('\t');
+}
 
 interface StagingTable<S extends SectionName> {
   table: string;
@@ -48,9 +63,10 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
     table: 'stage_workloads',
     columns: `organization_id text, workload_id text, initiative_id text, name text, status text, submitted_by text,
               instance_type text, gpu_count integer, is_managed boolean, cluster_id text, namespace text,
-              submitted_at timestamptz, started_at timestamptz, completed_at timestamptz, exit_code integer`,
+              submitted_at timestamptz, started_at timestamptz, completed_at timestamptz, exit_code integer,
+              share_units integer, gpu_sharing_mode text, gpu_sharing_profile text, gpu_sharing_replicas integer`,
     encode: (row, location) =>
-      `${location}\t${copyText(row.organization_id)}\t${copyText(row.workload_id)}\t${copyText(row.initiative_id)}\t${copyText(row.name)}\t${row.status}\t${copyText(row.submitted_by)}\t${copyText(row.instance_type)}\t${row.gpu_count}\t${row.is_managed ? 't' : 'f'}\t${copyText(row.cluster_id)}\t${copyText(row.namespace)}\t${copyTimestamp(row.submitted_at)}\t${copyTimestamp(row.started_at)}\t${copyTimestamp(row.completed_at)}\t${copyNullable(row.exit_code)}\n`,
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.workload_id)}\t${copyText(row.initiative_id)}\t${copyText(row.name)}\t${row.status}\t${copyText(row.submitted_by)}\t${copyText(row.instance_type)}\t${row.gpu_count}\t${row.is_managed ? 't' : 'f'}\t${copyText(row.cluster_id)}\t${copyText(row.namespace)}\t${copyTimestamp(row.submitted_at)}\t${copyTimestamp(row.started_at)}\t${copyTimestamp(row.completed_at)}\t${copyNullable(row.exit_code)}\t${copyShareUnits(row)}\t${copySharing(row.gpu_sharing)}\n`,
   },
   metric_samples: {
     table: 'stage_metric_samples',
@@ -119,6 +135,10 @@ const WORKLOAD_VALUES = [
   'started_at',
   'completed_at',
   'exit_code',
+  'share_units',
+  'gpu_sharing_mode',
+  'gpu_sharing_profile',
+  'gpu_sharing_replicas',
 ];
 const SAMPLE_VALUES = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
 
