@@ -107,7 +107,7 @@ export function* generateDemoRecords(options: DemoOptions): Generator<ImportReco
       usage,
       workload.row.initiative_id,
       workload.row.instance_type,
-      workload.row.gpu_count,
+      workload.gpuShare,
       workload.run,
       period.start.getTime(),
     );
@@ -130,13 +130,13 @@ function addPeriodUsage(
   usage: Map<string, number>,
   initiativeId: string,
   instanceType: string,
-  gpuCount: number,
+  gpuShare: number,
   run: { start: number; end: number } | null,
   periodStart: number,
 ): void {
   const poolId = poolOf(instanceType);
   if (!run || !poolId) return;
-  const hours = (Math.max(0, run.end - Math.max(run.start, periodStart)) / 3_600_000) * gpuCount;
+  const hours = (Math.max(0, run.end - Math.max(run.start, periodStart)) / 3_600_000) * gpuShare;
   const key = `${initiativeId}|${poolId}`;
   usage.set(key, (usage.get(key) ?? 0) + hours);
 }

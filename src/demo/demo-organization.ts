@@ -1,4 +1,5 @@
 import type { Role } from '../common/auth/auth-scope';
+import type { GpuSharing } from '../common/gpu-sharing';
 
 export const DEMO_ORGANIZATION_ID = 'org-demo';
 export const DEMO_TIMEZONE = 'America/New_York';
@@ -13,7 +14,21 @@ export interface InstanceType {
   maxWatts: number;
   /** Nodes a multi-node job may span (weights index = nodes - 1). */
   nodeWeights: number[];
+  /** Every node of a type sits in one cluster, so a pool's workloads all report the same cluster. */
+  clusterId: string;
+  /**
+   * Some nodes of the type hand out slices instead of whole GPUs: `nodeShare` of its single-node
+   * workloads run there, on MIG instances (profiles from small to large) or on replicas.
+   */
+  sharing?: { nodeShare: number; devices: DeviceSharing };
 }
+
+export type DeviceSharing =
+  { mode: 'mig'; profiles: string[] } | Extract<GpuSharing, { mode: 'time-slicing' | 'mps' }>;
+
+/** Training on H100 and A100 in us-east-1; inference, notebooks and spot work on L4 and A10G in us-west-2. */
+export const DEMO_CLUSTERS = ['eks-use1-prod', 'eks-usw2-prod'] as const;
+const [TRAINING_CLUSTER, SERVING_CLUSTER] = DEMO_CLUSTERS;
 
 export const INSTANCE_TYPES: Record<string, InstanceType> = {
   'p5.48xlarge': {
@@ -22,13 +37,18 @@ export const INSTANCE_TYPES: Record<string, InstanceType> = {
     idleWatts: 90,
     maxWatts: 700,
     nodeWeights: [10, 4, 0, 2],
+    clusterId: TRAINING_CLUSTER,
   },
+  // MIG-partitioned nodes take half the single-node A100 work (notebooks, evaluation, inference);
+  // the profiles differ because p4d carries 40 GB A100s and p4de 80 GB ones.
   'p4d.24xlarge': {
     name: 'p4d.24xlarge',
     gpusPerNode: 8,
     idleWatts: 55,
     maxWatts: 400,
     nodeWeights: [10, 3, 0, 1],
+    clusterId: TRAINING_CLUSTER,
+    sharing: { nodeShare: 0.5, devices: { mode: 'mig', profiles: ['1g.5gb', '2g.10gb', '3g.20gb'] } },
   },
   'p4de.24xlarge': {
     name: 'p4de.24xlarge',
@@ -36,13 +56,52 @@ export const INSTANCE_TYPES: Record<string, InstanceType> = {
     idleWatts: 55,
     maxWatts: 400,
     nodeWeights: [10, 2],
+    clusterId: TRAINING_CLUSTER,
+    sharing: { nodeShare: 0.5, devices: { mode: 'mig', profiles: ['1g.10gb', '2g.20gb', '3g.40gb'] } },
   },
-  'g6.12xlarge': { name: 'g6.12xlarge', gpusPerNode: 4, idleWatts: 16, maxWatts: 72, nodeWeights: [1] },
-  'g6.48xlarge': { name: 'g6.48xlarge', gpusPerNode: 8, idleWatts: 16, maxWatts: 72, nodeWeights: [1] },
-  'g5.12xlarge': { name: 'g5.12xlarge', gpusPerNode: 4, idleWatts: 25, maxWatts: 300, nodeWeights: [1] },
-  'g5.48xlarge': { name: 'g5.48xlarge', gpusPerNode: 8, idleWatts: 25, maxWatts: 300, nodeWeights: [6, 1] },
+  'g6.12xlarge': {
+    name: 'g6.12xlarge',
+    gpusPerNode: 4,
+    idleWatts: 16,
+    maxWatts: 72,
+    nodeWeights: [1],
+    clusterId: SERVING_CLUSTER,
+    sharing: { nodeShare: 0.5, devices: { mode: 'time-slicing', replicas: 4 } },
+  },
+  'g6.48xlarge': {
+    name: 'g6.48xlarge',
+    gpusPerNode: 8,
+    idleWatts: 16,
+    maxWatts: 72,
+    nodeWeights: [1],
+    clusterId: SERVING_CLUSTER,
+    sharing: { nodeShare: 0.3, devices: { mode: 'mps', replicas: 2 } },
+  },
+  'g5.12xlarge': {
+    name: 'g5.12xlarge',
+    gpusPerNode: 4,
+    idleWatts: 25,
+    maxWatts: 300,
+    nodeWeights: [1],
+    clusterId: SERVING_CLUSTER,
+  },
+  'g5.48xlarge': {
+    name: 'g5.48xlarge',
+    gpusPerNode: 8,
+    idleWatts: 25,
+    maxWatts: 300,
+    nodeWeights: [6, 1],
+    clusterId: SERVING_CLUSTER,
+  },
   // Owned by no pool, so capacity shows usage that counts for the organization but in no pool.
-  'g4dn.xlarge': { name: 'g4dn.xlarge', gpusPerNode: 1, idleWatts: 10, maxWatts: 70, nodeWeights: [1] },
+  'g4dn.xlarge': {
+    name: 'g4dn.xlarge',
+    gpusPerNode: 1,
+    idleWatts: 10,
+    maxWatts: 70,
+    nodeWeights: [1],
+    clusterId: SERVING_CLUSTER,
+  },
 };
 
 export const POOLS = [
@@ -63,6 +122,8 @@ export interface DemoInitiative {
   weight: number;
   instanceWeights: Record<string, number>;
   jobNames: string[];
+  /** Names of the small jobs that run on GPU slices: notebooks, evaluation, inference. */
+  sharedJobNames: string[];
   /** Allocation = GPU hours used so far in the period × this (below 1: over budget). */
   budgetFactor: number;
 }
@@ -80,6 +141,7 @@ export const INITIATIVES: DemoInitiative[] = [
       'g6.12xlarge': 1,
     },
     jobNames: ['resnet50-sweep', 'vit-pretrain', 'yolo-finetune', 'detr-eval', 'segformer-train'],
+    sharedJobNames: ['jupyter', 'yolo-inference', 'detr-eval', 'label-assist'],
     budgetFactor: 0.92,
   },
   {
@@ -88,6 +150,7 @@ export const INITIATIVES: DemoInitiative[] = [
     weight: 25,
     instanceWeights: { 'p5.48xlarge': 4, 'p4de.24xlarge': 3, 'p4d.24xlarge': 1, 'g6.48xlarge': 1 },
     jobNames: ['llama-finetune', 'bert-pretrain', 'tokenizer-bench', 't5-distill', 'rlhf-ppo'],
+    sharedJobNames: ['jupyter', 'bert-inference', 'tokenizer-bench', 'embedding-serve'],
     budgetFactor: 1.04,
   },
   {
@@ -96,6 +159,7 @@ export const INITIATIVES: DemoInitiative[] = [
     weight: 12,
     instanceWeights: { 'p4d.24xlarge': 2, 'g5.12xlarge': 3, 'g5.48xlarge': 2, 'g6.12xlarge': 1 },
     jobNames: ['whisper-finetune', 'conformer-train', 'tts-vocoder', 'asr-eval'],
+    sharedJobNames: ['jupyter', 'whisper-inference', 'asr-eval'],
     budgetFactor: 1.6,
   },
   {
@@ -104,6 +168,7 @@ export const INITIATIVES: DemoInitiative[] = [
     weight: 15,
     instanceWeights: { 'g6.12xlarge': 3, 'g6.48xlarge': 2, 'g5.12xlarge': 2, 'p4d.24xlarge': 1 },
     jobNames: ['dlrm-train', 'two-tower-retrain', 'embedding-refresh', 'ctr-eval'],
+    sharedJobNames: ['jupyter', 'two-tower-serve', 'ctr-eval'],
     budgetFactor: 2.2,
   },
   {
@@ -112,6 +177,7 @@ export const INITIATIVES: DemoInitiative[] = [
     weight: 13,
     instanceWeights: { 'g5.12xlarge': 2, 'g4dn.xlarge': 3, 'p4d.24xlarge': 1, 'g6.12xlarge': 2 },
     jobNames: ['sim2real-rollout', 'policy-ppo', 'grasp-net-train', 'nav-eval'],
+    sharedJobNames: ['jupyter', 'policy-serve', 'nav-eval'],
     budgetFactor: 1.25,
   },
   {
@@ -120,6 +186,7 @@ export const INITIATIVES: DemoInitiative[] = [
     weight: 10,
     instanceWeights: { 'g4dn.xlarge': 2, 'g6.12xlarge': 2, 'g5.12xlarge': 1 },
     jobNames: ['nccl-burnin', 'gpu-healthcheck', 'inference-canary', 'profiler-run'],
+    sharedJobNames: ['jupyter', 'inference-canary', 'gpu-healthcheck'],
     budgetFactor: 3,
   },
 ];

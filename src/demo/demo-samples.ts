@@ -20,20 +20,28 @@ export function sampleSlots(
 
 /**
  * Readings for one workload: a per-job utilization level, a daily rhythm (stronger for evaluation and
- * inference-like jobs than for training), idle stretches (data loading, checkpoints), memory that
- * follows utilization, power that follows utilization (summed over the GPUs) and a temperature that
- * lags it.
+ * inference-like jobs than for training, strongest on GPU slices), idle stretches (data loading,
+ * checkpoints), memory that follows utilization, power that follows utilization (summed over the
+ * GPUs, or the slice's share of one) and a temperature that lags it.
  */
 export function* demoSamples(workload: DemoWorkload, seed: number, cap: number): Generator<MetricSampleRow> {
   if (!workload.run) return;
   const { first, count } = sampleSlots(workload.run, cap);
   const random = mulberry32(mixSeed(seed, workload.index, 2));
   const healthcheck = workload.initiative.initiativeId === 'platform';
-  const level = healthcheck ? 92 : workload.isLongTraining ? 70 + 25 * random() : 30 + 60 * random();
-  const rhythm = workload.isLongTraining ? 0.06 : 0.3;
+  const shared = workload.sharing !== null;
+  // Work on GPU slices is mostly notebooks and inference: low, bursty, following the working day.
+  const level = healthcheck
+    ? 92
+    : shared
+      ? 8 + 50 * random()
+      : workload.isLongTraining
+        ? 70 + 25 * random()
+        : 30 + 60 * random();
+  const rhythm = shared ? 0.5 : workload.isLongTraining ? 0.06 : 0.3;
   const memoryBase = 20 + 35 * random();
   const { idleWatts, maxWatts } = workload.instance;
-  const gpus = Math.max(workload.row.gpu_count, 1);
+  const gpus = workload.gpuShare;
   let temperature = 36 + 4 * random();
   let idleLeft = 0;
   for (let slot = 0; slot < count; slot += 1) {

@@ -1,3 +1,4 @@
+import { derivedGpuShare, type GpuSharing } from '../common/gpu-sharing';
 import type { WorkloadRow } from '../import/import-sections';
 import {
   DEMO_ORGANIZATION_ID,
@@ -16,11 +17,8 @@ const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
 export const HISTORY_DAYS = 182;
 const MAX_RUN = 30 * DAY;
-const CLUSTERS = [
-  { id: 'eks-use1-prod', weight: 5 },
-  { id: 'eks-usw2-prod', weight: 3 },
-  { id: 'gke-usc1-research', weight: 2 },
-];
+/** Small profiles are the common ask: most slice work is a notebook or a light inference server. */
+const MIG_PROFILE_WEIGHTS = [6, 2.5, 1.5];
 
 /** A generated workload plus what samples need to know about its run. */
 export interface DemoWorkload {
@@ -29,6 +27,9 @@ export interface DemoWorkload {
   initiative: DemoInitiative;
   instance: InstanceType;
   isLongTraining: boolean;
+  /** How the workload's devices share their GPUs (null: whole GPUs), and the physical GPUs it holds. */
+  sharing: GpuSharing | null;
+  gpuShare: number;
   /** Start and end (now while running) of the run; null when it never started. */
   run: { start: number; end: number } | null;
 }
@@ -75,11 +76,17 @@ export function demoWorkload(plan: WorkloadPlan, index: number): DemoWorkload {
       instance.nodeWeights.map((_, i) => i),
       (i) => instance.nodeWeights[i],
     );
-  const isLongTraining = random() < (instance.gpusPerNode === 8 ? 0.16 : 0.06);
+  const slice = nodes === 1 ? gpuSlice(plan, index, instance) : null;
+  // On a slice, "long" is a notebook or an inference server left up for a day or more.
+  const isLongTraining = random() < (slice ? 0.25 : instance.gpusPerNode === 8 ? 0.16 : 0.06);
   const submitters = submittersByInitiative.get(initiative.initiativeId) ?? [];
   const submittedAt = submissionTime(plan, index, random());
   const times = lifecycle(plan, index, random, submittedAt, isLongTraining, instance);
-  const jobName = initiative.jobNames[integerBetween(random, 0, initiative.jobNames.length - 1)];
+  const jobNames = slice ? initiative.sharedJobNames : initiative.jobNames;
+  const jobName = jobNames[integerBetween(random, 0, jobNames.length - 1)];
+  const gpuCount = slice ? slice.devices : instance.gpusPerNode * nodes;
+  const sharing = slice?.sharing ?? null;
+  const gpuShare = derivedGpuShare(gpuCount, sharing) ?? gpuCount;
   const namespaceSuffix = ['', '', '-research', '-batch'][integerBetween(random, 0, 3)];
   const row: WorkloadRow = {
     organization_id: DEMO_ORGANIZATION_ID,
@@ -89,9 +96,11 @@ export function demoWorkload(plan: WorkloadPlan, index: number): DemoWorkload {
     status: times.status,
     submitted_by: submitters[integerBetween(random, 0, submitters.length - 1)],
     instance_type: instance.name,
-    gpu_count: instance.gpusPerNode * nodes,
+    gpu_count: gpuCount,
+    gpu_sharing: sharing,
+    gpu_share: gpuShare,
     is_managed: random() < 0.85,
-    cluster_id: pickWeighted(random, CLUSTERS, (cluster) => cluster.weight).id,
+    cluster_id: instance.clusterId,
     namespace: `${initiative.initiativeId}${namespaceSuffix}`,
     submitted_at: new Date(submittedAt),
     started_at: times.startedAt === null ? null : new Date(times.startedAt),
@@ -100,7 +109,28 @@ export function demoWorkload(plan: WorkloadPlan, index: number): DemoWorkload {
   };
   const run =
     times.startedAt === null ? null : { start: times.startedAt, end: times.completedAt ?? plan.now };
-  return { index, row, initiative, instance, isLongTraining, run };
+  return { index, row, initiative, instance, isLongTraining, sharing, gpuShare, run };
+}
+
+/**
+ * Whether a single-node workload lands on a node that slices its GPUs, and on how many devices. Drawn
+ * from a stream of its own, so the draws behind the workload's other fields stay in step.
+ */
+function gpuSlice(
+  plan: WorkloadPlan,
+  index: number,
+  instance: InstanceType,
+): { sharing: GpuSharing; devices: number } | null {
+  if (!instance.sharing) return null;
+  const random = mulberry32(mixSeed(plan.seed, index, 3));
+  if (random() >= instance.sharing.nodeShare) return null;
+  const devices = instance.sharing.devices;
+  if (devices.mode !== 'mig') return { sharing: { ...devices }, devices: random() < 0.8 ? 1 : 2 };
+  const size = pickWeighted(random, [0, 1, 2], (i) => MIG_PROFILE_WEIGHTS[i]);
+  const profile = devices.profiles[size];
+  // A second small instance is common (two notebooks, a model and its evaluator); large ones come alone.
+  const second = size === 0 ? 0.25 : size === 1 ? 0.15 : 0;
+  return { sharing: { mode: 'mig', profile }, devices: random() < second ? 2 : 1 };
 }
 
 interface Lifecycle {
