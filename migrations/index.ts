@@ -18,6 +18,7 @@ import { HourlyUsageCoveringKey1763800019000 } from './1763800019000-hourly-usag
 import { AscendingListIndexes1763800020000 } from './1763800020000-ascending-list-indexes';
 import { RunningAggregatesIndex1763800021000 } from './1763800021000-running-aggregates-index';
 import { GpuShares1763800022000 } from './1763800022000-gpu-shares';
+import { SyncWatermarksPerCluster1763800023000 } from './1763800023000-sync-watermarks-per-cluster';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   AscendingListIndexes1763800020000,
   RunningAggregatesIndex1763800021000,
   GpuShares1763800022000,
+  SyncWatermarksPerCluster1763800023000,
 ];

@@ -20,6 +20,8 @@ export interface KubernetesConfig {
   defaultSubmitter: string | null;
   instanceTypeLabel: string;
   gpuResource: string;
+  /** Share of one GPU per instance of MIG profiles not built in (or overriding a built-in one). */
+  migProfiles: Record<string, number>;
   isManaged: boolean;
   timeoutSeconds: number;
 }
@@ -47,16 +49,29 @@ export interface SlurmConfig {
   initiativeByAccount: Record<string, string>;
   defaultInitiative: string | null;
   instanceTypeByPartition: Record<string, string>;
+  /** Share of one GPU per device of a gres type (`gpu:<type>`), for site-named MIG-like types. */
+  gpuShareByType: Record<string, number>;
   isManaged: boolean;
   timeoutSeconds: number;
 }
 
-export interface SyncConfig {
-  organizationId: string;
-  unknownInitiatives: UnknownInitiatives;
+/** The sources of one cluster: a `clusters[]` entry, or the top-level sections. */
+export interface ClusterSources {
   kubernetes: KubernetesConfig | null;
   prometheus: PrometheusConfig | null;
   slurm: SlurmConfig | null;
+}
+
+/** A `clusters[]` entry: its id names its workloads (`cluster_id`) and keys its watermarks. */
+export interface ClusterConfig extends ClusterSources {
+  clusterId: string;
+}
+
+export interface SyncConfig extends ClusterSources {
+  organizationId: string;
+  unknownInitiatives: UnknownInitiatives;
+  /** Further clusters, each synced on its own; the top-level sections stay one cluster of their own. */
+  clusters: ClusterConfig[];
 }
 
 /** Prometheus refuses a range query of more than 11,000 points per series. */
@@ -84,23 +99,86 @@ export function loadSyncConfig(file: string): SyncConfig {
 
 export function parseSyncConfig(document: unknown, baseDirectory: string): SyncConfig {
   const root = section(document, 'the config');
-  knownKeys(root, '', ['organization_id', 'unknown_initiatives', 'kubernetes', 'prometheus', 'slurm']);
+  knownKeys(root, '', [
+    'organization_id',
+    'unknown_initiatives',
+    'kubernetes',
+    'prometheus',
+    'slurm',
+    'clusters',
+  ]);
   const config: SyncConfig = {
     organizationId: identifier(root, 'organization_id', ''),
     unknownInitiatives: oneOf(root, 'unknown_initiatives', '', ['create', 'refuse'], 'refuse'),
-    kubernetes: root.kubernetes == null ? null : kubernetesConfig(root.kubernetes, baseDirectory),
-    prometheus: root.prometheus == null ? null : prometheusConfig(root.prometheus, baseDirectory),
-    slurm: root.slurm == null ? null : slurmConfig(root.slurm, baseDirectory),
+    ...clusterSources(root, '', baseDirectory),
+    clusters: [],
   };
-  if (!config.kubernetes && !config.prometheus && !config.slurm) {
-    throw new SyncConfigError('the config names no source: add kubernetes, prometheus and/or slurm');
+  config.clusters = clustersConfig(root.clusters, config, baseDirectory);
+  if (!config.kubernetes && !config.prometheus && !config.slurm && config.clusters.length === 0) {
+    throw new SyncConfigError(
+      'the config names no source: add kubernetes, prometheus and/or slurm (or clusters)',
+    );
   }
   return config;
 }
 
-function kubernetesConfig(value: unknown, base: string): KubernetesConfig {
-  const at = 'kubernetes.';
-  const input = section(value, 'kubernetes');
+function clusterSources(input: Json, at: string, base: string): ClusterSources {
+  return {
+    kubernetes: input.kubernetes == null ? null : kubernetesConfig(input.kubernetes, base, `${at}kubernetes`),
+    prometheus: input.prometheus == null ? null : prometheusConfig(input.prometheus, base, `${at}prometheus`),
+    slurm: input.slurm == null ? null : slurmConfig(input.slurm, base, `${at}slurm`),
+  };
+}
+
+/**
+ * `clusters`: each entry names its cluster and at least one source. Its id becomes the `cluster_id` of
+ * the workloads its Kubernetes and Slurm sources write (so a `cluster_id` inside them must agree), and
+ * must not repeat, nor be the top-level sources' own `cluster_id`: two configs would then cancel each
+ * other's pods and share watermarks.
+ */
+function clustersConfig(value: unknown, root: ClusterSources, base: string): ClusterConfig[] {
+  if (value == null) return [];
+  if (!Array.isArray(value)) throw new SyncConfigError('clusters must be an array of objects');
+  const taken = new Map<string, string>();
+  for (const [key, source] of [
+    ['kubernetes.cluster_id', root.kubernetes?.clusterId],
+    ['slurm.cluster_id', root.slurm?.clusterId],
+  ] as const) {
+    if (source) taken.set(source, key);
+  }
+  return value.map((entry, position) => {
+    const at = `clusters[${position}].`;
+    const input = section(entry, `clusters[${position}]`);
+    knownKeys(input, at, ['cluster_id', 'kubernetes', 'prometheus', 'slurm']);
+    const clusterId = identifier(input, 'cluster_id', at);
+    const earlier = taken.get(clusterId);
+    if (earlier) {
+      throw new SyncConfigError(`${at}cluster_id '${clusterId}' is already used by ${earlier}`);
+    }
+    taken.set(clusterId, `${at}cluster_id`);
+    const sources = clusterSources(input, at, base);
+    if (!sources.kubernetes && !sources.prometheus && !sources.slurm) {
+      throw new SyncConfigError(
+        `${at.slice(0, -1)} names no source: add kubernetes, prometheus and/or slurm`,
+      );
+    }
+    for (const name of ['kubernetes', 'slurm'] as const) {
+      const own = sources[name];
+      if (!own) continue;
+      if (own.clusterId !== null && own.clusterId !== clusterId) {
+        throw new SyncConfigError(
+          `${at}${name}.cluster_id must be left out or equal ${at}cluster_id ('${clusterId}')`,
+        );
+      }
+      own.clusterId = clusterId;
+    }
+    return { clusterId, ...sources };
+  });
+}
+
+function kubernetesConfig(value: unknown, base: string, name: string): KubernetesConfig {
+  const at = `${name}.`;
+  const input = section(value, name);
   knownKeys(input, at, [
     'kubeconfig',
     'context',
@@ -113,6 +191,7 @@ function kubernetesConfig(value: unknown, base: string): KubernetesConfig {
     'default_submitter',
     'instance_type_label',
     'gpu_resource',
+    'mig_profiles',
     'is_managed',
     'timeout_seconds',
   ]);
@@ -129,14 +208,15 @@ function kubernetesConfig(value: unknown, base: string): KubernetesConfig {
     defaultSubmitter: optionalText(input, 'default_submitter', at),
     instanceTypeLabel: optionalText(input, 'instance_type_label', at) ?? 'node.kubernetes.io/instance-type',
     gpuResource: optionalText(input, 'gpu_resource', at) ?? 'nvidia.com/gpu',
+    migProfiles: shareMap(input, 'mig_profiles', at),
     isManaged: optionalBoolean(input, 'is_managed', at) ?? true,
     timeoutSeconds: positiveNumber(input, 'timeout_seconds', at, 30),
   };
 }
 
-function prometheusConfig(value: unknown, base: string): PrometheusConfig {
-  const at = 'prometheus.';
-  const input = section(value, 'prometheus');
+function prometheusConfig(value: unknown, base: string, name: string): PrometheusConfig {
+  const at = `${name}.`;
+  const input = section(value, name);
   knownKeys(input, at, [
     'url',
     'step_seconds',
@@ -164,8 +244,8 @@ function prometheusConfig(value: unknown, base: string): PrometheusConfig {
   return {
     url: url.replace(/\/+$/, ''),
     stepSeconds,
-    basicAuth: basicAuth(input.basic_auth, base),
-    bearerToken: bearerToken(input, base),
+    basicAuth: basicAuth(input.basic_auth, base, at),
+    bearerToken: bearerToken(input, base, at),
     backfillHours: positiveNumber(input, 'backfill_hours', at, 24),
     overlapSeconds: nonNegativeNumber(input, 'overlap_seconds', at, 600),
     lagSeconds: nonNegativeNumber(input, 'lag_seconds', at, 0),
@@ -175,9 +255,9 @@ function prometheusConfig(value: unknown, base: string): PrometheusConfig {
   };
 }
 
-function slurmConfig(value: unknown, base: string): SlurmConfig {
-  const at = 'slurm.';
-  const input = section(value, 'slurm');
+function slurmConfig(value: unknown, base: string, name: string): SlurmConfig {
+  const at = `${name}.`;
+  const input = section(value, name);
   knownKeys(input, at, [
     'sacct_json_file',
     'sacct_command',
@@ -186,6 +266,7 @@ function slurmConfig(value: unknown, base: string): SlurmConfig {
     'initiative_by_account',
     'default_initiative',
     'instance_type_by_partition',
+    'gpu_share_by_type',
     'is_managed',
     'timeout_seconds',
   ]);
@@ -203,15 +284,16 @@ function slurmConfig(value: unknown, base: string): SlurmConfig {
     initiativeByAccount: identifierMap(input, 'initiative_by_account', at),
     defaultInitiative: optionalIdentifier(input, 'default_initiative', at),
     instanceTypeByPartition: identifierMap(input, 'instance_type_by_partition', at),
+    gpuShareByType: shareMap(input, 'gpu_share_by_type', at),
     isManaged: optionalBoolean(input, 'is_managed', at) ?? true,
     timeoutSeconds: positiveNumber(input, 'timeout_seconds', at, 120),
   };
 }
 
-function basicAuth(value: unknown, base: string): PrometheusConfig['basicAuth'] {
+function basicAuth(value: unknown, base: string, parent: string): PrometheusConfig['basicAuth'] {
   if (value == null) return null;
-  const at = 'prometheus.basic_auth.';
-  const input = section(value, 'prometheus.basic_auth');
+  const at = `${parent}basic_auth.`;
+  const input = section(value, `${parent}basic_auth`);
   knownKeys(input, at, ['username', 'password', 'password_file']);
   const username = optionalText(input, 'username', at);
   const password = secret(input, 'password', at, base);
@@ -221,11 +303,11 @@ function basicAuth(value: unknown, base: string): PrometheusConfig['basicAuth'] 
   return { username, password };
 }
 
-function bearerToken(input: Json, base: string): string | null {
+function bearerToken(input: Json, base: string, at: string): string | null {
   if (input.bearer_token != null && input.bearer_token_file != null) {
-    throw new SyncConfigError('prometheus.bearer_token and prometheus.bearer_token_file exclude each other');
+    throw new SyncConfigError(`${at}bearer_token and ${at}bearer_token_file exclude each other`);
   }
-  return secret(input, 'bearer_token', 'prometheus.', base);
+  return secret(input, 'bearer_token', at, base);
 }
 
 /** A secret given inline or as `<key>_file` (read once, trailing newline dropped). */
@@ -302,6 +384,24 @@ function identifierMap(input: Json, key: string, at: string): Record<string, str
   return result;
 }
 
+/** Name → share of one GPU (greater than 0, at most 1), e.g. a MIG profile's 1/7. */
+function shareMap(input: Json, key: string, at: string): Record<string, number> {
+  const value = input[key];
+  if (value == null) return {};
+  const map = section(value, `${at}${key}`);
+  const result: Record<string, number> = {};
+  for (const [name, share] of Object.entries(map)) {
+    if (name.trim() === '') throw new SyncConfigError(`${at}${key} has an empty name`);
+    if (typeof share !== 'number' || !Number.isFinite(share) || share <= 0 || share > 1) {
+      throw new SyncConfigError(
+        `${at}${key}.${name} must be a number greater than 0 and at most 1 (the share of one GPU)`,
+      );
+    }
+    result[name] = share;
+  }
+  return result;
+}
+
 function textList(input: Json, key: string, at: string): string[] {
   const value = input[key];
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && item !== '')) {
@@ -345,4 +445,41 @@ function oneOf<T extends string>(input: Json, key: string, at: string, values: T
     throw new SyncConfigError(`${at}${key} must be one of ${values.join(', ')}`);
   }
   return value as T;
+}
+
+/** One cluster's sources as a run sees them. */
+export interface SyncTarget extends ClusterSources {
+  /** `''` for the top-level sources, else the `clusters[]` entry's `cluster_id`: it keys the watermarks. */
+  cluster: string;
+  /**
+   * The workloads this cluster's DCGM series may join (pod and job names repeat across clusters): an
+   * entry's own `cluster_id`; for the top-level sources every workload but the entries' (their
+   * `cluster_id` comes from the kubeconfig or the jobs, so it cannot be named beforehand).
+   */
+  joinScope: { only: string } | { except: string[] };
+}
+
+/** The clusters a run syncs, in order: the top-level sources (when the config has any), then `clusters[]`. */
+export function syncTargets(config: SyncConfig): SyncTarget[] {
+  const entries = config.clusters.map((entry) => entry.clusterId);
+  const targets: SyncTarget[] = [];
+  if (config.kubernetes || config.prometheus || config.slurm) {
+    targets.push({
+      cluster: '',
+      kubernetes: config.kubernetes,
+      prometheus: config.prometheus,
+      slurm: config.slurm,
+      joinScope: { except: entries },
+    });
+  }
+  for (const entry of config.clusters) {
+    targets.push({
+      cluster: entry.clusterId,
+      kubernetes: entry.kubernetes,
+      prometheus: entry.prometheus,
+      slurm: entry.slurm,
+      joinScope: { only: entry.clusterId },
+    });
+  }
+  return targets;
 }

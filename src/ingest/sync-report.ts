@@ -4,6 +4,8 @@ export type SourceName = (typeof SOURCE_NAMES)[number];
 /** What one source did in one run: the progress line and the JSON log entry are made from it. */
 export interface SourceReport {
   source: SourceName;
+  /** The `clusters[]` entry the source belongs to; absent for the config's top-level sources. */
+  cluster?: string;
   ok: boolean;
   /** Items read from the source: pods, jobs, or per-workload readings. */
   read: number;
@@ -44,13 +46,19 @@ function total(counts: Record<string, number>): number {
   return Object.values(counts).reduce((sum, count) => sum + count, 0);
 }
 
+/** `kubernetes`, or `kubernetes[eks-west]` for a source of a `clusters[]` entry. */
+function sourceName(report: SourceReport): string {
+  return report.cluster ? `${report.source}[${report.cluster}]` : report.source;
+}
+
 /** `kubernetes: read 12, written 3, unchanged 7, skipped 2 (2 no nvidia.com/gpu limit)` */
 export function reportLine(report: SourceReport): string {
-  if (!report.ok) return `${report.source}: FAILED: ${report.error ?? 'unknown error'}`;
+  const source = sourceName(report);
+  if (!report.ok) return `${source}: FAILED: ${report.error ?? 'unknown error'}`;
   const refused =
     total(report.refused) > 0 ? `, refused ${total(report.refused)}${reasons(report.refused)}` : '';
   return (
-    `${report.source}: read ${report.read}, written ${report.written}, unchanged ${report.unchanged}, ` +
+    `${source}: read ${report.read}, written ${report.written}, unchanged ${report.unchanged}, ` +
     `skipped ${total(report.skipped)}${reasons(report.skipped)}${refused} in ${report.seconds.toFixed(1)} s`
   );
 }

@@ -3,33 +3,48 @@ import { InitiativeResolver } from './initiatives';
 import { syncKubernetes } from './kubernetes/kubernetes-source';
 import { syncPrometheus } from './prometheus/prometheus-source';
 import { syncSlurm } from './slurm/slurm-source';
-import { SyncConfig } from './sync-config';
+import { SyncConfig, SyncTarget, syncTargets } from './sync-config';
 import { SOURCE_NAMES, SourceName, SourceReport } from './sync-report';
 import { oneLine, SourceUnavailableError } from './source-failure';
 import { ChangedWorkload, SyncRejectedError, writeSyncRecords } from './sync-writer';
 
-type SourceResult = Omit<SourceReport, 'source' | 'seconds' | 'ok'>;
+type SourceResult = Omit<SourceReport, 'source' | 'seconds' | 'ok' | 'cluster'>;
 
-/** The sources the config names, in the order they run: workload lists first, then the samples joined to them. */
-export function configuredSources(config: SyncConfig): SourceName[] {
-  return SOURCE_NAMES.filter((source) => config[source] !== null);
+/** One source of one cluster (`''`: the config's top-level sources). */
+export interface SyncTask {
+  cluster: string;
+  source: SourceName;
+}
+
+/**
+ * The sources the config names, in the order they run: cluster by cluster (the top-level sources
+ * first), and within one cluster its workload lists first, then the samples joined to them.
+ */
+export function configuredTasks(config: SyncConfig): SyncTask[] {
+  return syncTargets(config).flatMap((target) =>
+    SOURCE_NAMES.filter((source) => target[source] !== null).map((source) => ({
+      cluster: target.cluster,
+      source,
+    })),
+  );
 }
 
 async function runSource(
   dataSource: DataSource,
   config: SyncConfig,
+  target: SyncTarget,
   source: SourceName,
   changed: ChangedWorkload[],
 ): Promise<SourceResult & { changed?: ChangedWorkload[] }> {
-  const resolver = () =>
-    InitiativeResolver.load(dataSource, config.organizationId, config.unknownInitiatives);
+  const { organizationId, unknownInitiatives } = config;
+  const resolver = () => InitiativeResolver.load(dataSource, organizationId, unknownInitiatives);
   switch (source) {
     case 'kubernetes':
-      return syncKubernetes(dataSource, config.organizationId, config.kubernetes!, await resolver());
+      return syncKubernetes(dataSource, organizationId, target.cluster, target.kubernetes!, await resolver());
     case 'slurm':
-      return syncSlurm(dataSource, config.organizationId, config.slurm!, await resolver());
+      return syncSlurm(dataSource, organizationId, target.cluster, target.slurm!, await resolver());
     case 'prometheus':
-      return syncPrometheus(dataSource, config, config.prometheus!, changed);
+      return syncPrometheus(dataSource, organizationId, target, target.prometheus!, changed);
   }
 }
 
@@ -64,44 +79,63 @@ async function ensureOrganization(dataSource: DataSource, config: SyncConfig): P
 }
 
 /**
- * Runs the given sources one after another, each in its own transaction: a source that fails (down,
- * refused by validation, a database error) reports why in one line and writes nothing, and the
- * others go on.
+ * Runs the given sources one after another, cluster by cluster, each in its own transaction: a
+ * source that fails (down, refused by validation, a database error) reports why in one line and
+ * writes nothing, and the others go on, those of its own cluster and of the other clusters alike.
  */
 export async function syncOnce(
   dataSource: DataSource,
   config: SyncConfig,
-  sources: SourceName[] = configuredSources(config),
+  tasks: SyncTask[] = configuredTasks(config),
 ): Promise<SourceReport[]> {
   const reports: SourceReport[] = [];
-  // Workloads the list sources wrote as new or changed: Prometheus re-reads their lifetime.
-  const changed: ChangedWorkload[] = [];
   let organizationProblem: string | null = null;
   try {
     await ensureOrganization(dataSource, config);
   } catch (error) {
     organizationProblem = describe(error);
   }
-  for (const source of sources) {
-    const started = Date.now();
-    const seconds = () => (Date.now() - started) / 1000;
-    if (organizationProblem) {
-      reports.push(failed(source, organizationProblem, 0));
-      continue;
-    }
-    try {
-      const { changed: wrote, ...result } = await runSource(dataSource, config, source, changed);
-      changed.push(...(wrote ?? []));
-      reports.push({ source, ok: true, ...result, seconds: seconds() });
-    } catch (error) {
-      reports.push(failed(source, describe(error), seconds()));
+  for (const target of syncTargets(config)) {
+    // Workloads the cluster's list sources wrote as new or changed: its Prometheus re-reads their lifetime.
+    const changed: ChangedWorkload[] = [];
+    const cluster = target.cluster === '' ? {} : { cluster: target.cluster };
+    for (const { source } of tasks.filter((task) => task.cluster === target.cluster)) {
+      const started = Date.now();
+      const seconds = () => (Date.now() - started) / 1000;
+      if (organizationProblem) {
+        reports.push(failed(source, cluster, organizationProblem, 0));
+        continue;
+      }
+      try {
+        const { changed: wrote, ...result } = await runSource(dataSource, config, target, source, changed);
+        changed.push(...(wrote ?? []));
+        reports.push({ source, ...cluster, ok: true, ...result, seconds: seconds() });
+      } catch (error) {
+        reports.push(failed(source, cluster, describe(error), seconds()));
+      }
     }
   }
   return reports;
 }
 
-function failed(source: SourceName, error: string, seconds: number): SourceReport {
-  return { source, ok: false, read: 0, written: 0, unchanged: 0, skipped: {}, refused: {}, error, seconds };
+function failed(
+  source: SourceName,
+  cluster: { cluster?: string },
+  error: string,
+  seconds: number,
+): SourceReport {
+  return {
+    source,
+    ...cluster,
+    ok: false,
+    read: 0,
+    written: 0,
+    unchanged: 0,
+    skipped: {},
+    refused: {},
+    error,
+    seconds,
+  };
 }
 
 function describe(error: unknown): string {
@@ -129,29 +163,33 @@ export interface LoopOptions {
 }
 
 /**
- * `--every`: each source runs every interval; one that failed is retried with back-off (5 s, then
- * doubling up to the interval or 10 minutes) while the others keep their own schedule.
+ * `--every`: each source of each cluster runs every interval; one that failed is retried with
+ * back-off (5 s, then doubling up to the interval or 10 minutes) while the others keep their own
+ * schedule.
  */
 export async function syncEvery(
   dataSource: DataSource,
   config: SyncConfig,
   options: LoopOptions,
 ): Promise<void> {
-  const sources = configuredSources(config);
-  const due = new Map(sources.map((source) => [source, 0]));
-  const failures = new Map(sources.map((source) => [source, 0]));
+  const tasks = configuredTasks(config);
+  const keyOf = (task: { cluster?: string; source: SourceName }) =>
+    `${task.cluster ?? ''}\u0000${task.source}`;
+  const due = new Map(tasks.map((task) => [keyOf(task), 0]));
+  const failures = new Map(tasks.map((task) => [keyOf(task), 0]));
   let stop = false;
   void options.stopped.then(() => (stop = true));
   while (!stop) {
     const now = Date.now();
-    const ready = sources.filter((source) => (due.get(source) ?? 0) <= now);
+    const ready = tasks.filter((task) => (due.get(keyOf(task)) ?? 0) <= now);
     for (const report of await syncOnce(dataSource, config, ready)) {
-      const count = report.ok ? 0 : (failures.get(report.source) ?? 0) + 1;
-      failures.set(report.source, count);
+      const key = keyOf(report);
+      const count = report.ok ? 0 : (failures.get(key) ?? 0) + 1;
+      failures.set(key, count);
       const delay = report.ok
         ? options.intervalMs
         : Math.min(retryDelayMs(count), Math.max(options.intervalMs, 5_000));
-      due.set(report.source, Date.now() + delay);
+      due.set(key, Date.now() + delay);
       options.onReport(report, delay);
     }
     const next = Math.min(...due.values());

@@ -18,10 +18,17 @@ export interface WriteResult {
   written: number;
 }
 
+/** Which watermark a write moves: a source of a cluster (`''` for the config's top-level sources). */
+export interface WatermarkKey {
+  cluster: string;
+  source: SourceName;
+}
+
 const WATERMARK_SQL = `
-  INSERT INTO sync_watermarks AS w (organization_id, source, read_until, updated_at)
-  VALUES ($1, $2, $3, now())
-  ON CONFLICT (organization_id, source) DO UPDATE SET read_until = excluded.read_until, updated_at = now()
+  INSERT INTO sync_watermarks AS w (organization_id, cluster_id, source, read_until, updated_at)
+  VALUES ($1, $2, $3, $4, now())
+  ON CONFLICT (organization_id, cluster_id, source)
+  DO UPDATE SET read_until = excluded.read_until, updated_at = now()
   WHERE w.read_until IS DISTINCT FROM excluded.read_until`;
 
 /**
@@ -33,7 +40,7 @@ const WATERMARK_SQL = `
 export async function writeSyncRecords(
   dataSource: DataSource,
   organizationId: string,
-  source: SourceName | null,
+  watermark: WatermarkKey | null,
   records: AsyncIterable<SyncRecord> | Iterable<SyncRecord>,
   readUntil: Date,
 ): Promise<WriteResult> {
@@ -63,7 +70,9 @@ export async function writeSyncRecords(
     }
     if (issues.length > 0) throw new SyncRejectedError(issues);
     await loader.query(LOCK_ORGANIZATIONS_SQL, [[organizationId]]);
-    if (source) await loader.query(WATERMARK_SQL, [organizationId, source, readUntil]);
+    if (watermark) {
+      await loader.query(WATERMARK_SQL, [organizationId, watermark.cluster, watermark.source, readUntil]);
+    }
     const summary = await loader.finish();
     const sections = ['organizations', 'initiatives', 'workloads', 'metric_samples'] as const;
     return {
@@ -93,14 +102,15 @@ function describe(section: SyncRecord['section'], value: Record<string, unknown>
   return `sample of '${String(value.workload_id)}' at ${String(value.timestamp)}`;
 }
 
-/** The instant each source of the organization was last read up to. */
+/** The instant each source of one cluster of the organization (`''`: the top-level sources) was last read up to. */
 export async function readWatermarks(
   dataSource: DataSource,
   organizationId: string,
+  cluster: string,
 ): Promise<Partial<Record<SourceName, Date>>> {
   const rows: { source: SourceName; read_until: Date }[] = await dataSource.query(
-    'SELECT source, read_until FROM sync_watermarks WHERE organization_id = $1',
-    [organizationId],
+    'SELECT source, read_until FROM sync_watermarks WHERE organization_id = $1 AND cluster_id = $2',
+    [organizationId, cluster],
   );
   return Object.fromEntries(rows.map((row) => [row.source, row.read_until]));
 }

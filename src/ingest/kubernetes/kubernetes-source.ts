@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { GPU_SHARE_UNITS, GpuSharing } from '../../common/gpu-sharing';
 import type { KubernetesConfig } from '../sync-config';
 import { InitiativeResolver } from '../initiatives';
 import { ReasonCounter, SourceReport } from '../sync-report';
@@ -105,24 +106,22 @@ async function listAllPods(api: KubernetesApi, config: KubernetesConfig): Promis
 }
 
 /**
- * Node name → instance type. Nodes that cannot be listed (no RBAC for nodes) leave every instance
- * type unknown rather than failing the pods' sync; the report says why.
+ * Node name → labels (the instance type, and how GPU feature discovery says the GPUs are shared).
+ * Nodes that cannot be listed (no RBAC for nodes) leave every instance type unknown and every GPU
+ * whole rather than failing the pods' sync; the report says why.
  */
-async function instanceTypesOfNodes(
+async function labelsOfNodes(
   api: KubernetesApi,
   config: KubernetesConfig,
   skipped: ReasonCounter,
-): Promise<Map<string, string | undefined>> {
+): Promise<Map<string, Record<string, string>>> {
   try {
     const nodes = await call(() => api.listNodes(), 'list nodes', config.timeoutSeconds);
-    return new Map(
-      nodes.items.map((node) => [
-        node.metadata?.name ?? '',
-        node.metadata?.labels?.[config.instanceTypeLabel],
-      ]),
-    );
+    return new Map(nodes.items.map((node) => [node.metadata?.name ?? '', node.metadata?.labels ?? {}]));
   } catch (error) {
-    skipped.add(`node list unreadable, instance types unknown: ${(error as Error).message}`);
+    skipped.add(
+      `node list unreadable, instance types unknown and GPUs counted whole: ${(error as Error).message}`,
+    );
     return new Map();
   }
 }
@@ -139,6 +138,10 @@ interface KnownWorkload {
   namespace: string;
   submitted_at: Date;
   started_at: Date | null;
+  gpu_share_units: string | number;
+  gpu_sharing_mode: GpuSharing['mode'] | null;
+  gpu_sharing_profile: string | null;
+  gpu_sharing_replicas: number | null;
 }
 
 /**
@@ -153,7 +156,8 @@ async function unfinishedWorkloads(
 ): Promise<KnownWorkload[]> {
   return dataSource.query(
     `SELECT workload_id, initiative_id, name, submitted_by, instance_type, gpu_count, is_managed, cluster_id,
-            namespace, submitted_at, started_at
+            namespace, submitted_at, started_at,
+            gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas
      FROM workloads
      WHERE organization_id = $1 AND status IN ('pending', 'running')
        AND workload_id LIKE 'k8s:%' AND cluster_id = $2
@@ -162,14 +166,31 @@ async function unfinishedWorkloads(
   );
 }
 
+/** The stored sharing of a workload, as the import format gives it, so that cancelling keeps its share. */
+function storedSharing(known: KnownWorkload): { gpu_sharing?: GpuSharing; gpu_share?: number } {
+  const mode = known.gpu_sharing_mode;
+  if (mode === null) return {};
+  const gpu_share = Number(known.gpu_share_units) / GPU_SHARE_UNITS;
+  if (mode === 'mig') return { gpu_sharing: { mode, profile: known.gpu_sharing_profile ?? '' }, gpu_share };
+  return { gpu_sharing: { mode, replicas: known.gpu_sharing_replicas ?? 1 }, gpu_share };
+}
+
 function cancelledRecord(organizationId: string, known: KnownWorkload, seenGoneAt: Date): SyncRecord {
   const started = known.started_at ?? known.submitted_at;
   const completed = seenGoneAt > started ? seenGoneAt : started;
+  const {
+    gpu_share_units: _units,
+    gpu_sharing_mode: _mode,
+    gpu_sharing_profile: _profile,
+    gpu_sharing_replicas: _replicas,
+    ...columns
+  } = known;
   return {
     section: 'workloads',
     value: {
       organization_id: organizationId,
-      ...known,
+      ...columns,
+      ...storedSharing(known),
       status: 'cancelled',
       submitted_at: known.submitted_at.toISOString(),
       started_at: known.started_at?.toISOString() ?? null,
@@ -183,6 +204,7 @@ function cancelledRecord(organizationId: string, known: KnownWorkload, seenGoneA
 export async function syncKubernetes(
   dataSource: DataSource,
   organizationId: string,
+  cluster: string,
   config: KubernetesConfig,
   resolver: InitiativeResolver,
 ): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
@@ -190,7 +212,7 @@ export async function syncKubernetes(
   const api = await connect(config);
   const skipped = new ReasonCounter();
   const pods = await listAllPods(api, config);
-  const instanceTypes = await instanceTypesOfNodes(api, config, skipped);
+  const nodeLabels = await labelsOfNodes(api, config, skipped);
   const refused = new ReasonCounter();
   const seen = new Set<string>();
   const workloads: SyncRecord[] = [];
@@ -198,7 +220,8 @@ export async function syncKubernetes(
     const mapped = mapPod(pod, config, {
       organizationId,
       clusterId: api.clusterId,
-      instanceTypeOfNode: (node) => instanceTypes.get(node) ?? undefined,
+      instanceTypeOfNode: (node) => nodeLabels.get(node)?.[config.instanceTypeLabel],
+      labelsOfNode: (node) => nodeLabels.get(node),
     });
     if (mapped.workloadId) seen.add(mapped.workloadId);
     if ('skip' in mapped) {
@@ -215,7 +238,13 @@ export async function syncKubernetes(
   }
   const records = [...resolver.records(), ...workloads];
   const changed = await changedWorkloads(dataSource, organizationId, records);
-  const result = await writeSyncRecords(dataSource, organizationId, 'kubernetes', records, listedAt);
+  const result = await writeSyncRecords(
+    dataSource,
+    organizationId,
+    { cluster, source: 'kubernetes' },
+    records,
+    listedAt,
+  );
   return {
     read: pods.length,
     written: result.written,

@@ -1,5 +1,6 @@
 import { IDENTIFIER_PATTERN } from '../../common/validation/identifier';
 import type { WorkloadStatus } from '../../workloads/entities/workload.entity';
+import { DeviceRequest, shareFields } from '../gpu-shares';
 import type { KubernetesConfig } from '../sync-config';
 
 type Time = Date | string | null | undefined;
@@ -40,6 +41,11 @@ export interface PodLike {
   } | null;
 }
 
+/** Resource name prefix of MIG instances under the device plugin's mixed strategy (`nvidia.com/mig-1g.10gb`). */
+export const MIG_RESOURCE_PREFIX = 'nvidia.com/mig-';
+/** GPU feature discovery's node labels. */
+export const MIG_STRATEGY_LABEL = 'nvidia.com/mig.strategy';
+
 /** Instance type given to a pod whose node (or node label) is not known yet. */
 export const UNKNOWN_INSTANCE_TYPE = 'unknown';
 /** Exit code of a failed pod none of whose containers reported one (evicted, deadline exceeded). */
@@ -74,6 +80,8 @@ export function mapPod(
     organizationId: string;
     clusterId: string;
     instanceTypeOfNode: (node: string) => string | undefined;
+    /** The labels of a node (GPU feature discovery's say how its GPUs are shared); undefined when not listed. */
+    labelsOfNode?: (node: string) => Record<string, string> | undefined;
   },
 ): PodMapping {
   const name = pod.metadata?.name;
@@ -81,8 +89,17 @@ export function mapPod(
   if (!name || !namespace) return { skip: 'pod without name or namespace' };
   const workloadId = podWorkloadId(pod.metadata?.uid, namespace, name);
   if (!workloadId) return { skip: 'pod without uid whose namespace:name is longer than 128' };
-  const gpuCount = requestedGpus(pod, config.gpuResource);
-  if (gpuCount === 0) return { skip: `no ${config.gpuResource} limit`, workloadId };
+  const requested = requestedDevices(pod, config.gpuResource);
+  if (requested.size === 0) return { skip: `no ${config.gpuResource} limit`, workloadId };
+  const node = pod.spec?.nodeName;
+  const nodeLabels = (node && context.labelsOfNode?.(node)) || {};
+  const shares = shareFields(deviceRequests(requested, config.gpuResource, nodeLabels), config.migProfiles);
+  if ('unknownProfile' in shares) {
+    return {
+      skip: `MIG profile ${shares.unknownProfile} without a known share (add it to kubernetes.mig_profiles)`,
+      workloadId,
+    };
+  }
   const status = STATUS_BY_PHASE[pod.status?.phase ?? ''];
   if (!status) return { skip: `phase ${pod.status?.phase ?? 'missing'} (kept as last seen)`, workloadId };
   const labels = pod.metadata?.labels ?? {};
@@ -109,7 +126,7 @@ export function mapPod(
       status,
       submitted_by: submitter(pod, config, namespace),
       instance_type: instanceType(pod, config, context.instanceTypeOfNode),
-      gpu_count: gpuCount,
+      ...shares,
       is_managed: config.isManaged,
       cluster_id: context.clusterId,
       namespace,
@@ -125,6 +142,67 @@ export function requestedGpus(pod: PodLike, resource: string): number {
   const running = (pod.spec?.containers ?? []).reduce((sum, container) => sum + limit(container), 0);
   const init = Math.max(0, ...(pod.spec?.initContainers ?? []).map(limit));
   return Math.max(running, init);
+}
+
+/** The GPU resource and every `nvidia.com/mig-<profile>` resource the pod's limits name, with the count the scheduler reserves. */
+export function requestedDevices(pod: PodLike, gpuResource: string): Map<string, number> {
+  const names = new Set<string>();
+  for (const container of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])]) {
+    for (const name of Object.keys(container.resources?.limits ?? {})) {
+      if (name === gpuResource || name.startsWith(MIG_RESOURCE_PREFIX)) names.add(name);
+    }
+  }
+  const devices = new Map<string, number>();
+  for (const name of [...names].sort()) {
+    const count = requestedGpus(pod, name);
+    if (count > 0) devices.set(name, count);
+  }
+  return devices;
+}
+
+/**
+ * What the pod's devices are, from its resource names and its node's GPU feature discovery labels:
+ * - `nvidia.com/mig-<profile>` (mixed strategy): instances of that profile;
+ * - the GPU resource on a node whose `nvidia.com/gpu.product` names a MIG profile
+ *   (`NVIDIA-H100-80GB-HBM3-MIG-1g.10gb`, under `nvidia.com/mig.strategy: single`): instances of it;
+ * - otherwise whole GPUs;
+ * each shared by `<resource>.replicas` (above 1) as `<resource>.sharing-strategy` says (`mps`, else
+ * time-slicing: labels older than MPS support name only the replicas). A pod not scheduled yet has no
+ * node labels: whole GPUs, unless its resource names are MIG instances.
+ */
+export function deviceRequests(
+  requested: Map<string, number>,
+  gpuResource: string,
+  nodeLabels: Record<string, string>,
+): DeviceRequest[] {
+  return [...requested].map(([resource, count]) => {
+    const replicas = Number(nodeLabels[`${resource}.replicas`]);
+    const profile = resource.startsWith(MIG_RESOURCE_PREFIX)
+      ? resource.slice(MIG_RESOURCE_PREFIX.length)
+      : singleStrategyProfile(nodeLabels[`${gpuResource}.product`], nodeLabels[MIG_STRATEGY_LABEL]);
+    return {
+      count,
+      profile,
+      replicas: Number.isInteger(replicas) && replicas > 1 ? replicas : 1,
+      replicaMode: nodeLabels[`${resource}.sharing-strategy`] === 'mps' ? 'mps' : 'time-slicing',
+    };
+  });
+}
+
+/**
+ * The MIG profile of a node's `nvidia.com/gpu` devices under the single strategy: the product label's
+ * part after `-MIG-`, less the `-SHARED` GPU feature discovery appends when the devices are replicated.
+ * `-MIG-INVALID` (a node the single strategy cannot describe) and a node under another strategy give null.
+ */
+export function singleStrategyProfile(
+  product: string | undefined,
+  strategy: string | undefined,
+): string | null {
+  if (!product || (strategy !== undefined && strategy !== 'single')) return null;
+  const at = product.lastIndexOf('-MIG-');
+  if (at < 0) return null;
+  const profile = product.slice(at + '-MIG-'.length).replace(/-SHARED$/, '');
+  return profile === '' || profile === 'INVALID' ? null : profile;
 }
 
 function quantity(value: unknown): number {

@@ -31,8 +31,8 @@ interface Accumulator {
   utilCount: number;
   engineSum: number;
   engineCount: number;
-  powerSum: number;
-  powerCount: number;
+  /** Power per physical GPU: the MIG instances of one GPU each report that GPU's power. */
+  powerByGpu: Map<string, number>;
   temperatureMax: number;
   memorySum: number;
   memoryCount: number;
@@ -44,8 +44,7 @@ function newAccumulator(): Accumulator {
     utilCount: 0,
     engineSum: 0,
     engineCount: 0,
-    powerSum: 0,
-    powerCount: 0,
+    powerByGpu: new Map(),
     temperatureMax: -Infinity,
     memorySum: 0,
     memoryCount: 0,
@@ -66,11 +65,23 @@ export function framebufferMiB(value: number): number {
 const clampPercent = (value: number) => Math.min(100, Math.max(0, value));
 
 /**
- * Per workload and timestamp, the readings of its GPUs combined into one sample: utilization and
- * memory utilization are the mean over its GPUs, power the sum, temperature the maximum.
+ * The physical GPU a series reads: its own labels, except for a MIG instance (`GPU_I_ID`), whose
+ * device-level fields (power, temperature) are its parent GPU's: the GPU's UUID on its host.
+ */
+export function physicalGpuKey(labels: Record<string, string>, seriesKey: string): string {
+  if (labels.GPU_I_ID === undefined) return seriesKey;
+  const host = labels.Hostname ?? labels.hostname ?? labels.instance ?? '';
+  const gpu = labels.UUID ?? labels.uuid ?? labels.gpu_uuid ?? labels.gpu ?? '';
+  return `${host}/${gpu}`;
+}
+
+/**
+ * Per workload and timestamp, the readings of its GPUs (whole GPUs or MIG instances) combined into
+ * one sample: utilization and memory utilization are the mean over its GPUs, power the sum over its
+ * physical GPUs (two instances of one GPU report that GPU's power once), temperature the maximum.
  * Utilization is DCGM_FI_DEV_GPU_UTIL (percent) where the workload's GPUs export it, else
- * DCGM_FI_PROF_GR_ENGINE_ACTIVE × 100 (a 0–1 ratio; also on MIG). Memory utilization is
- * FB_USED / (FB_USED + FB_FREE) × 100 per GPU.
+ * DCGM_FI_PROF_GR_ENGINE_ACTIVE × 100 (a 0–1 ratio; MIG instances export only this one). Memory
+ * utilization is FB_USED / (FB_USED + FB_FREE) × 100 per GPU (per instance for MIG: its own memory).
  */
 export class ReadingAssembler {
   private readonly byWorkload = new Map<string, Map<number, Accumulator>>();
@@ -85,8 +96,18 @@ export class ReadingAssembler {
     return accumulator;
   }
 
-  /** One point of one GPU series (`gpu` identifies the GPU: the series' labels), already unit-normalized. */
-  add(field: DcgmField, workloadId: string, gpu: string, timestamp: number, value: number): void {
+  /**
+   * One point of one GPU series (`gpu` identifies the GPU: the series' labels; `physicalGpu` the GPU
+   * whose power it reports, the same unless it is a MIG instance), already unit-normalized.
+   */
+  add(
+    field: DcgmField,
+    workloadId: string,
+    gpu: string,
+    timestamp: number,
+    value: number,
+    physicalGpu: string = gpu,
+  ): void {
     if (!Number.isFinite(value)) return;
     const accumulator = this.accumulator(workloadId, timestamp);
     switch (field) {
@@ -99,8 +120,7 @@ export class ReadingAssembler {
         accumulator.engineCount += 1;
         break;
       case 'power':
-        accumulator.powerSum += value;
-        accumulator.powerCount += 1;
+        accumulator.powerByGpu.set(physicalGpu, value);
         break;
       case 'temperature':
         accumulator.temperatureMax = Math.max(accumulator.temperatureMax, value);
@@ -145,12 +165,15 @@ function complete(accumulator: Accumulator): Reading | string {
         : null;
   if (utilization === null) return 'incomplete reading (no GPU utilization)';
   if (accumulator.memoryCount === 0) return 'incomplete reading (no FB_USED/FB_FREE pair)';
-  if (accumulator.powerCount === 0) return 'incomplete reading (no power)';
+  if (accumulator.powerByGpu.size === 0) return 'incomplete reading (no power)';
   if (accumulator.temperatureMax === -Infinity) return 'incomplete reading (no temperature)';
   return {
     gpu_utilization: clampPercent(utilization),
     memory_utilization: clampPercent(accumulator.memorySum / accumulator.memoryCount),
     temperature: accumulator.temperatureMax,
-    power_usage: Math.max(0, accumulator.powerSum),
+    power_usage: Math.max(
+      0,
+      [...accumulator.powerByGpu.values()].reduce((sum, watts) => sum + watts, 0),
+    ),
   };
 }

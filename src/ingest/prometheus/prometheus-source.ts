@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { PROMETHEUS_MAX_POINTS, PrometheusConfig, SyncConfig } from '../sync-config';
+import { ClusterSources, PROMETHEUS_MAX_POINTS, PrometheusConfig, SyncTarget } from '../sync-config';
 import { ReasonCounter, SourceReport, SourceName } from '../sync-report';
 import { ChangedWorkload, readWatermarks, SyncRecord, writeSyncRecords } from '../sync-writer';
 import { SourceUnavailableError } from '../source-failure';
@@ -9,6 +9,7 @@ import {
   DcgmField,
   engineActiveScale,
   framebufferMiB,
+  physicalGpuKey,
   ReadingAssembler,
 } from './dcgm-readings';
 
@@ -33,12 +34,13 @@ interface WorkloadSpan {
 }
 
 /**
- * The sync's workloads (pods and Slurm jobs) alive in [start, end] (unix seconds), from submission: a
- * GPU is the pod's from the moment its container is created, which can precede its start.
+ * The sync's workloads (pods and Slurm jobs) of the cluster alive in [start, end] (unix seconds), from
+ * submission: a GPU is the pod's from the moment its container is created, which can precede its start.
  */
 async function joinIndex(
   dataSource: DataSource,
   organizationId: string,
+  scope: SyncTarget['joinScope'],
   start: number,
   end: number,
 ): Promise<JoinIndex> {
@@ -46,8 +48,15 @@ async function joinIndex(
     `SELECT workload_id, namespace, name, submitted_at AS "from", completed_at AS "to"
      FROM workloads
      WHERE organization_id = $1 AND (workload_id LIKE 'k8s:%' OR workload_id LIKE 'slurm:%')
-       AND submitted_at <= $3 AND (completed_at IS NULL OR completed_at >= $2)`,
-    [organizationId, new Date(start * 1000), new Date(end * 1000)],
+       AND submitted_at <= $3 AND (completed_at IS NULL OR completed_at >= $2)
+       AND ($4::text IS NULL OR cluster_id = $4) AND cluster_id <> ALL ($5::text[])`,
+    [
+      organizationId,
+      new Date(start * 1000),
+      new Date(end * 1000),
+      'only' in scope ? scope.only : null,
+      'except' in scope ? scope.except : [],
+    ],
   );
   const index: JoinIndex = { pods: new Map(), jobs: new Map() };
   for (const row of rows) {
@@ -156,7 +165,7 @@ export function windowSteps(configured: number, largestSeriesCount: number | nul
  * can only be joined to a workload that has been listed, so samples wait for their workload list.
  */
 export function readRange(
-  config: SyncConfig,
+  config: ClusterSources,
   prometheus: PrometheusConfig,
   watermarks: Partial<Record<SourceName, Date>>,
   now: number,
@@ -262,6 +271,7 @@ class SampleReader {
   private addSeries(assembler: ReadingAssembler, field: DcgmField, series: RangeSeries): void {
     const lifetimes = seriesLifetimes(series.metric, this.index, this.joins.jobLabel);
     const key = seriesKey(series.metric);
+    const physical = physicalGpuKey(series.metric, key);
     if (!lifetimes) {
       this.unjoined.add(key);
       return;
@@ -281,7 +291,7 @@ class SampleReader {
       const raw = values[position];
       const value =
         field === 'framebufferUsed' || field === 'framebufferFree' ? framebufferMiB(raw) : raw * scale;
-      assembler.add(field, owner.workloadId, key, timestamp, value);
+      assembler.add(field, owner.workloadId, key, timestamp, value, physical);
     });
   }
 }
@@ -328,10 +338,14 @@ function catchUpRanges(
   return windows;
 }
 
-/** Reads DCGM series since the watermark, joins them to the synced workloads and writes the samples. */
+/**
+ * Reads the cluster's DCGM series since its watermark, joins them to the cluster's synced workloads
+ * and writes the samples.
+ */
 export async function syncPrometheus(
   dataSource: DataSource,
-  config: SyncConfig,
+  organizationId: string,
+  config: SyncTarget,
   prometheus: PrometheusConfig,
   changed: ChangedWorkload[] = [],
 ): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'>> {
@@ -342,7 +356,7 @@ export async function syncPrometheus(
     );
   }
   const now = Date.now() / 1000;
-  const watermarks = await readWatermarks(dataSource, config.organizationId);
+  const watermarks = await readWatermarks(dataSource, organizationId, config.cluster);
   const range = readRange(config, prometheus, watermarks, now);
   if ('waitingFor' in range) {
     return {
@@ -357,25 +371,20 @@ export async function syncPrometheus(
   const earliest = Math.min(range.start, ...changed.map((workload) => workload.from.getTime() / 1000));
   const index = await joinIndex(
     dataSource,
-    config.organizationId,
+    organizationId,
+    config.joinScope,
     earliest - prometheus.stepSeconds,
     range.end,
   );
-  const reader = new SampleReader(
-    new PrometheusClient(prometheus),
-    prometheus,
-    config.organizationId,
-    index,
-    joins,
-  );
+  const reader = new SampleReader(new PrometheusClient(prometheus), prometheus, organizationId, index, joins);
   const windows = [
     ...catchUpRanges(changed, index, prometheus, range, now),
     { start: range.start, end: range.end },
   ];
   const result = await writeSyncRecords(
     dataSource,
-    config.organizationId,
-    'prometheus',
+    organizationId,
+    { cluster: config.cluster, source: 'prometheus' },
     reader.records(windows),
     new Date(range.end * 1000),
   );

@@ -1,5 +1,7 @@
 import { IDENTIFIER_PATTERN } from '../../common/validation/identifier';
 import type { WorkloadStatus } from '../../workloads/entities/workload.entity';
+import { knownMigProfileShare } from '../../common/gpu-sharing';
+import { ShareFields } from '../gpu-shares';
 import type { SlurmConfig } from '../sync-config';
 
 /**
@@ -84,23 +86,93 @@ function jobStatus(state: unknown): { status?: WorkloadStatus; name: string } {
     : { name: names.join('+') || 'missing' };
 }
 
-/** `gres/gpu` count: allocated TRES (requested ones for a job not yet allocated). Typed GPUs (`gpu:a100`) count when no plain `gpu` entry exists. */
-export function gpuCount(job: SacctJob): number {
-  const fromList = (list: unknown): number => {
-    if (!Array.isArray(list)) return 0;
-    const gpus = list.filter(
-      (entry): entry is { name: string; count?: unknown } =>
+interface GresEntry {
+  name: string;
+  count?: unknown;
+}
+
+/** The `gres/gpu` entries (`gpu`, `gpu:<type>`) of a TRES list with a positive count. */
+function gpuEntries(list: unknown): { type: string | null; count: number }[] {
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter(
+      (entry): entry is GresEntry =>
         typeof entry === 'object' &&
         entry !== null &&
         (entry as { type?: unknown }).type === 'gres' &&
         typeof (entry as { name?: unknown }).name === 'string' &&
         /^gpu(:|$)/.test((entry as { name: string }).name),
-    );
-    const plain = gpus.find((entry) => entry.name === 'gpu');
-    const counts = (plain ? [plain] : gpus).map((entry) => slurmNumber(entry.count) ?? 0);
-    return plain ? counts[0] : counts.reduce((sum, count) => sum + count, 0);
+    )
+    .map((entry) => ({
+      type: entry.name === 'gpu' ? null : entry.name.slice('gpu:'.length),
+      count: slurmNumber(entry.count) ?? 0,
+    }))
+    .filter((entry) => entry.count > 0);
+}
+
+/**
+ * The GPU entries that count: allocated TRES (requested ones for a job not yet allocated); within
+ * them the typed ones (`gres/gpu:<type>`, which Slurm records beside the plain `gres/gpu` total when
+ * the type is tracked), else the plain total as untyped devices.
+ */
+export function gpuAllocation(job: SacctJob): { type: string | null; count: number }[] {
+  const allocated = gpuEntries(job.tres?.allocated);
+  const entries = allocated.length > 0 ? allocated : gpuEntries(job.tres?.requested);
+  const plain = entries.find((entry) => entry.type === null);
+  const typed = entries.filter((entry) => entry.type !== null);
+  const typedCount = typed.reduce((sum, entry) => sum + entry.count, 0);
+  if (typed.length === 0) return plain ? [plain] : [];
+  // Types tracked for only some of the devices: the rest are untyped.
+  if (plain && plain.count > typedCount) return [...typed, { type: null, count: plain.count - typedCount }];
+  return typed;
+}
+
+/** `gres/gpu` count: the plain total, or the sum of the typed entries when there is no plain one. */
+export function gpuCount(job: SacctJob): number {
+  return gpuAllocation(job).reduce((sum, entry) => sum + entry.count, 0);
+}
+
+/**
+ * The MIG profile a gres type names: the type itself (`1g.10gb`), or the end of an NVML-detected
+ * type after its model (`a100_1g.5gb`); null when it names no profile the importer knows.
+ */
+export function migProfileOfType(type: string): string | null {
+  const profile = type.slice(type.lastIndexOf('_') + 1);
+  return knownMigProfileShare(profile) !== null ? profile : null;
+}
+
+/**
+ * `gpu_count`, `gpu_sharing` and `gpu_share` of the job's GPUs by gres type:
+ * - a type in `gpu_share_by_type`: that share per device, given explicitly; `gpu_sharing` is MIG with
+ *   the type as its profile when the share is below one GPU (a site's name for a MIG slice, such as
+ *   `a100l.2`), none when it is a whole GPU;
+ * - a type that names a built-in MIG profile: `{mode: 'mig', profile}` (the importer derives the share);
+ * - any other type (`a100`, `h100`), or none: whole GPUs.
+ * Several types in one job sum their shares explicitly, `gpu_sharing` naming the MIG profiles joined by `+`.
+ */
+export function jobShares(job: SacctJob, config: SlurmConfig): ShareFields {
+  const entries = gpuAllocation(job).map((entry) => {
+    const configured = entry.type === null ? undefined : config.gpuShareByType[entry.type];
+    const profile =
+      entry.type === null
+        ? null
+        : configured !== undefined
+          ? configured < 1
+            ? entry.type
+            : null
+          : migProfileOfType(entry.type);
+    const perDevice = configured ?? (profile === null ? 1 : (knownMigProfileShare(profile) as number));
+    return { ...entry, configured: configured !== undefined, profile, perDevice };
+  });
+  const gpuCount = entries.reduce((sum, entry) => sum + entry.count, 0);
+  const profiles = [...new Set(entries.flatMap((entry) => (entry.profile ? [entry.profile] : [])))].sort();
+  const explicit = entries.length > 1 || entries.some((entry) => entry.configured);
+  const share = entries.reduce((sum, entry) => sum + entry.count * entry.perDevice, 0);
+  return {
+    gpu_count: gpuCount,
+    ...(profiles.length > 0 ? { gpu_sharing: { mode: 'mig' as const, profile: profiles.join('+') } } : {}),
+    ...(explicit && (profiles.length > 0 || share !== gpuCount) ? { gpu_share: share } : {}),
   };
-  return fromList(job.tres?.allocated) || fromList(job.tres?.requested);
 }
 
 function returnCode(exitCode: unknown): number | null {
@@ -121,8 +193,8 @@ export function slurmWorkloadId(clusterId: string, jobId: string): string {
 export function mapSacctJob(job: SacctJob, config: SlurmConfig, organizationId: string): JobMapping {
   const jobId = slurmNumber(job.job_id);
   if (jobId === null) return { skip: 'job without job_id' };
-  const gpus = gpuCount(job);
-  if (gpus === 0) return { skip: 'no gres/gpu' };
+  const shares = jobShares(job, config);
+  if (shares.gpu_count === 0) return { skip: 'no gres/gpu' };
   const { status, name: stateName } = jobStatus(job.state?.current);
   if (!status) return { skip: `state ${stateName} (not mapped)` };
   const account = text(job.account);
@@ -152,7 +224,7 @@ export function mapSacctJob(job: SacctJob, config: SlurmConfig, organizationId: 
       status,
       submitted_by: (text(job.user) ?? 'unknown').slice(0, 256),
       instance_type: instanceType,
-      gpu_count: gpus,
+      ...shares,
       is_managed: config.isManaged,
       cluster_id: clusterId,
       namespace: account ?? 'default',

@@ -99,11 +99,12 @@ export function parseSacctDocument(text: string): SacctJob[] {
 export async function syncSlurm(
   dataSource: DataSource,
   organizationId: string,
+  cluster: string,
   config: SlurmConfig,
   resolver: InitiativeResolver,
 ): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
   const readAt = new Date();
-  const lastRead = (await readWatermarks(dataSource, organizationId)).slurm;
+  const lastRead = (await readWatermarks(dataSource, organizationId, cluster)).slurm;
   const jobs = parseSacctDocument(
     await readDocument(config, sacctArguments(config.sacctCommand, lastRead, readAt)),
   );
@@ -129,7 +130,13 @@ export async function syncSlurm(
   }
   const records = [...resolver.records(), ...byId.values()];
   const changed = await changedWorkloads(dataSource, organizationId, records);
-  const result = await writeSyncRecords(dataSource, organizationId, 'slurm', records, readAt);
+  const result = await writeSyncRecords(
+    dataSource,
+    organizationId,
+    { cluster, source: 'slurm' },
+    records,
+    readAt,
+  );
   return {
     read: jobs.length,
     written: result.written,
