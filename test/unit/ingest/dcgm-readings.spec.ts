@@ -1,6 +1,7 @@
 import {
   engineActiveScale,
   framebufferMiB,
+  physicalGpuKey,
   ReadingAssembler,
 } from '../../../src/ingest/prometheus/dcgm-readings';
 import {
@@ -33,6 +34,43 @@ describe('DCGM readings', () => {
       },
       { missing: 'incomplete reading (no GPU utilization)' },
     ]);
+  });
+
+  it('MIG instances: utilization from GR_ENGINE_ACTIVE, memory per instance, a GPU’s power once', () => {
+    // Two 1g.10gb instances of one A100 and a 2g.20gb of another, as dcgm-exporter labels them.
+    const instance = (uuid: string, id: string, profile: string) => ({
+      gpu: uuid.slice(-1),
+      UUID: uuid,
+      device: `nvidia${uuid.slice(-1)}`,
+      modelName: 'NVIDIA A100-SXM4-80GB',
+      GPU_I_PROFILE: profile,
+      GPU_I_ID: id,
+      Hostname: 'gpu-mig-mixed-1',
+      namespace: 'ml-inference',
+      pod: 'llm-mig-mixed-7f9c2',
+    });
+    const assembler = new ReadingAssembler();
+    for (const [labels, engine, used, free, power, temperature] of [
+      [instance('GPU-m0', '7', '1g.10gb'), 20, 2_000, 8_000, 300, 60],
+      [instance('GPU-m0', '8', '1g.10gb'), 40, 5_000, 5_000, 300, 60],
+      [instance('GPU-m1', '3', '2g.20gb'), 90, 10_000, 10_000, 250, 66],
+    ] as const) {
+      const key = JSON.stringify(labels);
+      const physical = physicalGpuKey(labels, key);
+      assembler.add('graphicsEngineActive', 'w', key, 60, engine, physical);
+      assembler.add('framebufferUsed', 'w', key, 60, used, physical);
+      assembler.add('framebufferFree', 'w', key, 60, free, physical);
+      assembler.add('power', 'w', key, 60, power, physical);
+      assembler.add('temperature', 'w', key, 60, temperature, physical);
+    }
+    expect([...assembler.drain()]).toEqual([
+      {
+        workloadId: 'w',
+        timestamp: 60,
+        reading: { gpu_utilization: 50, memory_utilization: 40, power_usage: 550, temperature: 66 },
+      },
+    ]);
+    expect(physicalGpuKey({ gpu: '0', UUID: 'GPU-a0' }, 'series')).toBe('series');
   });
 
   it('normalizes units: GR_ENGINE_ACTIVE ratio or percent, framebuffer bytes or MiB', () => {

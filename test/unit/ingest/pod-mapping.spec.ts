@@ -1,5 +1,15 @@
-import { mapPod, PodLike, requestedGpus } from '../../../src/ingest/kubernetes/pod-mapping';
+import { shareFields } from '../../../src/ingest/gpu-shares';
+import {
+  deviceRequests,
+  mapPod,
+  PodLike,
+  requestedGpus,
+  singleStrategyProfile,
+} from '../../../src/ingest/kubernetes/pod-mapping';
 import { parseSyncConfig } from '../../../src/ingest/sync-config';
+import { fixture } from '../../e2e/sync/sync-fixtures';
+
+const BASE = 1_764_000_000;
 
 const config = parseSyncConfig(
   { organization_id: 'org', kubernetes: { initiative_by_namespace: { research: 'lab' } } },
@@ -107,5 +117,146 @@ describe('pod → workload', () => {
     expect(
       requestedGpus({ spec: { containers: [gpus('1')], initContainers: [gpus('4')] } }, 'nvidia.com/gpu'),
     ).toBe(4);
+  });
+});
+
+/*
+ * The node and pod lists below are NodeList/PodList documents in the API server's own JSON shape, with
+ * the labels GPU feature discovery writes (`nvidia.com/mig.strategy`, `nvidia.com/gpu.product` with
+ * `-MIG-<profile>` or `-SHARED`, `<resource>.replicas`, `<resource>.sharing-strategy`): one node per
+ * mode, mixed MIG, single MIG, time-slicing and MPS. They are written to match what a cluster
+ * answers (no live cluster is reachable from here to record one).
+ */
+describe('pod → workload on sliced and shared GPUs', () => {
+  const sharingConfig = parseSyncConfig(
+    { organization_id: 'org', kubernetes: { mig_profiles: { '1g.16gb': 0.125 } } },
+    '/',
+  ).kubernetes!;
+  const nodes = fixture<{ items: { metadata: { name: string; labels: Record<string, string> } }[] }>(
+    'sharing-nodes.json',
+    BASE,
+  ).items;
+  const pods = fixture<{ items: PodLike[] }>('sharing-pods.json', BASE).items;
+  const labels = new Map(nodes.map((node) => [node.metadata.name, node.metadata.labels]));
+  const sharingContext = {
+    organizationId: 'org',
+    clusterId: 'eks-west',
+    instanceTypeOfNode: (node: string) => labels.get(node)?.['node.kubernetes.io/instance-type'],
+    labelsOfNode: (node: string) => labels.get(node),
+  };
+  const shares = (name: string, podConfig = sharingConfig) => {
+    const pod = pods.find((item) => item.metadata?.name === name)!;
+    const mapped = mapPod(pod, podConfig, sharingContext);
+    if (!('workload' in mapped)) return mapped;
+    const { gpu_count, gpu_sharing, gpu_share, instance_type } = mapped.workload;
+    return { gpu_count, gpu_sharing, gpu_share, instance_type };
+  };
+
+  it('mixed MIG: instances of several profiles add up, with the share given explicitly', () => {
+    expect(shares('llm-mig-mixed-7f9c2')).toEqual({
+      gpu_count: 3,
+      gpu_sharing: { mode: 'mig', profile: '1g.10gb+2g.20gb' },
+      gpu_share: 2 / 7 + 2 / 7,
+      instance_type: 'p4de.24xlarge',
+    });
+  });
+
+  it('mixed MIG: one built-in profile is left to the importer to derive', () => {
+    expect(shares('asr-mig-one-4kq8d')).toEqual({
+      gpu_count: 1,
+      gpu_sharing: { mode: 'mig', profile: '3g.40gb' },
+      gpu_share: undefined,
+      instance_type: 'p4de.24xlarge',
+    });
+  });
+
+  it('single MIG: nvidia.com/gpu on a node whose product names the profile', () => {
+    expect(shares('ocr-mig-single-p2x7m')).toEqual({
+      gpu_count: 2,
+      gpu_sharing: { mode: 'mig', profile: '1g.10gb' },
+      gpu_share: undefined,
+      instance_type: 'p5.48xlarge',
+    });
+  });
+
+  it('time-slicing and MPS: replicas from the node, the importer divides', () => {
+    expect(shares('nlu-timeslice-z8r4w')).toEqual({
+      gpu_count: 1,
+      gpu_sharing: { mode: 'time-slicing', replicas: 4 },
+      gpu_share: undefined,
+      instance_type: 'g4dn.xlarge',
+    });
+    expect(shares('rerank-mps-h6t2b')).toEqual({
+      gpu_count: 2,
+      gpu_sharing: { mode: 'mps', replicas: 4 },
+      gpu_share: undefined,
+      instance_type: 'g5.2xlarge',
+    });
+  });
+
+  it('a pending pod without a node: whole GPUs, unless its resource names are MIG instances', () => {
+    expect(shares('batch-whole-pend-r5t6y')).toEqual({
+      gpu_count: 1,
+      gpu_sharing: undefined,
+      gpu_share: undefined,
+      instance_type: 'unknown',
+    });
+    expect(shares('vision-mig-pend-q1w2e')).toEqual({
+      gpu_count: 1,
+      gpu_sharing: { mode: 'mig', profile: '1g.10gb' },
+      gpu_share: undefined,
+      instance_type: 'unknown',
+    });
+  });
+
+  it('a profile from kubernetes.mig_profiles gives an explicit share; one known nowhere skips the pod', () => {
+    const custom = (profile: string): PodLike => ({
+      metadata: {
+        uid: 'u-9',
+        name: 'custom',
+        namespace: 'research',
+        creationTimestamp: '2026-11-20T10:00:00Z',
+      },
+      spec: { containers: [{ resources: { limits: { [`nvidia.com/mig-${profile}`]: '3' } } }] },
+      status: { phase: 'Pending' },
+    });
+    const research = { ...sharingConfig, defaultInitiative: 'lab' };
+    expect(mapPod(custom('1g.16gb'), research, sharingContext)).toMatchObject({
+      workload: { gpu_count: 3, gpu_sharing: { mode: 'mig', profile: '1g.16gb' }, gpu_share: 0.375 },
+    });
+    // A configured share overrides the built-in one, and is then given explicitly.
+    const override = { ...research, migProfiles: { '1g.10gb': 0.125 } };
+    expect(mapPod(custom('1g.10gb'), override, sharingContext)).toMatchObject({
+      workload: { gpu_count: 3, gpu_sharing: { mode: 'mig', profile: '1g.10gb' }, gpu_share: 0.375 },
+    });
+    expect(mapPod(custom('5g.60gb'), research, sharingContext)).toEqual({
+      workloadId: 'k8s:u-9',
+      skip: 'MIG profile 5g.60gb without a known share (add it to kubernetes.mig_profiles)',
+    });
+  });
+
+  it('reads the single-strategy profile from the product label, without the -SHARED of replicas', () => {
+    expect(singleStrategyProfile('NVIDIA-H100-80GB-HBM3-MIG-1g.10gb', 'single')).toBe('1g.10gb');
+    expect(singleStrategyProfile('NVIDIA-A100-SXM4-40GB-MIG-3g.20gb-SHARED', 'single')).toBe('3g.20gb');
+    expect(singleStrategyProfile('NVIDIA-A100-SXM4-40GB-MIG-INVALID', 'single')).toBeNull();
+    expect(singleStrategyProfile('NVIDIA-A100-SXM4-80GB', 'mixed')).toBeNull();
+    expect(singleStrategyProfile('Tesla-T4-SHARED', undefined)).toBeNull();
+  });
+
+  it('MIG instances that are themselves replicated count their share over the replicas', () => {
+    const requested = new Map([['nvidia.com/gpu', 2]]);
+    const nodeLabels = {
+      'nvidia.com/mig.strategy': 'single',
+      'nvidia.com/gpu.product': 'NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED',
+      'nvidia.com/gpu.replicas': '2',
+      'nvidia.com/gpu.sharing-strategy': 'time-slicing',
+    };
+    const requests = deviceRequests(requested, 'nvidia.com/gpu', nodeLabels);
+    expect(requests).toEqual([{ count: 2, profile: '1g.5gb', replicas: 2, replicaMode: 'time-slicing' }]);
+    expect(shareFields(requests, {})).toEqual({
+      gpu_count: 2,
+      gpu_sharing: { mode: 'mig', profile: '1g.5gb' },
+      gpu_share: 1 / 7,
+    });
   });
 });

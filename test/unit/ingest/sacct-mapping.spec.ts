@@ -1,6 +1,7 @@
-import { gpuCount, mapSacctJob, SacctJob } from '../../../src/ingest/slurm/sacct-mapping';
+import { gpuCount, jobShares, mapSacctJob, SacctJob } from '../../../src/ingest/slurm/sacct-mapping';
 import { sacctArguments } from '../../../src/ingest/slurm/slurm-source';
 import { parseSyncConfig } from '../../../src/ingest/sync-config';
+import { fixture } from '../../e2e/sync/sync-fixtures';
 
 const config = parseSyncConfig(
   {
@@ -121,5 +122,68 @@ describe('the sacct command', () => {
       '-S',
       'now-7days',
     ]);
+  });
+});
+
+describe('typed GPU gres → shares', () => {
+  const typedConfig = parseSyncConfig(
+    { organization_id: 'org', slurm: { gpu_share_by_type: { 'a100l.2': 2 / 7 } } },
+    '/',
+  ).slurm!;
+  // sacct --json (data_parser v0.0.40) of five jobs on a cluster with MIG and site-named gres types.
+  const jobs = fixture<{ jobs: SacctJob[] }>('sacct-typed-gres.json', 1_764_000_000).jobs;
+  const shares = (jobId: number) => {
+    const mapped = mapSacctJob(
+      jobs.find((one) => one.job_id === jobId)!,
+      typedConfig,
+      'org',
+    );
+    if (!('workload' in mapped)) return mapped;
+    const { gpu_count, gpu_sharing, gpu_share } = mapped.workload;
+    return { gpu_count, gpu_sharing, gpu_share };
+  };
+
+  it('a type that is a built-in MIG profile: MIG, the importer derives the share', () => {
+    expect(shares(2001)).toEqual({
+      gpu_count: 2,
+      gpu_sharing: { mode: 'mig', profile: '1g.10gb' },
+      gpu_share: undefined,
+    });
+    // NVML autodetection names the type after the model: the profile is its end.
+    expect(shares(2004)).toEqual({
+      gpu_count: 1,
+      gpu_sharing: { mode: 'mig', profile: '3g.40gb' },
+      gpu_share: undefined,
+    });
+  });
+
+  it('a type of gpu_share_by_type: its share per device, given explicitly', () => {
+    expect(shares(2002)).toEqual({
+      gpu_count: 3,
+      gpu_sharing: { mode: 'mig', profile: 'a100l.2' },
+      gpu_share: 6 / 7,
+    });
+  });
+
+  it('other types stay whole GPUs; several types in one job sum their shares', () => {
+    expect(shares(2003)).toEqual({ gpu_count: 4, gpu_sharing: undefined, gpu_share: undefined });
+    expect(shares(2005)).toEqual({
+      gpu_count: 2,
+      gpu_sharing: { mode: 'mig', profile: '1g.10gb' },
+      gpu_share: 1 + 1 / 7,
+    });
+  });
+
+  it('a configured whole-GPU type, and typed devices that cover only part of the plain total', () => {
+    const whole = { ...typedConfig, gpuShareByType: { h100: 1 } };
+    const typed = (entries: { name: string; count: number }[]) =>
+      jobShares(job({ tres: { allocated: entries.map((entry) => ({ type: 'gres', ...entry })) } }), whole);
+    expect(typed([{ name: 'gpu:h100', count: 2 }])).toEqual({ gpu_count: 2 });
+    expect(
+      typed([
+        { name: 'gpu', count: 3 },
+        { name: 'gpu:1g.10gb', count: 1 },
+      ]),
+    ).toEqual({ gpu_count: 3, gpu_sharing: { mode: 'mig', profile: '1g.10gb' }, gpu_share: 2 + 1 / 7 });
   });
 });

@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseSyncConfig, SyncConfigError } from '../../../src/ingest/sync-config';
+import { parseSyncConfig, SyncConfigError, syncTargets } from '../../../src/ingest/sync-config';
+import { configuredTasks } from '../../../src/ingest/sync-runner';
 import { parse as parseYaml } from 'yaml';
 
 /** The config of issue 11, as written. */
@@ -75,6 +76,101 @@ slurm:
     [{ organization_id: 'org-acme' }, 'names no source'],
     [{ ...ISSUE_CONFIG, organization_id: 'org acme' }, 'organization_id must be an identifier'],
   ])('refuses a broken config, naming the key (%#)', (document, message) => {
+    expect(() => parseSyncConfig(document, '/')).toThrow(SyncConfigError);
+    expect(() => parseSyncConfig(document, '/')).toThrow(message);
+  });
+});
+
+describe('sync config: clusters and GPU shares', () => {
+  const TWO_CLUSTERS = {
+    organization_id: 'org-acme',
+    kubernetes: { kubeconfig: './kubeconfig', mig_profiles: { '1g.16gb': 0.125 } },
+    prometheus: { url: 'http://127.0.0.1:9090' },
+    clusters: [
+      {
+        cluster_id: 'eks-west',
+        kubernetes: { kubeconfig: './west' },
+        prometheus: { url: 'http://prometheus-west:9090' },
+      },
+      {
+        cluster_id: 'hpc2',
+        slurm: { sacct_json_file: './hpc2.json', gpu_share_by_type: { 'a100l.2': 0.25 } },
+      },
+    ],
+  };
+
+  it('reads clusters[]: each entry names the cluster_id its sources write and keeps its own watermarks', () => {
+    const config = parseSyncConfig(TWO_CLUSTERS, '/etc/gpucap');
+    expect(config.kubernetes?.migProfiles).toEqual({ '1g.16gb': 0.125 });
+    expect(config.clusters.map((entry) => entry.clusterId)).toEqual(['eks-west', 'hpc2']);
+    expect(config.clusters[0].kubernetes).toMatchObject({
+      kubeconfig: '/etc/gpucap/west',
+      clusterId: 'eks-west',
+    });
+    expect(config.clusters[1].slurm).toMatchObject({
+      sacctJsonFile: '/etc/gpucap/hpc2.json',
+      clusterId: 'hpc2',
+      gpuShareByType: { 'a100l.2': 0.25 },
+    });
+    expect(syncTargets(config).map(({ cluster, joinScope }) => ({ cluster, joinScope }))).toEqual([
+      { cluster: '', joinScope: { except: ['eks-west', 'hpc2'] } },
+      { cluster: 'eks-west', joinScope: { only: 'eks-west' } },
+      { cluster: 'hpc2', joinScope: { only: 'hpc2' } },
+    ]);
+    expect(configuredTasks(config)).toEqual([
+      { cluster: '', source: 'kubernetes' },
+      { cluster: '', source: 'prometheus' },
+      { cluster: 'eks-west', source: 'kubernetes' },
+      { cluster: 'eks-west', source: 'prometheus' },
+      { cluster: 'hpc2', source: 'slurm' },
+    ]);
+  });
+
+  it('a config of clusters only, without top-level sources', () => {
+    const config = parseSyncConfig({ organization_id: 'o', clusters: TWO_CLUSTERS.clusters }, '/');
+    expect(config.kubernetes).toBeNull();
+    expect(syncTargets(config).map((target) => target.cluster)).toEqual(['eks-west', 'hpc2']);
+  });
+
+  const entry = (value: Record<string, unknown>) => ({ organization_id: 'o', clusters: [value] });
+  it.each([
+    [{ organization_id: 'o', clusters: {} }, 'clusters must be an array of objects'],
+    [entry({ kubernetes: {} }), 'clusters[0].cluster_id is required'],
+    [entry({ cluster_id: 'a b', kubernetes: {} }), 'clusters[0].cluster_id must be an identifier'],
+    [entry({ cluster_id: 'a' }), 'clusters[0] names no source'],
+    [entry({ cluster_id: 'a', kubernetes: {}, region: 'x' }), "unknown key 'clusters[0].region'"],
+    [
+      entry({ cluster_id: 'a', kubernetes: { namespace: 'x' } }),
+      "unknown key 'clusters[0].kubernetes.namespace'",
+    ],
+    [entry({ cluster_id: 'a', prometheus: { url: 'x' } }), 'clusters[0].prometheus.url is required'],
+    [
+      entry({ cluster_id: 'a', kubernetes: { cluster_id: 'b' } }),
+      "clusters[0].kubernetes.cluster_id must be left out or equal clusters[0].cluster_id ('a')",
+    ],
+    [
+      {
+        organization_id: 'o',
+        clusters: [
+          { cluster_id: 'a', kubernetes: {} },
+          { cluster_id: 'a', slurm: {} },
+        ],
+      },
+      "clusters[1].cluster_id 'a' is already used by clusters[0].cluster_id",
+    ],
+    [
+      { organization_id: 'o', kubernetes: { cluster_id: 'a' }, clusters: [{ cluster_id: 'a', slurm: {} }] },
+      "clusters[0].cluster_id 'a' is already used by kubernetes.cluster_id",
+    ],
+    [
+      { organization_id: 'o', kubernetes: { mig_profiles: { '1g.16gb': 2 } } },
+      'kubernetes.mig_profiles.1g.16gb must be a number greater than 0 and at most 1',
+    ],
+    [
+      entry({ cluster_id: 'a', slurm: { gpu_share_by_type: { 'a100l.2': '2/7' } } }),
+      'clusters[0].slurm.gpu_share_by_type.a100l.2 must be a number greater than 0 and at most 1',
+    ],
+  ])('refuses a broken clusters entry or share map, naming the key (%#)', (document, message) => {
     expect(() => parseSyncConfig(document, '/')).toThrow(SyncConfigError);
     expect(() => parseSyncConfig(document, '/')).toThrow(message);
   });
