@@ -10,10 +10,21 @@ import './styles.css';
 const TOKEN_KEY = 'gpucap.token';
 const ORGANIZATION_KEY = 'gpucap.organization';
 const RECENT_KEY = 'gpucap.recentOrganizations';
+const CLUSTER_KEY = 'gpucap.cluster';
+const WORKLOADS_PAGE = 20;
 
 interface Envelope<T> {
   data: T;
-  metadata?: { total_count: number };
+  metadata?: { total_count?: number; next_token?: string | null };
+}
+
+type GpuSharing = { mode: 'mig'; profile: string } | { mode: 'time-slicing' | 'mps'; replicas: number };
+
+/** What a workload holds: devices (whole GPUs, MIG instances or replicas) and the physical GPUs they add up to. */
+interface GpuHolding {
+  gpu_count?: number;
+  gpu_share?: number;
+  gpu_sharing?: GpuSharing | null;
 }
 
 interface BudgetEntry {
@@ -38,11 +49,20 @@ interface Capacity {
   period: { start: string; end: string };
 }
 
-interface RankedEntry {
+interface RankedEntry extends GpuHolding {
   workload_id: string;
   name: string;
   initiative_id: string;
   idle_gpu_hours: { avg: number };
+}
+
+interface WorkloadSummary extends GpuHolding {
+  workload_id: string;
+  name: string;
+  status: string;
+  initiative_id: string;
+  instance_type: string;
+  submitted_at: string;
 }
 
 interface Group {
@@ -58,10 +78,25 @@ interface Stats {
   timeline: { bucket_start: string; grouped: Group[] }[];
 }
 
-class ApiFailure extends Error {}
+class ApiFailure extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+/** An answer that arrived after the view changed (another cluster, another organization): dropped. */
+class Superseded extends Error {}
 
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const charts = new Map<string, uPlot>();
+/** Bumped whenever what the panels show changes, so answers for the view before are not drawn. */
+let view = 0;
+let workloadsNextToken: string | null = null;
+/** Only the latest list request may draw: a page asked for before a status change is dropped. */
+let workloadsRequest = 0;
 
 function credentials() {
   return {
@@ -70,7 +105,19 @@ function credentials() {
   };
 }
 
+/** The chosen cluster ('' for all), kept for the tab like the token. */
+function selectedCluster(): string {
+  return sessionStorage.getItem(CLUSTER_KEY) ?? '';
+}
+
+/** Adds the chosen cluster to a request about sets of workloads (lists, statistics, rankings, capacity). */
+function inCluster(path: string): string {
+  const cluster = selectedCluster();
+  return cluster ? `${path}${path.includes('?') ? '&' : '?'}cluster_id=${encodeURIComponent(cluster)}` : path;
+}
+
 async function api<T>(path: string): Promise<Envelope<T>> {
+  const asked = view;
   const { token, organization } = credentials();
   const response = await fetch(path, {
     // Revalidate every time (If-None-Match): an unchanged answer costs a 304, and a write shows at
@@ -84,8 +131,9 @@ async function api<T>(path: string): Promise<Envelope<T>> {
   });
   const body = (await response.json().catch(() => null)) as
     (Envelope<T> & { error?: { message: string } }) | null;
+  if (asked !== view) throw new Superseded();
   if (!response.ok || !body)
-    throw new ApiFailure(body?.error?.message ?? `The API answered ${response.status}`);
+    throw new ApiFailure(body?.error?.message ?? `The API answered ${response.status}`, response.status);
   return body;
 }
 
@@ -107,6 +155,47 @@ function formatPercent(value: number | null): string {
 
 function formatDate(iso: string | null): string {
   return iso === null ? '—' : iso.slice(0, 10);
+}
+
+function formatGpus(value: number): string {
+  const text = value.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  return `${text} ${value === 1 || value < 1 ? 'GPU' : 'GPUs'}`;
+}
+
+/** A30 MIG profiles split the GPU in four; the other MIG GPUs (A100, H100, H200, B200) in seven. */
+const FOUR_SLICE_PROFILES = ['1g.6gb', '2g.12gb', '4g.24gb'];
+
+function migInstanceShare(profile: string): number | null {
+  const base = profile.toLowerCase().replace(/(\+(me|gfx))+$/, '');
+  const slices = Number(/^(\d)g\./.exec(base)?.[1]);
+  if (!slices) return null;
+  return slices / (FOUR_SLICE_PROFILES.includes(base) ? 4 : 7);
+}
+
+/**
+ * "8 GPUs", "2 × 1g.10gb = 0.29 GPU", "1 × 1/4 time-sliced = 0.25 GPU": the devices a workload was
+ * given and the physical GPUs they amount to. Entries that carry no device count (rankings) get it
+ * back from the share.
+ */
+function gpuText(holding: GpuHolding): string {
+  const share = holding.gpu_share ?? holding.gpu_count;
+  if (share === undefined) return '—';
+  const sharing = holding.gpu_sharing ?? null;
+  if (sharing === null) return formatGpus(holding.gpu_count ?? share);
+  if (sharing.mode === 'mig') {
+    const perInstance = migInstanceShare(sharing.profile);
+    const count = holding.gpu_count ?? (perInstance ? Math.round(share / perInstance) : null);
+    return `${count === null ? '' : `${count} × `}${sharing.profile} = ${formatGpus(share)}`;
+  }
+  const count = holding.gpu_count ?? Math.round(share * sharing.replicas);
+  const how = sharing.mode === 'mps' ? 'MPS' : 'time-sliced';
+  return `${count} × 1/${sharing.replicas} ${how} = ${formatGpus(share)}`;
+}
+
+function gpuCell(holding: GpuHolding): HTMLTableCellElement {
+  const td = cell(gpuText(holding), holding.gpu_share ?? holding.gpu_count ?? null, 'number');
+  td.dataset.sharing = holding.gpu_sharing?.mode ?? 'whole';
+  return td;
 }
 
 /** A cell that shows a rounded figure and keeps the API's exact one for whoever checks it. */
@@ -149,7 +238,7 @@ function drawChart(
 const PALETTE = ['#2563eb', '#db2777', '#16a34a', '#ea580c', '#7c3aed', '#0891b2', '#ca8a04', '#64748b'];
 
 async function loadCapacity(): Promise<void> {
-  const { data } = await api<Capacity>('/v1/capacity?interval=day');
+  const { data } = await api<Capacity>(inCluster('/v1/capacity?interval=day'));
   const summary = data.summary;
   const exhaustion = summary.projected_exhaustion_date;
   byId('capacity-summary').innerHTML = '';
@@ -225,7 +314,7 @@ function drawBurnDown(summary: BudgetEntry, periodEnd: string): void {
 
 async function loadIdle(): Promise<void> {
   const { data } = await api<{ workloads: RankedEntry[] }>(
-    '/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running&limit=10',
+    inCluster('/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running&limit=10'),
   );
   fillTable(
     'idle-table',
@@ -241,6 +330,7 @@ async function loadIdle(): Promise<void> {
         [
           cell(entry.name, entry.workload_id),
           cell(entry.initiative_id, entry.initiative_id),
+          gpuCell(entry),
           cell(formatNumber(entry.idle_gpu_hours.avg), entry.idle_gpu_hours.avg, 'number'),
           action,
         ],
@@ -280,7 +370,7 @@ async function loadSeries(entry: RankedEntry): Promise<void> {
 async function loadStats(): Promise<void> {
   const range = byId<HTMLSelectElement>('stats-range').value;
   const { data } = await api<Stats>(
-    `/v1/workloads/stats?time_range=${range}&group_by=initiative_id&interval=day`,
+    inCluster(`/v1/workloads/stats?time_range=${range}&group_by=initiative_id&interval=day`),
   );
   byId('stats-summary').replaceChildren(
     figure('stats-workloads', data.summary.total_workloads, 'workloads', 0),
@@ -323,26 +413,102 @@ async function loadStats(): Promise<void> {
   );
 }
 
-async function guarded(work: () => Promise<void>): Promise<boolean> {
+/** The newest workloads (of one status, or all), a page at a time; `more` appends the next page. */
+async function loadWorkloads(more = false): Promise<void> {
+  const status = byId<HTMLSelectElement>('workloads-status').value;
+  const query = new URLSearchParams({ limit: String(WORKLOADS_PAGE) });
+  if (status) query.set('status', status);
+  if (more && workloadsNextToken) query.set('next_token', workloadsNextToken);
+  const request = ++workloadsRequest;
+  const { data, metadata } = await api<{ workloads: WorkloadSummary[] }>(inCluster(`/v1/workloads?${query}`));
+  if (request !== workloadsRequest) return;
+  const rows = data.workloads.map((workload) =>
+    row(
+      [
+        cell(workload.name, workload.workload_id),
+        cell(workload.initiative_id, workload.initiative_id),
+        cell(workload.status, workload.status),
+        cell(workload.instance_type, workload.instance_type),
+        gpuCell(workload),
+        cell(formatDate(workload.submitted_at), workload.submitted_at),
+      ],
+      { workload: workload.workload_id },
+    ),
+  );
+  const body = byId<HTMLTableElement>('workloads-table').tBodies[0];
+  if (more) body.append(...rows);
+  else body.replaceChildren(...(rows.length ? rows : [row([cell('No workload.')])]));
+  workloadsNextToken = metadata?.next_token ?? null;
+  byId('workloads-more').hidden = workloadsNextToken === null;
+  byId<HTMLTableElement>('workloads-table').dataset.status = status || 'all';
+  const shown = body.querySelectorAll('tr[data-workload]').length;
+  const total = metadata?.total_count;
+  byId('workloads-count').textContent =
+    total === undefined ? '' : `${shown.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} shown`;
+}
+
+/**
+ * The clusters the caller's workloads ran on in the last 30 days. With two or more, the selector
+ * shows; a service that cannot group by cluster (400) leaves the page on all clusters.
+ */
+async function loadClusters(): Promise<void> {
+  let clusters: string[] = [];
+  try {
+    const { data } = await api<{ grouped: { cluster_id: string | null }[] }>(
+      '/v1/workloads/stats?time_range=last_30_days&group_by=cluster_id',
+    );
+    clusters = data.grouped.flatMap((group) => (group.cluster_id ? [group.cluster_id] : [])).sort();
+  } catch (error) {
+    if (!(error instanceof ApiFailure && error.status === 400)) throw error;
+  }
+  if (!clusters.includes(selectedCluster())) sessionStorage.removeItem(CLUSTER_KEY);
+  const select = byId<HTMLSelectElement>('cluster');
+  select.replaceChildren(new Option('All clusters', ''), ...clusters.map((id) => new Option(id, id)));
+  select.value = selectedCluster();
+  byId('scope').hidden = clusters.length < 2;
+}
+
+function clearSeries(): void {
+  charts.get('series-chart')?.destroy();
+  charts.delete('series-chart');
+  byId('series-title').hidden = true;
+}
+
+async function loadPanels(): Promise<void> {
+  await loadCapacity();
+  await Promise.all([loadIdle(), loadStats(), loadWorkloads()]);
+}
+
+/** Runs `work`; an API failure shows its message. Answers for a view since left change nothing. */
+async function guarded(work: () => Promise<void>): Promise<'done' | 'failed' | 'superseded'> {
   try {
     await work();
-    return true;
+    return 'done';
   } catch (error) {
+    if (error instanceof Superseded) return 'superseded';
+    // A fault of the page itself, not of the API: the console keeps what happened.
+    if (!(error instanceof ApiFailure)) console.error(error);
     showMessage(error instanceof ApiFailure ? error.message : 'The dashboard could not reach the API.');
-    return false;
+    return 'failed';
   }
 }
 
-async function show(): Promise<void> {
+/** Loads every panel for a new view: `discover` also asks again which clusters there are. */
+async function show(discover = true): Promise<void> {
+  view += 1;
   showMessage(null);
+  clearSeries();
   const panels = byId('panels');
   panels.hidden = false;
-  const loaded = await guarded(async () => {
-    await loadCapacity();
-    await Promise.all([loadIdle(), loadStats()]);
+  document.body.dataset.state = 'loading';
+  const outcome = await guarded(async () => {
+    if (discover) await loadClusters();
+    await loadPanels();
   });
-  panels.hidden = !loaded;
-  document.body.dataset.state = loaded ? 'loaded' : 'error';
+  if (outcome === 'superseded') return;
+  panels.hidden = outcome === 'failed';
+  document.body.dataset.state = outcome === 'done' ? 'loaded' : 'error';
+  document.body.dataset.cluster = selectedCluster();
 }
 
 function rememberOrganization(organization: string): void {
@@ -369,11 +535,18 @@ function start(): void {
     void show();
   });
   byId('forget').addEventListener('click', () => {
+    view += 1;
     sessionStorage.removeItem(TOKEN_KEY);
     tokenInput.value = '';
     byId('panels').hidden = true;
   });
   byId('stats-range').addEventListener('change', () => void guarded(loadStats));
+  byId('workloads-status').addEventListener('change', () => void guarded(() => loadWorkloads()));
+  byId('workloads-more').addEventListener('click', () => void guarded(() => loadWorkloads(true)));
+  byId<HTMLSelectElement>('cluster').addEventListener('change', (event) => {
+    sessionStorage.setItem(CLUSTER_KEY, (event.target as HTMLSelectElement).value);
+    void show(false);
+  });
   if (stored.token && stored.organization) void show();
 }
 

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { Clock } from '../../../src/common/clock';
 import { projectRoot } from '../../../src/database/project-root';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../../src/demo/demo-data';
+import { DEMO_CLUSTERS } from '../../../src/demo/demo-organization';
 import { createApiToken } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import { createTestApp, type TestApp } from '../../support/test-app';
@@ -28,6 +29,18 @@ if (!hasChromium) {
 }
 
 const describeInBrowser = hasChromium ? describe : describe.skip;
+
+interface Holding {
+  workload_id: string;
+  gpu_count: number;
+  gpu_share: number;
+  gpu_sharing: { mode: string; profile?: string; replicas?: number } | null;
+}
+
+/** Whole GPUs as a count, up to 2 decimals otherwise: 0.2857 reads 0.29, 0.5 reads 0.5. */
+function gpus(share: number): string {
+  return `${Number(share.toFixed(2))} ${share <= 1 ? 'GPU' : 'GPUs'}`;
+}
 
 describeInBrowser('the dashboard page at GET /', () => {
   let database: OwnDatabase;
@@ -97,7 +110,12 @@ describeInBrowser('the dashboard page at GET /', () => {
     await page.fill('#token', token);
     await page.fill('#organization', DEMO_ORGANIZATION_ID);
     await page.click('#connect button[type=submit]');
-    await page.waitForSelector('body[data-state]');
+    await page.waitForSelector('body[data-state=loaded], body[data-state=error]');
+  }
+
+  /** The query a page request about sets of workloads carries for a cluster, or none for all clusters. */
+  function clusterQuery(cluster?: string): string {
+    return cluster ? `&cluster_id=${cluster}` : '';
   }
 
   async function api(token: string, path: string) {
@@ -113,13 +131,18 @@ describeInBrowser('the dashboard page at GET /', () => {
     return page.$$eval(selector, (cells) => cells.map((cell) => (cell as HTMLElement).dataset.value ?? ''));
   }
 
-  async function checkPanels(page: Page, token: string, label: string) {
-    const capacity = await api(token, '/v1/capacity?interval=day');
+  async function checkPanels(page: Page, token: string, label: string, cluster?: string) {
+    const scope = clusterQuery(cluster);
+    const capacity = await api(token, `/v1/capacity?interval=day${scope}`);
     const stats = await api(
       token,
-      '/v1/workloads/stats?time_range=last_30_days&group_by=initiative_id&interval=day',
+      `/v1/workloads/stats?time_range=last_30_days&group_by=initiative_id&interval=day${scope}`,
     );
-    const idle = await api(token, '/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running&limit=10');
+    const idle = await api(
+      token,
+      `/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running&limit=10${scope}`,
+    );
+    const running: Holding[] = (await api(token, `/v1/workloads?limit=20&status=running${scope}`)).workloads;
 
     expect(await page.getAttribute('#summary-used', 'data-value')).toBe(
       String(capacity.summary.total_used_gpu_hours),
@@ -165,12 +188,21 @@ describeInBrowser('the dashboard page at GET /', () => {
       idle.workloads.map((entry: { workload_id: string }) => entry.workload_id),
     );
     expect(await cellValues(page, '#idle-table tbody td:nth-child(3)')).toEqual(
+      idle.workloads.map((entry: { gpu_share: number }) => String(entry.gpu_share)),
+    );
+    expect(await cellValues(page, '#idle-table tbody td:nth-child(4)')).toEqual(
       idle.workloads.map((entry: { idle_gpu_hours: { avg: number } }) => String(entry.idle_gpu_hours.avg)),
+    );
+    expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(1)')).toEqual(
+      running.map((workload) => workload.workload_id),
+    );
+    expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(5)')).toEqual(
+      running.map((workload) => String(workload.gpu_share)),
     );
     expect(await page.$$('#capacity-chart canvas')).toHaveLength(1);
     expect(await page.$$('#stats-chart canvas')).toHaveLength(1);
 
-    for (const panel of ['capacity', 'idle', 'stats']) {
+    for (const panel of ['capacity', 'idle', 'stats', 'workloads']) {
       await page.locator(`#${panel}`).screenshot({ path: join(SCREENSHOTS, `${label}-${panel}.png`) });
     }
     await page.screenshot({ path: join(SCREENSHOTS, `${label}-page.png`), fullPage: true });
@@ -207,6 +239,111 @@ describeInBrowser('the dashboard page at GET /', () => {
     await close();
   });
 
+  it('shows the devices and GPU share of workloads on MIG instances and shared replicas', async () => {
+    const { page, consoleErrors, close } = await openPage();
+    await signIn(page, adminToken);
+    await page.selectOption('#workloads-status', '');
+    await page.waitForSelector('#workloads-table[data-status=all]');
+    // The newest workload of each sharing mode, with the page of 20 it is on.
+    const found = new Map<string, { workload: Holding; page: number }>();
+    let nextToken: string | null = null;
+    for (let pageNumber = 0; pageNumber < 10 && found.size < 3; pageNumber += 1) {
+      const response: { body: { data: { workloads: Holding[] }; metadata: { next_token: string | null } } } =
+        await request(t.server)
+          .get(`/v1/workloads?limit=20${nextToken ? `&next_token=${encodeURIComponent(nextToken)}` : ''}`)
+          .set('Authorization', `Bearer ${adminToken}`)
+          .set('X-Organization-Id', DEMO_ORGANIZATION_ID)
+          .expect(200);
+      for (const workload of response.body.data.workloads) {
+        const mode = workload.gpu_sharing?.mode;
+        if (mode && !found.has(mode)) found.set(mode, { workload, page: pageNumber });
+      }
+      nextToken = response.body.metadata.next_token;
+    }
+    expect([...found.keys()].sort()).toEqual(['mig', 'mps', 'time-slicing']);
+    const lastPage = Math.max(...[...found.values()].map((entry) => entry.page));
+    for (let shown = 0; shown < lastPage; shown += 1) {
+      const rows = await page.$$eval('#workloads-table tbody tr', (all) => all.length);
+      await page.click('#workloads-more');
+      await page.waitForFunction(
+        (before) => document.querySelectorAll('#workloads-table tbody tr').length > before,
+        rows,
+      );
+    }
+    const shareText = (id: string) =>
+      page.textContent(`#workloads-table tr[data-workload="${id}"] td:nth-child(5)`);
+
+    const mig = found.get('mig')!.workload;
+    expect(mig.gpu_share).toBeLessThan(mig.gpu_count);
+    const migText = await shareText(mig.workload_id);
+    expect(migText).toBe(`${mig.gpu_count} × ${mig.gpu_sharing!.profile} = ${gpus(mig.gpu_share)}`);
+    expect(migText).toMatch(/^\d+ × [1-7]g\.\d+gb = 0\.\d+ GPU$/);
+    const sliced = found.get('time-slicing')!.workload;
+    expect(await shareText(sliced.workload_id)).toBe(
+      `${sliced.gpu_count} × 1/4 time-sliced = ${gpus(sliced.gpu_share)}`,
+    );
+    const mps = found.get('mps')!.workload;
+    expect(await shareText(mps.workload_id)).toBe(
+      `${mps.gpu_count} × 1/${mps.gpu_sharing!.replicas} MPS = ${gpus(mps.gpu_share)}`,
+    );
+    const whole = await page.$$eval('#workloads-table td[data-sharing=whole]', (cells) =>
+      cells.map((cell) => cell.textContent),
+    );
+    expect(whole.length).toBeGreaterThan(0);
+    for (const text of whole) expect(text).toMatch(/^\d+ GPUs?$/);
+    await page.locator('#workloads').screenshot({ path: join(SCREENSHOTS, 'workloads-shares.png') });
+    expect(consoleErrors).toEqual([]);
+    await close();
+  });
+
+  it('narrows every panel to the cluster chosen, by keyboard, and back to all clusters', async () => {
+    const { page, consoleErrors, close } = await openPage();
+    const sent: string[] = [];
+    page.on('request', (made) => {
+      if (new URL(made.url()).pathname.startsWith('/v1/')) sent.push(made.url());
+    });
+    await signIn(page, adminToken);
+    const grouped = await api(adminToken, '/v1/workloads/stats?time_range=last_30_days&group_by=cluster_id');
+    const clusters = grouped.grouped.map((group: { cluster_id: string }) => group.cluster_id).sort();
+    expect(clusters).toEqual([...DEMO_CLUSTERS].sort());
+    expect(await page.isVisible('#cluster')).toBe(true);
+    const options = await page.$$eval('#cluster option', (all) =>
+      all.map((option) => `${(option as HTMLOptionElement).value}=${option.textContent}`),
+    );
+    expect(options).toEqual(['=All clusters', ...clusters.map((id: string) => `${id}=${id}`)]);
+    // Before a cluster is chosen, nothing is filtered.
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.filter((url) => url.includes('cluster_id='))).toEqual([]);
+    const everywhere = Number(await page.getAttribute('#stats-workloads', 'data-value'));
+
+    const [first] = clusters;
+    sent.length = 0;
+    await page.focus('#cluster');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForSelector(`body[data-state=loaded][data-cluster="${first}"]`);
+    expect(await page.inputValue('#cluster')).toBe(first);
+    expect(sent.length).toBeGreaterThanOrEqual(4);
+    for (const url of sent) expect(new URL(url).searchParams.get('cluster_id')).toBe(first);
+    await checkPanels(page, adminToken, `cluster-${first}`, first);
+    const inCluster = Number(await page.getAttribute('#stats-workloads', 'data-value'));
+    expect(inCluster).toBeGreaterThan(0);
+    expect(inCluster).toBeLessThan(everywhere);
+    await page.locator('#scope').screenshot({ path: join(SCREENSHOTS, 'cluster-selector.png') });
+
+    // The choice outlives a reload of the tab, like the token.
+    await page.reload();
+    await page.waitForSelector(`body[data-state=loaded][data-cluster="${first}"]`);
+    expect(await page.inputValue('#cluster')).toBe(first);
+
+    sent.length = 0;
+    await page.selectOption('#cluster', '');
+    await page.waitForSelector('body[data-state=loaded][data-cluster=""]');
+    expect(sent.filter((url) => url.includes('cluster_id='))).toEqual([]);
+    expect(Number(await page.getAttribute('#stats-workloads', 'data-value'))).toBe(everywhere);
+    expect(consoleErrors).toEqual([]);
+    await close();
+  });
+
   it("shows the API's error message for a bad token", async () => {
     const { page, close } = await openPage();
     await signIn(page, 'gpucap_not-a-real-token');
@@ -225,6 +362,7 @@ describeInBrowser('the dashboard page at GET /', () => {
   it('fits a phone-width screen', async () => {
     const { page, consoleErrors, close } = await openPage({ width: 390, height: 844 });
     await signIn(page, adminToken);
+    expect(await page.isVisible('#cluster')).toBe(true);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(SCREENSHOTS, 'phone.png'), fullPage: true });
