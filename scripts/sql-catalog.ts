@@ -4,6 +4,8 @@ import {
   allocationsQuery,
   budgetPeriodQuery,
   type CapacityFilters,
+  clusterUsageByInitiativeAndPoolQuery,
+  clusterUsageByWindowQuery,
   initiativesQuery,
   poolsQuery,
   usageByInitiativeAndPoolQuery,
@@ -14,6 +16,7 @@ import {
   rankedByGpuHoursQuery,
   rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
+  rankedInClusterQuery,
   seriesQuery,
   windowPercentilesQuery,
   windowStatsQuery,
@@ -88,6 +91,16 @@ function workloads(): Catalog {
       MEMBER,
       everyFilter,
     ),
+    'GET /v1/workloads: page and total_count, MEMBER, cluster_id (raw count)': listWorkloadsPageQuery(
+      MEMBER,
+      { clusterId: 'eks-use1' },
+      null,
+      20,
+    ),
+    'GET /v1/workloads: total_count, MEMBER, cluster_id and dates (raw rows)': countWorkloadsQuery(MEMBER, {
+      ...dates,
+      clusterId: 'eks-use1',
+    }),
     'GET /v1/workloads: total_count, empty date range': countWorkloadsQuery(ORG_ADMIN, {
       startDate: NOW,
       endDate: NOW,
@@ -122,6 +135,16 @@ function workloads(): Catalog {
       now: NOW,
       groupBy: 'instance_type',
     }),
+    'GET /v1/workloads/stats: MEMBER, cluster_id, group_by=cluster_id (raw rows)': workloadStatsQuery(
+      MEMBER,
+      {
+        from: daysBefore(7),
+        to: NOW,
+        now: NOW,
+        clusterId: 'eks-use1',
+        groupBy: 'cluster_id',
+      },
+    ),
     'GET /v1/workloads/stats: interval=day, bucket boundaries': timelineBoundariesQuery(
       MEMBER,
       'day',
@@ -204,6 +227,8 @@ function metrics(): Catalog {
       'memory_utilization',
       ranked({ order: 'asc', status: 'running' }),
     ),
+    'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, cluster_id, MEMBER (cluster read as a set)':
+      rankedInClusterQuery(MEMBER, 'idle_gpu_hours', { ...ranked({}), clusterId: 'eks-use1' }, NOW),
     'GET /v1/workloads/metrics: sort_by=gpu_hours, desc, ORG_ADMIN': rankedByGpuHoursQuery(
       ORG_ADMIN,
       ranked({}),
@@ -237,6 +262,21 @@ function capacity(): Catalog {
     'GET /v1/capacity: initiatives, ORG_ADMIN': initiativesQuery(ORG_ADMIN, none),
     'GET /v1/capacity: initiatives, MEMBER, initiative_id': initiativesQuery(MEMBER, filtered),
     'GET /v1/capacity: pools, pool_id': poolsQuery(MEMBER, filtered),
+    'GET /v1/capacity: usage, MEMBER, cluster_id (raw rows)': clusterUsageByInitiativeAndPoolQuery(
+      MEMBER,
+      { ...none, clusterId: 'eks-use1' },
+      windows,
+      NOW,
+    ),
+    'GET /v1/capacity: interval=day, use per local day, cluster_id (raw rows)': clusterUsageByWindowQuery(
+      ORG_ADMIN,
+      { ...none, clusterId: 'eks-use1' },
+      [
+        { from: new Date('2026-03-13T04:00:00Z'), to: new Date('2026-03-14T04:00:00Z') },
+        { from: new Date('2026-03-14T04:00:00Z'), to: NOW },
+      ],
+      NOW,
+    ),
     'GET /v1/capacity: interval=day, use per local day, MEMBER': usageByWindowQuery(
       MEMBER,
       none,

@@ -34,25 +34,25 @@ WITH cuts AS (
      usage AS (
        SELECT r.initiative_id, r.instance_type,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS period_us,
               CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
-                   THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
-              0 AS active_gpus,
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS burn_us,
+              0 AS active_gpus, 0 AS active_share_units,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
+                   THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
          AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
               OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
        UNION ALL
-       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0,
+       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
               s.period_sign * g.sampled_us, s.period_sign * g.busy_us
        FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, (r.spanning_gpus * c.offset_us)::float8, (r.sampled_spanning_gpus * c.offset_us)::float8,
-              (r.busy_spanning_gpus * c.offset_us)::float8
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
@@ -65,11 +65,11 @@ WITH cuts AS (
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
-                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8),
+                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric),
               sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
-                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8),
+                ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
               sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
-                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8)
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
@@ -77,11 +77,11 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -93,11 +93,11 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -114,12 +114,12 @@ WITH cuts AS (
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
-              w.gpu_count, gpucap_sampled_share((running.period_us)::numeric, a.sample_count)::float8,
-              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+              w.gpu_share_units * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz)) * 1e6)::numeric,
+              w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
+              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
+         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz)) * 1e6)::numeric
            AS period_us
        ) running
        LEFT JOIN (
@@ -134,16 +134,18 @@ WITH cuts AS (
      usage_by_type AS (
        SELECT initiative_id, instance_type,
               sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
+              sum(active_share_units) AS active_share_units,
               sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
        FROM usage
        GROUP BY initiative_id, instance_type
      )
      SELECT u.initiative_id, p.pool_id,
-            sum(u.period_us) / 3.6e9 AS used_gpu_hours,
-            sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
+            (sum(u.period_us) / 5040)::float8 / 3.6e9 AS used_gpu_hours,
+            (sum(u.burn_us) / 5040)::float8 / 3.6e9 AS burn_window_gpu_hours,
             sum(u.active_gpus)::integer AS active_gpus,
-            sum(u.period_sampled_us) / 1e6 AS sampled_gpu_seconds,
-            sum(u.period_busy_us) / 1e6 AS busy_gpu_seconds
+            sum(u.active_share_units)::float8 AS active_share_units,
+            (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -178,25 +180,25 @@ WITH cuts AS (
      usage AS (
        SELECT r.initiative_id, r.instance_type,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS period_us,
               CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
-                   THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
-              0 AS active_gpus,
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS burn_us,
+              0 AS active_gpus, 0 AS active_share_units,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
+                   THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
          AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
               OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
        UNION ALL
-       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0,
+       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
               s.period_sign * g.sampled_us, s.period_sign * g.busy_us
        FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, (r.spanning_gpus * c.offset_us)::float8, (r.sampled_spanning_gpus * c.offset_us)::float8,
-              (r.busy_spanning_gpus * c.offset_us)::float8
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
@@ -209,11 +211,11 @@ WITH cuts AS (
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
-                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8),
+                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric),
               sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
-                ELSE h.sampled_gpus * c.offset_us - h.sampled_gpu_start_offset END)::float8),
+                ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
               sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
-                ELSE h.busy_gpus * c.offset_us - h.busy_gpu_start_offset END)::float8)
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
@@ -221,11 +223,11 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -237,11 +239,11 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6), gpucap_sampled_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.sample_count)::float8,
-              gpucap_busy_share((w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6))::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -258,12 +260,12 @@ WITH cuts AS (
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
-              w.gpu_count, gpucap_sampled_share((running.period_us)::numeric, a.sample_count)::float8,
-              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)::float8
+              w.gpu_share_units * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz)) * 1e6)::numeric,
+              w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
+              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
+         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz)) * 1e6)::numeric
            AS period_us
        ) running
        LEFT JOIN (
@@ -278,16 +280,18 @@ WITH cuts AS (
      usage_by_type AS (
        SELECT initiative_id, instance_type,
               sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
+              sum(active_share_units) AS active_share_units,
               sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
        FROM usage
        GROUP BY initiative_id, instance_type
      )
      SELECT u.initiative_id, p.pool_id,
-            sum(u.period_us) / 3.6e9 AS used_gpu_hours,
-            sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
+            (sum(u.period_us) / 5040)::float8 / 3.6e9 AS used_gpu_hours,
+            (sum(u.burn_us) / 5040)::float8 / 3.6e9 AS burn_window_gpu_hours,
             sum(u.active_gpus)::integer AS active_gpus,
-            sum(u.period_sampled_us) / 1e6 AS sampled_gpu_seconds,
-            sum(u.period_busy_us) / 1e6 AS busy_gpu_seconds
+            sum(u.active_share_units)::float8 AS active_share_units,
+            (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -346,6 +350,90 @@ SELECT p.pool_id, p.name,
      WHERE p.organization_id = $1 AND ($2::text IS NULL OR p.pool_id = $2::text)
      GROUP BY p.pool_id, p.name;
 
+-- GET /v1/capacity: usage, MEMBER, cluster_id (raw rows)
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = null
+--   $4 = null
+--   $5 = "2026-03-01T00:00:00.000Z"
+--   $6 = "2026-03-15T12:34:56.789Z"
+--   $7 = "2026-03-15T12:34:56.789Z"
+--   $8 = "eks-use1"
+--   $9 = "2026-03-01T00:00:00.000Z"
+--   $10 = "2026-03-15T12:34:56.789Z"
+--   $11 = "2026-03-08T12:34:56.789Z"
+--   $12 = "2026-03-15T12:34:56.789Z"
+SELECT r.initiative_id, p.pool_id,
+            (sum(CASE WHEN r.started_at < $10::timestamptz AND r.ended_at > $9::timestamptz
+    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $10::timestamptz) - greatest(r.started_at, $9::timestamptz)) * 1e6)::numeric
+    ELSE 0 END) / 5040)::float8 / 3.6e9 AS used_gpu_hours,
+            (sum(CASE WHEN r.started_at < $12::timestamptz AND r.ended_at > $11::timestamptz
+    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $12::timestamptz) - greatest(r.started_at, $11::timestamptz)) * 1e6)::numeric
+    ELSE 0 END) / 5040)::float8 / 3.6e9 AS burn_window_gpu_hours,
+            coalesce(sum(r.gpu_count) FILTER (WHERE r.running), 0)::integer AS active_gpus,
+            coalesce(sum(r.gpu_share_units) FILTER (WHERE r.running), 0)::float8 AS active_share_units,
+            (sum(gpucap_sampled_share(CASE WHEN r.started_at < $10::timestamptz AND r.ended_at > $9::timestamptz
+    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $10::timestamptz) - greatest(r.started_at, $9::timestamptz)) * 1e6)::numeric
+    ELSE 0 END, r.sample_count)) / 1e6)::float8 AS sampled_gpu_seconds,
+            (sum(gpucap_busy_share(CASE WHEN r.started_at < $10::timestamptz AND r.ended_at > $9::timestamptz
+    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $10::timestamptz) - greatest(r.started_at, $9::timestamptz)) * 1e6)::numeric
+    ELSE 0 END, r.gpu_utilization_sum, r.sample_count)) / 1e6)::float8
+              AS busy_gpu_seconds
+     FROM (SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
+         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running, a.sample_count, a.gpu_utilization_sum FROM workloads w LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+       AND w.completed_at > $5::timestamptz AND w.started_at < $6::timestamptz
+     UNION ALL
+     SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
+         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running, a.sample_count, a.gpu_utilization_sum FROM workloads w LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.status = 'running' AND w.started_at < $6::timestamptz) r
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY r.initiative_id, p.pool_id;
+
+-- GET /v1/capacity: interval=day, use per local day, cluster_id (raw rows)
+--   $1 = "org-example"
+--   $2 = null
+--   $3 = null
+--   $4 = null
+--   $5 = "2026-03-13T04:00:00.000Z"
+--   $6 = "2026-03-15T12:34:56.789Z"
+--   $7 = "2026-03-15T12:34:56.789Z"
+--   $8 = "eks-use1"
+--   $9 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z"]
+--   $10 = ["2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
+WITH windows AS (
+       SELECT * FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     )
+     SELECT (x.ordinal - 1)::int AS window_index, r.initiative_id, p.pool_id,
+            (sum(CASE WHEN r.started_at < x.window_to AND r.ended_at > x.window_from
+    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, x.window_to) - greatest(r.started_at, x.window_from)) * 1e6)::numeric
+    ELSE 0 END) / 5040)::float8 / 3.6e9 AS used_gpu_hours
+     FROM (SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
+         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running FROM workloads w
+     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+       AND w.completed_at > $5::timestamptz AND w.started_at < $6::timestamptz
+     UNION ALL
+     SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
+         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running FROM workloads w
+     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.status = 'running' AND w.started_at < $6::timestamptz) r
+     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, $9::timestamptz[]), 1),
+                                        width_bucket(r.ended_at, $9::timestamptz[])) AS b (ordinal)
+     JOIN windows x ON x.ordinal = b.ordinal
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY 1, r.initiative_id, p.pool_id;
+
 -- GET /v1/capacity: interval=day, use per local day, MEMBER
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
@@ -375,14 +463,14 @@ WITH cuts AS (
        SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at,
+       SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, $12::timestamptz[]) AS start_window
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),
      usage AS (
-       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
        JOIN capacity_usage_daily r ON r.organization_id = $1
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
@@ -393,7 +481,7 @@ WITH cuts AS (
        FROM (
          SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us
          FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, (r.spanning_gpus * c.offset_us)::float8
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
@@ -406,7 +494,7 @@ WITH cuts AS (
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
-                ELSE h.gpus * c.offset_us - h.gpu_start_offset END)::float8)
+                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric)
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
@@ -414,10 +502,10 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -425,10 +513,10 @@ WITH cuts AS (
            OFFSET 0
          ) w
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_count * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at, w.completed_at FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -443,19 +531,19 @@ WITH cuts AS (
          ON s.cut_index = g.cut_index
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              r.gpu_count * round(date_part('epoch', least($14::timestamptz, x.window_to) - r.started_at) * 1e6)
+              r.gpu_share_units::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - r.started_at) * 1e6)::numeric
        FROM running r
        JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              r.gpus * round(date_part('epoch', least($14::timestamptz, x.window_to) - x.window_from) * 1e6)
+              r.gpus::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - x.window_from) * 1e6)::numeric
        FROM (
-         SELECT initiative_id, instance_type, start_window, sum(gpu_count) AS gpus
+         SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
          FROM running GROUP BY initiative_id, instance_type, start_window
        ) r
        JOIN windows x ON x.ordinal > r.start_window
      )
-     SELECT u.window_index, u.initiative_id, p.pool_id, sum(u.us) / 3.6e9 AS used_gpu_hours
+     SELECT u.window_index, u.initiative_id, p.pool_id, (sum(u.us) / 5040)::float8 / 3.6e9 AS used_gpu_hours
      FROM usage u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text

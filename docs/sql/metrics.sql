@@ -6,7 +6,7 @@
 --   $3 = null
 --   $4 = "2026-03-15T12:34:56.789Z"
 --   $5 = 3600
-SELECT w.gpu_count,
+SELECT w.gpu_share_units,
             to_char(b.window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS window_start,
             to_char(e.window_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS window_end
      FROM workloads w
@@ -24,7 +24,7 @@ SELECT w.gpu_count,
 --   $3 = ["init-a","init-b"]
 --   $4 = "2026-03-15T12:34:56.789Z"
 --   $5 = null
-SELECT w.gpu_count,
+SELECT w.gpu_share_units,
             to_char(b.window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS window_start,
             to_char(e.window_end AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS window_end
      FROM workloads w
@@ -157,7 +157,7 @@ SELECT w.gpu_count,
 --   $7 = true
 WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
-           gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
+           gpucap_idle_gpu_hours(w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
     LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
@@ -169,7 +169,7 @@ WITH running AS MATERIALIZED (
       AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
@@ -183,7 +183,7 @@ WITH running AS MATERIALIZED (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
     ) r) totals
     LEFT JOIN LATERAL (
-      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas
       FROM (
         SELECT * FROM (
     SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
@@ -230,7 +230,7 @@ WITH running AS MATERIALIZED (
 --   $7 = false
 WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
-           gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
+           gpucap_idle_gpu_hours(w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
     LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
@@ -242,7 +242,7 @@ WITH running AS MATERIALIZED (
       AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
@@ -256,7 +256,7 @@ WITH running AS MATERIALIZED (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
     ) r) totals
     LEFT JOIN LATERAL (
-      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas
       FROM (
         SELECT * FROM (
     SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
@@ -288,7 +288,7 @@ WITH running AS MATERIALIZED (
 --   $7 = true
 WITH running AS MATERIALIZED (
     SELECT w.workload_id, w.initiative_id,
-           gpucap_idle_gpu_hours(w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
+           gpucap_idle_gpu_hours(w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))), a.gpu_utilization_avg) AS idle_gpu_hours
     FROM workloads w
     LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
@@ -300,7 +300,7 @@ WITH running AS MATERIALIZED (
       AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])))
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
@@ -314,7 +314,7 @@ WITH running AS MATERIALIZED (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
     ) r) totals
     LEFT JOIN LATERAL (
-      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas
       FROM (
         SELECT * FROM (
     SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
@@ -361,7 +361,7 @@ WITH running AS MATERIALIZED (
 --   $4 = ["pending","running","completed","failed","cancelled"]
 --   $5 = 10
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
     SELECT coalesce(sum(t.workload_count), 0)::int AS total_count,
            (sum(t.gpu_utilization_avg_sum) / nullif(sum(t.workload_count), 0))::float8 AS scope_average
@@ -369,7 +369,7 @@ WITH running AS MATERIALIZED (
     WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) totals
     LEFT JOIN LATERAL (
-      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas
       FROM (
         SELECT * FROM (SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (
       SELECT c.* FROM unnest($4::text[]) AS b(status)
@@ -409,7 +409,7 @@ WITH running AS MATERIALIZED (
 --   $4 = ["running"]
 --   $5 = 10
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
     SELECT coalesce(sum(t.workload_count), 0)::int AS total_count,
            (sum(t.memory_utilization_avg_sum) / nullif(sum(t.workload_count), 0))::float8 AS scope_average
@@ -417,7 +417,7 @@ WITH running AS MATERIALIZED (
     WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) totals
     LEFT JOIN LATERAL (
-      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value
+      SELECT p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas
       FROM (
         SELECT * FROM (SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (
       SELECT c.* FROM unnest($4::text[]) AS b(status) CROSS JOIN unnest($3::text[]) AS i(initiative_id)
@@ -435,6 +435,31 @@ WITH running AS MATERIALIZED (
       ORDER BY p.avg_value ASC, p.workload_id COLLATE "C" ASC
     ) page ON true;
 
+-- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, cluster_id, MEMBER (cluster read as a set)
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = ["init-a","init-b"]
+--   $4 = ["pending","running","completed","failed","cancelled"]
+--   $5 = 10
+--   $6 = "2026-03-15T12:34:56.789Z"
+--   $7 = "eks-use1"
+WITH ranked AS MATERIALIZED (
+      SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas,
+             gpucap_idle_gpu_hours(CASE WHEN w.status = 'running' THEN w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) ELSE a.settled_gpu_seconds::float8 END, a.gpu_utilization_avg) AS avg_value, gpucap_idle_gpu_hours(CASE WHEN w.status = 'running' THEN w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) ELSE a.settled_gpu_seconds::float8 END, a.gpu_utilization_avg) AS current_value
+      FROM workloads w
+      JOIN metric_aggregates a
+        ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+      WHERE w.organization_id = $1 AND w.cluster_id = $7 AND w.status = ANY ($4::text[])
+        AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND a.sample_count > 0
+    )
+    SELECT page.*, totals.total_count, totals.scope_average
+    FROM (SELECT count(*)::int AS total_count, avg(avg_value::numeric)::float8 AS scope_average FROM ranked) totals
+    LEFT JOIN LATERAL (
+      SELECT * FROM ranked ORDER BY avg_value DESC, workload_id COLLATE "C" ASC LIMIT $5
+    ) page ON true
+    ORDER BY page.avg_value DESC, page.workload_id COLLATE "C" ASC;
+
 -- GET /v1/workloads/metrics: sort_by=gpu_hours, desc, ORG_ADMIN
 --   $1 = "org-example"
 --   $2 = null
@@ -444,10 +469,10 @@ WITH running AS MATERIALIZED (
 --   $6 = "2026-03-15T12:34:56.789Z"
 --   $7 = true
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
-           (s.gpu_seconds_sum::float8 / 3600 + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
+           (s.gpu_seconds_sum::float8 / 5040 / 3600 + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
              AS scope_average
     FROM (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
@@ -456,7 +481,7 @@ WITH running AS MATERIALIZED (
        AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
     ) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (
-    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 3600 AS gpu_hours
+    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) r) totals
@@ -464,29 +489,30 @@ WITH running AS MATERIALIZED (
       SELECT p.*
       FROM (
         SELECT * FROM (
-    SELECT workload_id, name, initiative_id, sort_value / 3600 AS avg_value, sort_value / 3600 AS current_value
+    SELECT workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas,
+           sort_value / 5040 / 3600 AS avg_value, sort_value / 5040 / 3600 AS current_value
     FROM (
       SELECT c.* FROM unnest($4::text[]) AS b(status)
       CROSS JOIN LATERAL (
         SELECT min(top.v) AS threshold FROM (
-          SELECT (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS v FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
+          SELECT (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS v FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
-          ORDER BY (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) DESC, w.workload_id COLLATE "C" DESC LIMIT $5
+          ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) DESC, w.workload_id COLLATE "C" DESC LIMIT $5
         ) top
       ) th
       CROSS JOIN LATERAL (
-        (SELECT w.workload_id, w.name, w.initiative_id, (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
+        (SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) > th.threshold ORDER BY (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) DESC, w.workload_id COLLATE "C" DESC LIMIT $5)
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) > th.threshold ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) DESC, w.workload_id COLLATE "C" DESC LIMIT $5)
         UNION ALL
-        (SELECT w.workload_id, w.name, w.initiative_id, (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
+        (SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) = th.threshold ORDER BY w.workload_id COLLATE "C" LIMIT $5)
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) = th.threshold ORDER BY w.workload_id COLLATE "C" LIMIT $5)
       ) c) s
     UNION ALL
-    SELECT workload_id, name, initiative_id, gpu_hours, gpu_hours FROM (
-    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 3600 AS gpu_hours
+    SELECT workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, gpu_hours, gpu_hours FROM (
+    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) candidates
@@ -505,10 +531,10 @@ WITH running AS MATERIALIZED (
 --   $6 = "2026-03-15T12:34:56.789Z"
 --   $7 = true
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
-           (s.gpu_seconds_sum::float8 / 3600 + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
+           (s.gpu_seconds_sum::float8 / 5040 / 3600 + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
              AS scope_average
     FROM (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
@@ -517,7 +543,7 @@ WITH running AS MATERIALIZED (
        AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
     ) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (
-    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 3600 AS gpu_hours
+    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) r) totals
@@ -525,16 +551,17 @@ WITH running AS MATERIALIZED (
       SELECT p.*
       FROM (
         SELECT * FROM (
-    SELECT workload_id, name, initiative_id, sort_value / 3600 AS avg_value, sort_value / 3600 AS current_value
+    SELECT workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas,
+           sort_value / 5040 / 3600 AS avg_value, sort_value / 5040 / 3600 AS current_value
     FROM (
       SELECT c.* FROM unnest($4::text[]) AS b(status) CROSS JOIN unnest($3::text[]) AS i(initiative_id)
-      CROSS JOIN LATERAL (SELECT w.workload_id, w.name, w.initiative_id, (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
+      CROSS JOIN LATERAL (SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND w.initiative_id = i.initiative_id
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) ORDER BY (w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))), w.workload_id COLLATE "C" LIMIT $5) c) s
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))), w.workload_id COLLATE "C" LIMIT $5) c) s
     UNION ALL
-    SELECT workload_id, name, initiative_id, gpu_hours, gpu_hours FROM (
-    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 3600 AS gpu_hours
+    SELECT workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, gpu_hours, gpu_hours FROM (
+    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) candidates

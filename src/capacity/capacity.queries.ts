@@ -1,15 +1,19 @@
 import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import {
+  constantStatement,
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
 import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
+import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
 import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
 
 export interface CapacityFilters {
   initiativeId: string | null;
   poolId: string | null;
+  /** Absent or null: every cluster (the rollups); set: that cluster's raw rows. */
+  clusterId?: string | null;
 }
 
 export interface BudgetPeriod {
@@ -27,6 +31,8 @@ export interface UsageRow {
   used_gpu_hours: number;
   burn_window_gpu_hours: number;
   active_gpus: number;
+  /** GPUs held by its running workloads, in share units (src/common/gpu-sharing.ts). */
+  active_share_units: number;
   /** Of the period's use: the part with samples and its busy part (src/common/idle-gpu.ts). */
   sampled_gpu_seconds: number;
   busy_gpu_seconds: number;
@@ -76,20 +82,27 @@ function initiativeScopeSql(alias: string): string {
 }
 
 /**
- * GPU-microseconds of `gpus` held over [from, to) (constant SQL, never input). Float epoch
- * arithmetic (numeric `extract` costs more per row), rounded to whole microseconds: every amount is
- * then an integer, as the rollups' are, so a first day taken whole less the morning before the
- * window nets to exactly 0 for a group that used nothing after it.
+ * GPU-microseconds of `gpus` share units held over [from, to) (constant SQL, never input). Float
+ * epoch arithmetic (numeric `extract` costs more per row), rounded to whole microseconds, times the
+ * units as numeric: every amount is then an integer, as the rollups' are, and sums of them are
+ * exact, so a first day taken whole less the morning before the window nets to exactly 0 for a
+ * group that used nothing after it, and seven 1g instances make exactly one GPU.
  */
 function gpuMicrosecondsSql(gpus: string, from: string, to: string): string {
-  return `${gpus} * round(date_part('epoch', ${to} - ${from}) * 1e6)`;
+  return `${gpus}::numeric * round(date_part('epoch', ${to} - ${from}) * 1e6)::numeric`;
+}
+
+/**
+ * Summed share-unit microseconds as GPU-hours: units first (exact for whole GPUs, so their figures
+ * are the float division they always were), then the float division by an hour's microseconds.
+ */
+function gpuHoursSql(unitMicroseconds: string): string {
+  return `(${unitMicroseconds} / ${GPU_SHARE_UNITS})::float8 / 3.6e9`;
 }
 
 /** The sampled and busy parts of `us` GPU-microseconds of workload `w` (its aggregate aliased `a`). */
 function idlePartsSql(us: string): string {
-  return idleSharesSql(`(${us})::numeric`, 'a')
-    .map((part) => `${part}::float8`)
-    .join(',\n              ');
+  return idleSharesSql(`(${us})::numeric`, 'a').join(',\n              ');
 }
 
 const AGGREGATE_OF_WORKLOAD_SQL = aggregateLookupSql('w', 'a');
@@ -125,12 +138,12 @@ function cutsSql(instants: string): string {
  */
 function bucketUsageSql(prefix: string): string {
   return `(CASE WHEN h.end_hour < c.hour THEN h.${prefix}gpu_microseconds
-                ELSE h.${prefix}gpus * c.offset_us - h.${prefix}gpu_start_offset END)::float8`;
+                ELSE h.${prefix}gpus * c.offset_us::numeric - h.${prefix}gpu_start_offset END)::numeric`;
 }
 
 /** A raw run's GPU-microseconds from `from` up to the cut, with its idle parts when asked. */
 function rawUsageSql(from: string, idle: boolean): string {
-  const us = gpuMicrosecondsSql('w.gpu_count', from, 'least(w.completed_at, c.at)');
+  const us = gpuMicrosecondsSql('w.gpu_share_units', from, 'least(w.completed_at, c.at)');
   return idle ? `${us}, ${idlePartsSql(us)}` : us;
 }
 
@@ -150,15 +163,15 @@ function rawUsageSql(from: string, idle: boolean): string {
  */
 function usageToCutsSql(idle: boolean): string {
   const spanning = idle
-    ? `(r.spanning_gpus * c.offset_us)::float8, (r.sampled_spanning_gpus * c.offset_us)::float8,
-              (r.busy_spanning_gpus * c.offset_us)::float8`
-    : '(r.spanning_gpus * c.offset_us)::float8';
+    ? `r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric`
+    : 'r.spanning_gpus * c.offset_us::numeric';
   const aggregate = idle ? AGGREGATE_OF_WORKLOAD_SQL : '';
   const sums = (idle ? ['', 'sampled_', 'busy_'] : [''])
     .map((prefix) => `sum(${bucketUsageSql(prefix)})`)
     .join(',\n              ');
   // Only the finished-run indexes' columns, so the burn-down's reads are index-only.
-  const runColumns = ['initiative_id', 'instance_type', 'gpu_count', 'started_at', 'completed_at']
+  const runColumns = ['initiative_id', 'instance_type', 'gpu_share_units', 'started_at', 'completed_at']
     .concat(idle ? ['organization_id', 'workload_id'] : [])
     .map((column) => `w.${column}`)
     .join(', ');
@@ -233,20 +246,20 @@ export function usageByInitiativeAndPoolQuery(
      usage AS (
        SELECT r.initiative_id, r.instance_type,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.gpu_microseconds ELSE 0 END::double precision AS period_us,
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS period_us,
               CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
-                   THEN r.gpu_microseconds ELSE 0 END::double precision AS burn_us,
-              0 AS active_gpus,
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS burn_us,
+              0 AS active_gpus, 0 AS active_share_units,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.sampled_gpu_microseconds ELSE 0 END::double precision AS period_sampled_us,
+                   THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
-                   THEN r.busy_gpu_microseconds ELSE 0 END::double precision AS period_busy_us
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ${initiativeScopeSql('r')}
          AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
               OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
        UNION ALL
-       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0,
+       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
               s.period_sign * g.sampled_us, s.period_sign * g.busy_us
        FROM (${usageToCutsSql(true)}
        ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
@@ -254,11 +267,11 @@ export function usageByInitiativeAndPoolQuery(
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_count * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz))) * 1e6,
-              w.gpu_count, ${idlePartsSql('running.period_us')}
+              w.gpu_share_units * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz)) * 1e6)::numeric,
+              w.gpu_count, w.gpu_share_units, ${idlePartsSql('running.period_us')}
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_count * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz))) * 1e6
+         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz)) * 1e6)::numeric
            AS period_us
        ) running
        ${runningAggregateJoinSql('w', 'a')}
@@ -267,16 +280,18 @@ export function usageByInitiativeAndPoolQuery(
      usage_by_type AS (
        SELECT initiative_id, instance_type,
               sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
+              sum(active_share_units) AS active_share_units,
               sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
        FROM usage
        GROUP BY initiative_id, instance_type
      )
      SELECT u.initiative_id, p.pool_id,
-            sum(u.period_us) / 3.6e9 AS used_gpu_hours,
-            sum(u.burn_us) / 3.6e9 AS burn_window_gpu_hours,
+            ${gpuHoursSql('sum(u.period_us)')} AS used_gpu_hours,
+            ${gpuHoursSql('sum(u.burn_us)')} AS burn_window_gpu_hours,
             sum(u.active_gpus)::integer AS active_gpus,
-            sum(u.period_sampled_us) / 1e6 AS sampled_gpu_seconds,
-            sum(u.period_busy_us) / 1e6 AS busy_gpu_seconds
+            sum(u.active_share_units)::float8 AS active_share_units,
+            (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -375,13 +390,13 @@ export function usageByWindowQuery(
        SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_count, w.started_at,
+       SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, $12::timestamptz[]) AS start_window
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
      ),
      usage AS (
-       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::double precision AS us
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
        JOIN capacity_usage_daily r ON r.organization_id = $1
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
@@ -398,19 +413,19 @@ export function usageByWindowQuery(
          ON s.cut_index = g.cut_index
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              ${gpuMicrosecondsSql('r.gpu_count', 'r.started_at', 'least($14::timestamptz, x.window_to)')}
+              ${gpuMicrosecondsSql('r.gpu_share_units', 'r.started_at', 'least($14::timestamptz, x.window_to)')}
        FROM running r
        JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
               ${gpuMicrosecondsSql('r.gpus', 'x.window_from', 'least($14::timestamptz, x.window_to)')}
        FROM (
-         SELECT initiative_id, instance_type, start_window, sum(gpu_count) AS gpus
+         SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
          FROM running GROUP BY initiative_id, instance_type, start_window
        ) r
        JOIN windows x ON x.ordinal > r.start_window
      )
-     SELECT u.window_index, u.initiative_id, p.pool_id, sum(u.us) / 3.6e9 AS used_gpu_hours
+     SELECT u.window_index, u.initiative_id, p.pool_id, ${gpuHoursSql('sum(u.us)')} AS used_gpu_hours
      FROM usage u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -427,6 +442,117 @@ export function usageByWindowQuery(
       windows.map((window) => window.from),
       windows.map((window) => window.to),
       now,
+    ],
+  );
+}
+
+/**
+ * The runs of one cluster that overlap [from, to) (`$5`, `$6`): the rollups are not kept per cluster,
+ * so with a cluster filter usage is summed from the runs themselves. Finished ones by the
+ * (organization, completed_at) index from `from` on, running ones by their partial index; each
+ * accrues up to its end or `now` ($7). $8 is the cluster.
+ */
+function clusterRunsSql(withAggregate: boolean): string {
+  const columns = `w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
+         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running`;
+  const aggregate = withAggregate ? `, a.sample_count, a.gpu_utilization_sum` : '';
+  const lookup = withAggregate ? aggregateLookupSql('w', 'a') : '';
+  const where = `w.organization_id = $1 AND w.cluster_id = $8 AND ${initiativeScopeSql('w')}`;
+  return `SELECT ${columns}${aggregate} FROM workloads w ${lookup}
+     WHERE ${where} AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+       AND w.completed_at > $5::timestamptz AND w.started_at < $6::timestamptz
+     UNION ALL
+     SELECT ${columns}${aggregate} FROM workloads w ${lookup}
+     WHERE ${where} AND w.status = 'running' AND w.started_at < $6::timestamptz`;
+}
+
+/** A run's share-unit microseconds inside window [from, to). */
+function overlapSql(from: string, to: string): string {
+  return `CASE WHEN r.started_at < ${to} AND r.ended_at > ${from}
+    THEN ${gpuMicrosecondsSql('r.gpu_share_units', `greatest(r.started_at, ${from})`, `least(r.ended_at, ${to})`)}
+    ELSE 0 END`;
+}
+
+/**
+ * usageByInitiativeAndPoolQuery for one cluster's workloads, from raw rows: what each initiative
+ * drew on each pool in the period and the burn window, its GPUs running now, and the period's
+ * sampled and busy parts (same functions as the rollups).
+ */
+export function clusterUsageByInitiativeAndPoolQuery(
+  scope: AuthScope,
+  filters: CapacityFilters & { clusterId: string },
+  windows: UsageWindows,
+  now: Date,
+): ScopedStatement {
+  const from = windows.period.from < windows.burn.from ? windows.period.from : windows.burn.from;
+  const to = windows.period.to > windows.burn.to ? windows.period.to : windows.burn.to;
+  const period = overlapSql('$9::timestamptz', '$10::timestamptz');
+  return scopedStatement(
+    scope,
+    `SELECT r.initiative_id, p.pool_id,
+            ${gpuHoursSql(`sum(${period})`)} AS used_gpu_hours,
+            ${gpuHoursSql(`sum(${overlapSql('$11::timestamptz', '$12::timestamptz')})`)} AS burn_window_gpu_hours,
+            coalesce(sum(r.gpu_count) FILTER (WHERE r.running), 0)::integer AS active_gpus,
+            coalesce(sum(r.gpu_share_units) FILTER (WHERE r.running), 0)::float8 AS active_share_units,
+            (sum(gpucap_sampled_share(${period}, r.sample_count)) / 1e6)::float8 AS sampled_gpu_seconds,
+            (sum(gpucap_busy_share(${period}, r.gpu_utilization_sum, r.sample_count)) / 1e6)::float8
+              AS busy_gpu_seconds
+     FROM (${clusterRunsSql(true)}) r
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY r.initiative_id, p.pool_id`,
+    [
+      ...scopeParameters(scope, filters),
+      from,
+      to,
+      now,
+      filters.clusterId,
+      windows.period.from,
+      windows.period.to,
+      windows.burn.from,
+      windows.burn.to,
+    ],
+  );
+}
+
+/**
+ * usageByWindowQuery for one cluster's workloads, from raw rows: each run is cut at the windows it
+ * spans (consecutive local days, found by width_bucket), so a run costs the days it ran, not one
+ * row per window.
+ */
+export function clusterUsageByWindowQuery(
+  scope: AuthScope,
+  filters: CapacityFilters & { clusterId: string },
+  windows: UsageWindow[],
+  now: Date,
+): ScopedStatement {
+  if (windows.length === 0) {
+    return constantStatement(
+      'SELECT 0 AS window_index, NULL::text AS initiative_id, NULL::text AS pool_id, 0 AS used_gpu_hours WHERE false',
+    );
+  }
+  return scopedStatement(
+    scope,
+    `WITH windows AS (
+       SELECT * FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     )
+     SELECT (x.ordinal - 1)::int AS window_index, r.initiative_id, p.pool_id,
+            ${gpuHoursSql(`sum(${overlapSql('x.window_from', 'x.window_to')})`)} AS used_gpu_hours
+     FROM (${clusterRunsSql(false)}) r
+     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, $9::timestamptz[]), 1),
+                                        width_bucket(r.ended_at, $9::timestamptz[])) AS b (ordinal)
+     JOIN windows x ON x.ordinal = b.ordinal
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY 1, r.initiative_id, p.pool_id`,
+    [
+      ...scopeParameters(scope, filters),
+      windows[0].from,
+      windows[windows.length - 1].to,
+      now,
+      filters.clusterId,
+      windows.map((window) => window.from),
+      windows.map((window) => window.to),
     ],
   );
 }

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../common/auth/auth-scope';
+import { gpusOfUnits } from '../common/gpu-sharing';
+import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
@@ -10,6 +12,8 @@ import {
   BudgetPeriod,
   budgetPeriodQuery,
   CapacityFilters,
+  clusterUsageByInitiativeAndPoolQuery,
+  clusterUsageByWindowQuery,
   InitiativeRow,
   initiativesQuery,
   PoolRow,
@@ -61,6 +65,7 @@ export class CapacityService {
     const filters: CapacityFilters = {
       initiativeId: query.initiative_id ?? null,
       poolId: query.pool_id ?? null,
+      clusterId: query.cluster_id ?? null,
     };
     const [period] = await this.database.run<BudgetPeriod>(budgetPeriodQuery(scope));
     if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
@@ -68,7 +73,14 @@ export class CapacityService {
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
     const [usage, allocations, initiatives, pools] = await Promise.all([
       this.database.run<UsageRow>(
-        usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow }),
+        filters.clusterId == null
+          ? usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow })
+          : clusterUsageByInitiativeAndPoolQuery(
+              scope,
+              { ...filters, clusterId: filters.clusterId },
+              { period: periodSoFar, burn: burnWindow },
+              now,
+            ),
       ),
       this.database.run<AllocationRow>(allocationsQuery(scope, filters)),
       this.database.run<InitiativeRow>(initiativesQuery(scope, filters)),
@@ -78,6 +90,9 @@ export class CapacityService {
     const summary: CapacitySummaryDto = {
       ...summaryFigures(tally.summary, now, period),
       current_active_gpus: usage.reduce((sum, row) => sum + row.active_gpus, 0),
+      current_active_gpu_share: round4(
+        gpusOfUnits(usage.reduce((sum, row) => sum + row.active_share_units, 0)),
+      ),
     };
     const report: CapacityReportDto = {
       organization_id: scope.organizationId,
@@ -118,13 +133,11 @@ export class CapacityService {
     report: CapacityReportDto,
   ): Promise<void> {
     const days = await this.localDays(scope, periodSoFar);
+    const windows = days.map((day) => day.window);
     const rows = await this.database.run<WindowUsageRow>(
-      usageByWindowQuery(
-        scope,
-        filters,
-        days.map((day) => day.window),
-        now,
-      ),
+      filters.clusterId == null
+        ? usageByWindowQuery(scope, filters, windows, now)
+        : clusterUsageByWindowQuery(scope, { ...filters, clusterId: filters.clusterId }, windows, now),
     );
     const perDay = dailyTally(rows, days.length);
     Object.assign(report.summary, burnDown(days, perDay.summary, tally.summary.allocated));
@@ -223,7 +236,7 @@ function summaryFigures(
   totals: Totals,
   now: Date,
   period: BudgetPeriod,
-): Omit<CapacitySummaryDto, 'current_active_gpus'> {
+): Omit<CapacitySummaryDto, 'current_active_gpus' | 'current_active_gpu_share'> {
   const figures = figuresOf(totals, now, period);
   return {
     total_allocated_gpu_hours: figures.allocated_gpu_hours,

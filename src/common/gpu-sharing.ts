@@ -60,3 +60,26 @@ export function derivedGpuShare(gpuCount: number, sharing: GpuSharing | null): n
   }
   return gpuCount / sharing.replicas;
 }
+
+/** The workload columns that carry its share, as read by the API's queries. */
+export const GPU_SHARE_COLUMNS =
+  'gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas';
+
+export interface GpuShareColumns {
+  gpu_share_units: number;
+  gpu_sharing_mode: GpuSharingMode | null;
+  gpu_sharing_profile: string | null;
+  gpu_sharing_replicas: number | null;
+}
+
+/** GPUs from share units: exact for whole GPUs (units / 5040 is then an integer). */
+export function gpusOfUnits(units: number): number {
+  return units / GPU_SHARE_UNITS;
+}
+
+export function gpuSharingOf(row: GpuShareColumns): GpuSharing | null {
+  if (row.gpu_sharing_mode === null) return null;
+  return row.gpu_sharing_mode === 'mig'
+    ? { mode: 'mig', profile: row.gpu_sharing_profile ?? '' }
+    : { mode: row.gpu_sharing_mode, replicas: row.gpu_sharing_replicas ?? 1 };
+}

@@ -1,6 +1,10 @@
+import { gpusOfUnits } from './gpu-sharing';
 import { round4 } from './http/decimal';
 
-/** Sums over workloads with samples: their GPU-seconds, and the busy part (× average utilization / 100). */
+/**
+ * Sums over workloads with samples: their GPU-seconds, and the busy part (× average utilization / 100),
+ * in GPU share units (src/common/gpu-sharing.ts) as the rollups keep them.
+ */
 export interface IdleGpuSums {
   sampled_gpu_seconds: number;
   busy_gpu_seconds: number;
@@ -17,8 +21,8 @@ export interface IdleGpuJson {
 /** Idle GPU-hours and efficiency of a set of workloads, over their sampled time only. */
 export function idleGpuFigures(sums: IdleGpuSums): IdleGpuJson {
   return {
-    sampled_gpu_hours: round4(sums.sampled_gpu_seconds / 3600),
-    idle_gpu_hours: round4((sums.sampled_gpu_seconds - sums.busy_gpu_seconds) / 3600),
+    sampled_gpu_hours: round4(gpusOfUnits(sums.sampled_gpu_seconds) / 3600),
+    idle_gpu_hours: round4(gpusOfUnits(sums.sampled_gpu_seconds - sums.busy_gpu_seconds) / 3600),
     gpu_efficiency:
       sums.sampled_gpu_seconds === 0 ? null : round4(sums.busy_gpu_seconds / sums.sampled_gpu_seconds),
   };

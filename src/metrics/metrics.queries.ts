@@ -1,4 +1,5 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import { GPU_SHARE_COLUMNS, GPU_SHARE_UNITS, type GpuShareColumns } from '../common/gpu-sharing';
 import { runningAggregateJoinSql } from '../common/idle-gpu';
 import {
   preparedStatement,
@@ -12,7 +13,8 @@ import { SAMPLE_METRICS, type SampleMetric, type SortOrder } from './metric-name
 const UTC_MICROS = `'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'`;
 
 export interface WorkloadWindow {
-  gpu_count: number;
+  /** The workload's share in units (src/common/gpu-sharing.ts): gpu_usage scales by it. */
+  gpu_share_units: number;
   /** null for job_lifetime of a workload that never started: the window is empty. */
   window_start: string | null;
   window_end: string;
@@ -32,7 +34,7 @@ export function workloadWindowQuery(
   return preparedStatement(
     scopedStatement(
       scope,
-      `SELECT w.gpu_count,
+      `SELECT w.gpu_share_units,
             to_char(b.window_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_start,
             to_char(e.window_end AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_end
      FROM workloads w
@@ -183,12 +185,14 @@ export function windowPercentilesQuery(
 
 export interface RankedFilters {
   initiativeId?: string;
+  clusterId?: string;
   status?: WorkloadStatus;
   order: SortOrder;
   limit: number;
 }
 
-export interface RankedRow {
+export interface RankedRow extends GpuShareColumns {
+  gpu_count: number;
   /** null (with the other page columns) in the one row returned when nothing is ranked. */
   workload_id: string | null;
   name: string;
@@ -200,14 +204,23 @@ export interface RankedRow {
 }
 
 /**
- * GPU-seconds of a workload that is not running, written exactly as the expression indexes of
- * migration 1763800005000 (SETTLED_GPU_SECONDS_SQL) so the planner reads them; `w` is workloads.
+ * GPU-seconds (in share units: src/common/gpu-sharing.ts) of a workload that is not running, written
+ * exactly as the expression indexes of migration 1763800022000 so the planner reads them; `w` is workloads.
  */
-const SETTLED_GPU_SECONDS = `(w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))))`;
+const SETTLED_GPU_SECONDS = `(w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))))`;
 
 /** The same figure for a running workload up to now ($6). */
-const RUNNING_GPU_SECONDS = `w.gpu_count * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at)))`;
-const RUNNING_GPU_HOURS = `${RUNNING_GPU_SECONDS} / 3600`;
+const RUNNING_GPU_SECONDS = `w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at)))`;
+/** Share-unit GPU-seconds as GPU-hours: the units first, exact for whole GPUs. */
+const UNIT_SECONDS_TO_HOURS = `/ ${GPU_SHARE_UNITS} / 3600`;
+const RUNNING_GPU_HOURS = `${RUNNING_GPU_SECONDS} ${UNIT_SECONDS_TO_HOURS}`;
+/** The workload's share, for the page (as `w` or the candidates that carry it). */
+const SHARE_COLUMNS = `gpu_count, ${GPU_SHARE_COLUMNS}`;
+const prefixed = (alias: string, columns: string) =>
+  columns
+    .split(',')
+    .map((column) => `${alias}.${column.trim()}`)
+    .join(', ');
 
 /**
  * Parameters shared by both rankings: $1 organization, $2 the caller's initiatives (null: all),
@@ -288,7 +301,7 @@ function pageWithTotalsSql(
   const direction = order === 'asc' ? 'ASC' : 'DESC';
   return `
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           totals.total_count, totals.scope_average
+           ${prefixed('page', SHARE_COLUMNS)}, totals.total_count, totals.scope_average
     FROM (${totals}) totals
     LEFT JOIN LATERAL (
       SELECT ${pageColumns}
@@ -344,7 +357,7 @@ export function rankedBySampleMetricQuery(
     `SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (${candidates}) c`,
     totals,
     filters.order,
-    'p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value',
+    `p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, ${prefixed('w', SHARE_COLUMNS)}`,
     // Re-checked against the workload itself, not only the initiative copied into its aggregate.
     `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
        AND w.initiative_id = p.initiative_id AND ${initiativeScopeSql('w')}`,
@@ -370,23 +383,24 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
         AND ${initiativeScopeSql('w')}`,
       value: SETTLED_GPU_SECONDS,
       workloadId: 'w.workload_id',
-      columns: 'w.workload_id, w.name, w.initiative_id',
+      columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
     },
     filters.order,
     perInitiative(scope, filters),
   );
   const running = `
-    SELECT w.workload_id, w.name, w.initiative_id, ${RUNNING_GPU_HOURS} AS gpu_hours
+    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, ${RUNNING_GPU_HOURS} AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}`;
   const candidates = `
-    SELECT workload_id, name, initiative_id, sort_value / 3600 AS avg_value, sort_value / 3600 AS current_value
+    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS},
+           sort_value ${UNIT_SECONDS_TO_HOURS} AS avg_value, sort_value ${UNIT_SECONDS_TO_HOURS} AS current_value
     FROM (${settledCandidates}) s
     UNION ALL
-    SELECT workload_id, name, initiative_id, gpu_hours, gpu_hours FROM (${running}) r`;
+    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, gpu_hours, gpu_hours FROM (${running}) r`;
   const totals = `
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
-           (s.gpu_seconds_sum::float8 / 3600 + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
+           (s.gpu_seconds_sum::float8 ${UNIT_SECONDS_TO_HOURS} + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
              AS scope_average
     FROM (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
@@ -472,7 +486,7 @@ export function rankedByIdleGpuHoursQuery(
       candidates,
       totals,
       filters.order,
-      'p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value',
+      `p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, ${prefixed('w', SHARE_COLUMNS)}`,
       // Re-checked against the workload itself, not only the initiative copied into its aggregate.
       `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
        AND w.initiative_id = p.initiative_id AND ${initiativeScopeSql('w')}`,
@@ -482,4 +496,65 @@ export function rankedByIdleGpuHoursQuery(
     now,
     statuses.includes('running'),
   ]);
+}
+
+/** What a ranked read orders by: a lifetime sample average, GPU-hours, or idle GPU-hours. */
+export type RankedValue = Exclude<SampleMetric, 'temperature'> | 'gpu_hours' | 'idle_gpu_hours';
+
+/**
+ * The ranking within one cluster. The rollups and the ranked indexes are not kept per cluster, so
+ * the cluster's workloads in scope are read and ranked as one set: a scan of them, not top-N index
+ * ranges. Values are the same expressions as the indexed reads'; the mean is a numeric average.
+ */
+export function rankedInClusterQuery(
+  scope: AuthScope,
+  value: RankedValue,
+  filters: RankedFilters & { clusterId: string },
+  now: Date,
+): ScopedStatement {
+  const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const unitSeconds = `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE ${SETTLED_GPU_SECONDS} END`;
+  const figures: Record<RankedValue, { avg: string; current: string; sampled: boolean }> = {
+    gpu_utilization: { avg: 'a.gpu_utilization_avg', current: 'a.gpu_utilization_latest', sampled: true },
+    memory_utilization: {
+      avg: 'a.memory_utilization_avg',
+      current: 'a.memory_utilization_latest',
+      sampled: true,
+    },
+    power_usage: { avg: 'a.power_usage_avg', current: 'a.power_usage_latest', sampled: true },
+    gpu_hours: {
+      avg: `(${unitSeconds}) ${UNIT_SECONDS_TO_HOURS}`,
+      current: `(${unitSeconds}) ${UNIT_SECONDS_TO_HOURS}`,
+      sampled: false,
+    },
+    idle_gpu_hours: {
+      avg: idleGpuHoursSql(
+        `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE a.settled_gpu_seconds::float8 END`,
+        'a.gpu_utilization_avg',
+      ),
+      current: idleGpuHoursSql(
+        `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE a.settled_gpu_seconds::float8 END`,
+        'a.gpu_utilization_avg',
+      ),
+      sampled: true,
+    },
+  };
+  const figure = figures[value];
+  const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
+  const sql = `WITH ranked AS MATERIALIZED (
+      SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)},
+             ${figure.avg} AS avg_value, ${figure.current} AS current_value
+      FROM workloads w
+      ${figure.sampled ? 'JOIN' : 'LEFT JOIN'} metric_aggregates a
+        ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+      WHERE w.organization_id = $1 AND w.cluster_id = $7 AND w.status = ANY ($4::text[])
+        AND ${initiativeScopeSql('w')} ${figure.sampled ? 'AND a.sample_count > 0' : ''}
+    )
+    SELECT page.*, totals.total_count, totals.scope_average
+    FROM (SELECT count(*)::int AS total_count, avg(avg_value::numeric)::float8 AS scope_average FROM ranked) totals
+    LEFT JOIN LATERAL (
+      SELECT * FROM ranked ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC LIMIT $5
+    ) page ON true
+    ORDER BY page.avg_value ${direction}, page.workload_id COLLATE "C" ASC`;
+  return scopedStatement(scope, sql, [...rankedParameters(scope, filters, statuses), now, filters.clusterId]);
 }

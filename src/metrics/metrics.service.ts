@@ -4,7 +4,8 @@ import { ScopedDatabase } from '../common/database/scoped-database';
 import type { ScopedStatement } from '../common/database/scoped-statement';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { ApiError } from '../common/http/api-error';
-import { round4OrNull } from '../common/http/decimal';
+import { gpuSharingOf, gpusOfUnits } from '../common/gpu-sharing';
+import { round4, round4OrNull } from '../common/http/decimal';
 import { WithMetadata, type CountMetadata } from '../common/http/envelope';
 import type {
   MetricSummaryDto,
@@ -29,6 +30,7 @@ import {
   rankedByGpuHoursQuery,
   rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
+  rankedInClusterQuery,
   type RankedFilters,
   type RankedRow,
   type SeriesRow,
@@ -70,7 +72,7 @@ export class MetricsService {
       if (!stats) throw ApiError.notFound(`Workload '${workloadId}' not found`);
     }
     const metrics: Partial<Record<MetricName, MetricSummaryDto>> = {};
-    for (const name of names) metrics[name] = summarize(stats, name, window.gpu_count);
+    for (const name of names) metrics[name] = summarize(stats, name, gpusOfUnits(window.gpu_share_units));
     const answer: WorkloadMetricsDto = { workload_id: workloadId, time_range: timeRange, metrics };
     if (query.step === undefined) return answer;
     return this.withSeries(scope, workloadId, window, names, query.step, answer);
@@ -100,9 +102,12 @@ export class MetricsService {
     if (!percentiles?.in_scope || rows.length === 0)
       throw ApiError.notFound(`Workload '${workloadId}' not found`);
     for (const name of names) {
-      Object.assign(answer.metrics[name]!, percentilesOf(percentiles, name, window.gpu_count));
+      Object.assign(
+        answer.metrics[name]!,
+        percentilesOf(percentiles, name, gpusOfUnits(window.gpu_share_units)),
+      );
     }
-    answer.series = rows.map((row) => seriesPoint(row, names, window.gpu_count));
+    answer.series = rows.map((row) => seriesPoint(row, names, gpusOfUnits(window.gpu_share_units)));
     return answer;
   }
 
@@ -115,6 +120,7 @@ export class MetricsService {
     const sortBy = query.sort_by ?? 'gpu_utilization';
     const filters: RankedFilters = {
       initiativeId: query.initiative_id,
+      clusterId: query.cluster_id,
       status: query.status,
       order: query.order ?? 'desc',
       limit: query.limit ?? 10,
@@ -127,6 +133,7 @@ export class MetricsService {
       workload_id: row.workload_id,
       name: row.name,
       initiative_id: row.initiative_id,
+      ...rankedShare(row),
       [sortBy]: { avg: scaled(row.avg_value, scale), current: scaled(row.current_value, scale) },
     }));
     const totalCount = rows[0]?.total_count ?? 0;
@@ -138,12 +145,24 @@ export class MetricsService {
   }
 }
 
+function rankedShare(row: RankedRow) {
+  return {
+    gpu_count: row.gpu_count,
+    gpu_share: round4(gpusOfUnits(row.gpu_share_units)),
+    gpu_sharing: gpuSharingOf(row),
+  };
+}
+
 function rankedStatementFor(
   scope: AuthScope,
   sortBy: RankMetric,
   filters: RankedFilters,
   now: Date,
 ): ScopedStatement {
+  if (filters.clusterId !== undefined) {
+    const value = sortBy === 'gpu_efficiency' ? 'gpu_utilization' : sortBy;
+    return rankedInClusterQuery(scope, value, { ...filters, clusterId: filters.clusterId }, now);
+  }
   switch (sortBy) {
     case 'gpu_hours':
       return rankedByGpuHoursQuery(scope, filters, now);
@@ -174,7 +193,10 @@ function assertPointBudget(windowStart: string, windowEnd: string, stepSeconds: 
   );
 }
 
-/** gpu_usage scales gpu_utilization by gpu_count / 100, sample by sample, so its statistics scale alike. */
+/**
+ * gpu_usage scales gpu_utilization by the GPUs held / 100 (gpu_share: gpu_count for whole GPUs), sample
+ * by sample, so its statistics scale alike: a MIG 1g instance fully busy does a seventh of a GPU's work.
+ */
 function metricScale(name: MetricName, gpuCount: number): { source: SampleMetric; factor: number } {
   return name === 'gpu_usage'
     ? { source: 'gpu_utilization', factor: gpuCount / 100 }

@@ -28,7 +28,7 @@ export const RAW_MEASURES = [
   ...Object.keys(STATUS_COUNT_COLUMNS).map((status) => `(status = '${status}')::int`),
   `(status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int`,
   `coalesce(${DURATION_SECONDS_SQL}, 0)`,
-  `coalesce(gpu_count::bigint * ${DURATION_SECONDS_SQL}, 0)`,
+  `coalesce(gpu_share_units::bigint * ${DURATION_SECONDS_SQL}, 0)`,
 ];
 
 /**
@@ -52,7 +52,7 @@ export function rawIdleMeasures(gpuSeconds: string): string[] {
 export const STATS_FACT_COLUMNS = [...FACT_COLUMNS, ...IDLE_FACT_COLUMNS];
 export const RAW_STATS_MEASURES = [
   ...RAW_MEASURES,
-  ...rawIdleMeasures(`coalesce(gpu_count::bigint * ${DURATION_SECONDS_SQL}, 0)`),
+  ...rawIdleMeasures(`coalesce(gpu_share_units::bigint * ${DURATION_SECONDS_SQL}, 0)`),
 ];
 
 /** Workloads of a status (all when undefined), as an expression over the fact columns. */

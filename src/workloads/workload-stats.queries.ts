@@ -1,5 +1,6 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
+import { gpusOfUnits } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import {
@@ -11,7 +12,7 @@ import {
   RUNNING_WORKLOADS_WITH_AGGREGATE,
   workloadCountSql,
 } from './period-rollup.queries';
-import { splitByPeriod } from './period-split';
+import { type PeriodSplit, splitByPeriod } from './period-split';
 import {
   organizationStatement,
   type ScopedStatement,
@@ -28,7 +29,7 @@ export const STATS_TIME_RANGES = [
 ] as const;
 export type StatsTimeRange = (typeof STATS_TIME_RANGES)[number];
 
-export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type'] as const;
+export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type', 'cluster_id'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
 
 /**
@@ -56,7 +57,22 @@ export interface StatsRequest {
   to: Date;
   now: Date;
   initiativeId?: string;
+  clusterId?: string;
   groupBy?: StatsGroupBy;
+}
+
+/**
+ * The rollups are not kept per cluster: a cluster filter or grouping reads the range's raw workloads
+ * (an index range of the organization's submissions) instead of whole days and hours of rollup rows.
+ */
+export function readsRawRows(request: StatsRequest): boolean {
+  return request.clusterId !== undefined || request.groupBy === 'cluster_id';
+}
+
+/** The range cut for the rollups, or whole as raw rows (readsRawRows). */
+export function statsSplit(request: StatsRequest, from: Date, to: Date): PeriodSplit {
+  if (!readsRawRows(request)) return splitByPeriod(from, to);
+  return { days: null, hours: [], raw: from < to ? [{ from, to }] : [] };
 }
 
 /** The rollup dimension and the group key, on rollup rows and on raw rows, per `group_by`. */
@@ -68,6 +84,8 @@ export const GROUPING: Record<
   initiative_id: { dimension: 'none', rollupKey: 'initiative_id', rawKey: 'initiative_id' },
   submitted_by: { dimension: 'submitted_by', rollupKey: 'dimension_value', rawKey: 'submitted_by' },
   instance_type: { dimension: 'instance_type', rollupKey: 'dimension_value', rawKey: 'instance_type' },
+  // Read from raw rows only (readsRawRows): the rollup key is never used.
+  cluster_id: { dimension: 'none', rollupKey: 'NULL::text', rawKey: 'cluster_id' },
 };
 
 /**
@@ -79,7 +97,7 @@ export const GROUPING: Record<
 export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
   const { values, add, where } = statsParameters(scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const facts = periodFactsSql(splitByPeriod(request.from, request.to), {
+  const facts = periodFactsSql(statsSplit(request, request.from, request.to), {
     add,
     where,
     ...grouping,
@@ -118,6 +136,8 @@ export function statsParameters(scope: AuthScope, request: StatsRequest) {
   const initiatives = scopedInitiativeIds(scope);
   if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
   if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
+  // Only raw rows are read then (readsRawRows): the condition never meets a rollup row.
+  if (request.clusterId !== undefined) where.push(`cluster_id = ${add(request.clusterId)}`);
   return { values, add, where };
 }
 
@@ -132,7 +152,7 @@ export function runningFactsSql(
   add: (value: unknown) => string,
   request: StatsRequest,
 ): string {
-  const runningSeconds = `gpu_count::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
+  const runningSeconds = `gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
   const zeros = FACT_COLUMNS.slice(0, -1).map(() => '0');
   return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}
       FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')} AND status = 'running'
@@ -176,7 +196,7 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
   const summary: StatsSummaryJson = summaryRow
     ? {
         total_workloads: summaryRow.workload_count,
-        total_gpu_hours: round4(summaryRow.gpu_seconds / 3600),
+        total_gpu_hours: round4(gpusOfUnits(summaryRow.gpu_seconds) / 3600),
         average_duration_seconds:
           summaryRow.finished_count === 0
             ? null
@@ -197,7 +217,7 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
         .map((row) => ({
           [groupBy]: row.group_key,
           workload_count: row.workload_count,
-          gpu_hours: round4(row.gpu_seconds / 3600),
+          gpu_hours: round4(gpusOfUnits(row.gpu_seconds) / 3600),
           success_rate: successRate(row),
           ...idleGpuFigures(row),
         }))

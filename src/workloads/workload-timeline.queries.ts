@@ -1,5 +1,6 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
+import { gpusOfUnits } from '../common/gpu-sharing';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import {
   organizationStatement,
@@ -7,9 +8,10 @@ import {
   scopedStatement,
 } from '../common/database/scoped-statement';
 import { RAW_STATS_MEASURES, STATS_FACT_COLUMNS, WORKLOADS_WITH_AGGREGATE } from './period-rollup.queries';
-import { type Span, splitByPeriod } from './period-split';
+import type { Span } from './period-split';
 import {
   GROUPING,
+  readsRawRows,
   runningFactsSql,
   STATS_SUMS,
   statsParameters,
@@ -17,6 +19,7 @@ import {
   type StatsGroupJson,
   type StatsRequest,
   type StatsRow,
+  statsSplit,
   successRate,
 } from './workload-stats.queries';
 
@@ -95,7 +98,8 @@ export function workloadTimelineQuery(
   const raw: Span[] = [];
   boundaries.slice(0, -1).forEach((start, index) => {
     const end = boundaries[index + 1];
-    const split = splitByPeriod(
+    const split = statsSplit(
+      request,
       start < request.from ? request.from : start,
       end > request.to ? request.to : end,
     );
@@ -108,7 +112,7 @@ export function workloadTimelineQuery(
        FROM workload_period_rollups
        WHERE ${where.join(' AND ')} AND period = '${period}' AND dimension = '${grouping.dimension}'
          AND bucket_start = ANY(${add(starts)}::timestamptz[])`;
-  const facts = [rollup('day', days), rollup('hour', hours)];
+  const facts = readsRawRows(request) ? [] : [rollup('day', days), rollup('hour', hours)];
   for (const span of raw) {
     facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${RAW_STATS_MEASURES.join(', ')}
        FROM ${WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')}
@@ -155,7 +159,7 @@ export function toTimeline(
       bucket_start: start.toISOString(),
       bucket_end: boundaries[index + 1].toISOString(),
       total_workloads: summary?.workload_count ?? 0,
-      total_gpu_hours: round4((summary?.gpu_seconds ?? 0) / 3600),
+      total_gpu_hours: round4(gpusOfUnits(summary?.gpu_seconds ?? 0) / 3600),
       success_rate: summary ? successRate(summary) : null,
       ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
     };
@@ -165,7 +169,7 @@ export function toTimeline(
         .map((row) => ({
           [groupBy]: row.group_key,
           workload_count: row.workload_count,
-          gpu_hours: round4(row.gpu_seconds / 3600),
+          gpu_hours: round4(gpusOfUnits(row.gpu_seconds) / 3600),
           success_rate: successRate(row),
           ...idleGpuFigures(row),
         }));

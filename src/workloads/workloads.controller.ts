@@ -17,6 +17,7 @@ import {
 } from './dto/workload-response.dto';
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
 import { type WorkloadStatsResult, WorkloadsService } from './workloads.service';
+import type { WorkloadSummaryJson } from './workloads.queries';
 
 @ApiTags('workloads')
 @Controller('workloads')
@@ -33,7 +34,7 @@ export class WorkloadsController {
   async list(@Scope() scope: AuthScope, @Query() query: ListWorkloadsQueryDto, @Req() request: Request) {
     if (!prefersCsv(request)) return this.workloads.list(scope, query);
     const rows = await this.workloads.listCsv(scope, query);
-    return csvStream(WORKLOAD_CSV_COLUMNS, rows as AsyncIterable<CsvRow>, 'workloads.csv');
+    return csvStream(WORKLOAD_CSV_COLUMNS, flattenRows(rows), 'workloads.csv');
   }
 
   // Declared before ':workload_id' so "stats" is never taken for an id.
@@ -79,9 +80,18 @@ const WORKLOAD_CSV_COLUMNS = [
   'initiative_id',
   'instance_type',
   'gpu_count',
+  'gpu_share',
+  'gpu_sharing_mode',
+  'gpu_sharing_profile',
+  'gpu_sharing_replicas',
+  'cluster_id',
   'submitted_at',
   'started_at',
 ];
+
+async function* flattenRows(rows: AsyncIterable<WorkloadSummaryJson>): AsyncIterable<CsvRow> {
+  for await (const row of rows) yield flattenRow({ ...row });
+}
 
 /** Timeline buckets (× groups when grouped) with an interval, else the groups, else the summary. */
 function statsCsvRows(stats: WorkloadStatsResult): CsvRow[] {

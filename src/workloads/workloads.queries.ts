@@ -8,6 +8,13 @@ import {
 } from '../common/database/scoped-statement';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 import type { WorkloadStatus } from './entities/workload.entity';
+import {
+  GPU_SHARE_COLUMNS,
+  type GpuShareColumns,
+  type GpuSharing,
+  gpuSharingOf,
+  gpusOfUnits,
+} from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import {
   DURATION_SECONDS_SQL,
@@ -28,6 +35,7 @@ export interface WorkloadListFilters {
   status?: WorkloadStatus;
   submittedBy?: string;
   isManaged?: boolean;
+  clusterId?: string;
   /** Inclusive. */
   startDate?: Date;
   /** Exclusive. */
@@ -37,10 +45,10 @@ export interface WorkloadListFilters {
 const DAY_MS = 86_400_000;
 
 const SUMMARY_COLUMNS = `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  submitted_at, started_at, submitted_at::text AS submitted_at_key`;
+  ${GPU_SHARE_COLUMNS}, cluster_id, submitted_at, started_at, submitted_at::text AS submitted_at_key`;
 
 const DETAIL_COLUMNS = `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
+  ${GPU_SHARE_COLUMNS}, submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
   ${DURATION_SECONDS_SQL}::bigint::float8 AS finished_duration_seconds`;
 
 /** Collects positional parameters while a statement is assembled from fixed fragments. */
@@ -61,6 +69,7 @@ function attributeConditions(params: Params, filters: WorkloadListFilters): stri
   if (filters.status !== undefined) conditions.push(`status = ${params.add(filters.status)}`);
   if (filters.submittedBy !== undefined) conditions.push(`submitted_by = ${params.add(filters.submittedBy)}`);
   if (filters.isManaged !== undefined) conditions.push(`is_managed = ${params.add(filters.isManaged)}`);
+  if (filters.clusterId !== undefined) conditions.push(`cluster_id = ${params.add(filters.clusterId)}`);
   return conditions;
 }
 
@@ -161,6 +170,7 @@ function rollupDateConditions(params: Params, split: DaySplit): string[] {
  * edges (by nothing, or by submitter). With one: countByManagedDaysQuery.
  */
 export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
+  if (filters.clusterId !== undefined) return countRawQuery(scope, filters);
   if (filters.isManaged !== undefined) return countByManagedDaysQuery(scope, filters);
   const params = new Params();
   const where = [`organization_id = ${params.add(scope.organizationId)}`, ...scopeCondition(params, scope)];
@@ -220,6 +230,22 @@ function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters)
   return scopedStatement(scope, `SELECT (${parts.join(' + ')})::float8 AS total_count`, params.values);
 }
 
+/** The rollups are not kept per cluster: with a cluster filter the matching rows are counted. */
+function countRawQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
+  const params = new Params();
+  const where = [
+    `organization_id = ${params.add(scope.organizationId)}`,
+    ...attributeConditions(params, filters),
+    ...scopeCondition(params, scope),
+    ...dateConditions(params, filters.startDate, filters.endDate),
+  ];
+  return scopedStatement(
+    scope,
+    `SELECT count(*)::float8 AS total_count FROM workloads WHERE ${where.join(' AND ')}`,
+    params.values,
+  );
+}
+
 /**
  * One workload by id, within the caller's scope (out of scope reads exactly like unknown), with its
  * lifetime average utilization from metric_aggregates (one primary-key lookup) for the idle figures;
@@ -245,7 +271,7 @@ export function workloadDetailQuery(scope: AuthScope, workloadId: string): Scope
   );
 }
 
-export interface WorkloadSummaryRow {
+export interface WorkloadSummaryRow extends GpuShareColumns {
   workload_id: string;
   name: string;
   status: WorkloadStatus;
@@ -253,6 +279,7 @@ export interface WorkloadSummaryRow {
   initiative_id: string;
   instance_type: string;
   gpu_count: number;
+  cluster_id: string;
   submitted_at: Date;
   started_at: Date | null;
   submitted_at_key: string;
@@ -262,7 +289,6 @@ export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_a
   completed_at: Date | null;
   exit_code: number | null;
   is_managed: boolean;
-  cluster_id: string;
   namespace: string;
   finished_duration_seconds: number | null;
   /** Percent, over every sample of the workload; null without samples. */
@@ -277,6 +303,10 @@ export interface WorkloadSummaryJson {
   initiative_id: string;
   instance_type: string;
   gpu_count: number;
+  cluster_id: string;
+  /** Physical GPUs held: gpu_count for whole GPUs, less for MIG instances and shared replicas. */
+  gpu_share: number;
+  gpu_sharing: GpuSharing | null;
   submitted_at: string;
   started_at: string | null;
 }
@@ -287,7 +317,6 @@ export interface WorkloadDetailJson extends WorkloadSummaryJson {
   gpu_hours_used: number;
   exit_code: number | null;
   is_managed: boolean;
-  cluster_id: string;
   namespace: string;
   idle_gpu_hours: number | null;
   gpu_efficiency: number | null;
@@ -302,6 +331,9 @@ export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): 
     initiative_id: row.initiative_id,
     instance_type: row.instance_type,
     gpu_count: row.gpu_count,
+    cluster_id: row.cluster_id,
+    gpu_share: round4(gpusOfUnits(row.gpu_share_units)),
+    gpu_sharing: gpuSharingOf(row),
     submitted_at: row.submitted_at.toISOString(),
     started_at: row.started_at === null ? null : row.started_at.toISOString(),
   };
@@ -316,16 +348,15 @@ export function durationSeconds(row: WorkloadDetailRow, now: Date): number {
 
 export function toWorkloadDetail(row: WorkloadDetailRow, now: Date): WorkloadDetailJson {
   const duration = durationSeconds(row, now);
-  const gpuHours = (row.gpu_count * duration) / 3600;
+  const gpuHours = (gpusOfUnits(row.gpu_share_units) * duration) / 3600;
   const efficiency = row.average_gpu_utilization === null ? null : row.average_gpu_utilization / 100;
   return {
     ...toWorkloadSummary(row),
     completed_at: row.completed_at === null ? null : row.completed_at.toISOString(),
     duration_seconds: duration,
-    gpu_hours_used: round4((row.gpu_count * duration) / 3600),
+    gpu_hours_used: round4(gpuHours),
     exit_code: row.exit_code,
     is_managed: row.is_managed,
-    cluster_id: row.cluster_id,
     namespace: row.namespace,
     idle_gpu_hours: efficiency === null ? null : round4(gpuHours * (1 - efficiency)),
     gpu_efficiency: efficiency === null ? null : round4(efficiency),

@@ -136,6 +136,7 @@ export class WorkloadsService {
       status: query.status,
       submittedBy: query.submitted_by,
       isManaged: query.is_managed,
+      clusterId: query.cluster_id,
       startDate: query.start_date,
       endDate: query.end_date,
     };
@@ -168,6 +169,7 @@ export class WorkloadsService {
       to,
       now,
       initiativeId: query.initiative_id,
+      clusterId: query.cluster_id,
       groupBy: query.group_by,
     };
     const rows = await this.database.run<StatsRow>(workloadStatsQuery(scope, request));

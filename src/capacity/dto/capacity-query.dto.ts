@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsIdentifier, QueryEnum } from '../../common/validation/query-decorators';
+import { IsClusterId, IsIdentifier, QueryEnum } from '../../common/validation/query-decorators';
 
 export const CAPACITY_INTERVALS = ['day'] as const;
 
@@ -17,6 +17,15 @@ export class CapacityQueryDto {
   @IsOptional()
   @IsIdentifier()
   pool_id?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Only the usage of workloads of this cluster (their `cluster_id`); allocations are per pool and stay whole. Summed from raw rows, not the rollups',
+    example: 'eks-use1',
+  })
+  @IsOptional()
+  @IsClusterId()
+  cluster_id?: string;
 
   @ApiPropertyOptional({
     enum: CAPACITY_INTERVALS,

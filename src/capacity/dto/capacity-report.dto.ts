@@ -106,6 +106,13 @@ export class CapacitySummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ type: 'integer', example: 64, description: 'sum of gpu_count over running workloads' })
   current_active_gpus: number;
 
+  @ApiProperty({
+    example: 12.5714,
+    description:
+      'physical GPUs held by running workloads: the sum of their gpu_share (gpu_count for whole GPUs)',
+  })
+  current_active_gpu_share: number;
+
   @ApiProperty({ example: 96.25, description: BURN_RATE_DESCRIPTION })
   burn_rate_gpu_hours_per_day: number;
 

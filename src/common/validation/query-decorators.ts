@@ -1,12 +1,20 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInstance, IsInt, Matches, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInstance, IsInt, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { parseContractDate } from './contract-date';
 import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from './identifier';
 
 /** An identifier (contract §4): 1..128 characters of [A-Za-z0-9._:-]. */
 export function IsIdentifier(): PropertyDecorator {
   return Matches(IDENTIFIER_PATTERN, { message: IDENTIFIER_ISSUE });
+}
+
+/** A cluster id as workloads carry it: free text of 1 to 256 characters, one value. */
+export function IsClusterId(): PropertyDecorator {
+  return applyDecorators(
+    IsString({ message: 'must be a single string' }),
+    Length(1, 256, { message: 'must be 1 to 256 characters' }),
+  );
 }
 
 /** `true` or `false` only; anything else (including `1`, `yes`, repeats) fails validation. */

@@ -1,3 +1,4 @@
+import { GpuSharingDto } from '../../workloads/dto/workload-response.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
 
@@ -77,7 +78,7 @@ export class MetricSummariesDto {
 
   @ApiPropertyOptional({
     type: MetricSummaryDto,
-    description: 'gpu_count × gpu_utilization / 100, per sample',
+    description: 'gpu_share × gpu_utilization / 100, per sample (gpu_share = gpu_count for whole GPUs)',
   })
   gpu_usage?: MetricSummaryDto;
 }
@@ -131,6 +132,15 @@ export class RankedWorkloadDto {
 
   @ApiProperty()
   initiative_id: string;
+
+  @ApiProperty({ type: 'integer', description: 'Devices given: whole GPUs, MIG instances or replicas' })
+  gpu_count: number;
+
+  @ApiProperty({ description: 'Physical GPUs held (as on the workload)' })
+  gpu_share: number;
+
+  @ApiProperty({ type: GpuSharingDto, nullable: true, description: 'null for whole GPUs' })
+  gpu_sharing: GpuSharingDto | null;
 
   @ApiPropertyOptional({ type: RankValueDto })
   gpu_utilization?: RankValueDto;

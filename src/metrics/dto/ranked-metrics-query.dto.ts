@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsIdentifier, QueryEnum, QueryInteger } from '../../common/validation/query-decorators';
+import { IsClusterId, IsIdentifier, QueryEnum, QueryInteger } from '../../common/validation/query-decorators';
 import { WORKLOAD_STATUSES, type WorkloadStatus } from '../../workloads/entities/workload.entity';
 import { RANK_METRICS, SORT_ORDERS, type RankMetric, type SortOrder } from '../metric-names';
 
@@ -24,6 +24,14 @@ export class RankedMetricsQueryDto {
   @IsOptional()
   @IsIdentifier()
   initiative_id?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "only workloads of this cluster (their `cluster_id`); ranked over the cluster's workloads read as a set",
+  })
+  @IsOptional()
+  @IsClusterId()
+  cluster_id?: string;
 
   @ApiPropertyOptional({ enum: WORKLOAD_STATUSES })
   @IsOptional()

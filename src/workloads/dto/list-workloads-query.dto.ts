@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length } from 'class-validator';
 import {
+  IsClusterId,
   IsIdentifier,
   QueryBoolean,
   QueryDate,
@@ -33,6 +34,11 @@ export class ListWorkloadsQueryDto {
   @IsString({ message: 'must be a single string' })
   @Length(1, 320, { message: 'must be 1 to 320 characters' })
   submitted_by?: string;
+
+  @ApiPropertyOptional({ description: 'Only the workloads of this cluster (their `cluster_id`)' })
+  @IsOptional()
+  @IsClusterId()
+  cluster_id?: string;
 
   @ApiPropertyOptional({ type: Boolean, description: '`true` or `false`' })
   @IsOptional()

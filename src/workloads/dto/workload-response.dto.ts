@@ -1,7 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { GPU_SHARING_MODES, type GpuSharingMode } from '../../common/gpu-sharing';
 import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
 import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
+
+export class GpuSharingDto {
+  @ApiProperty({ enum: GPU_SHARING_MODES, description: 'mig, time-slicing or mps' }) mode: GpuSharingMode;
+  @ApiPropertyOptional({ description: 'MIG only: the instance profile, e.g. 1g.10gb', example: '1g.10gb' })
+  profile?: string;
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'time-slicing and MPS only: replicas per physical GPU',
+    example: 4,
+  })
+  replicas?: number;
+}
 
 export class WorkloadSummaryDto {
   @ApiProperty() workload_id: string;
@@ -10,7 +23,24 @@ export class WorkloadSummaryDto {
   @ApiProperty() submitted_by: string;
   @ApiProperty() initiative_id: string;
   @ApiProperty() instance_type: string;
-  @ApiProperty({ type: 'integer' }) gpu_count: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Devices the workload was given: whole GPUs, MIG instances or time-sliced/MPS replicas',
+  })
+  gpu_count: number;
+  @ApiProperty({ description: 'The cluster the workload ran in' }) cluster_id: string;
+  @ApiProperty({
+    description:
+      'Physical GPUs the workload holds: gpu_count for whole GPUs, gpu_count × the MIG profile share, or gpu_count ÷ replicas (kept to 1/5040 of a GPU, shown with 4 decimals). Every GPU-hour figure is gpu_share × hours',
+    example: 0.2857,
+  })
+  gpu_share: number;
+  @ApiProperty({
+    type: GpuSharingDto,
+    nullable: true,
+    description: 'null for whole GPUs; how the devices are shared otherwise',
+  })
+  gpu_sharing: GpuSharingDto | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' }) submitted_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while pending' })
   started_at: string | null;
@@ -20,10 +50,10 @@ export class WorkloadDetailDto extends WorkloadSummaryDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;
   @ApiProperty({ type: 'integer', description: 'started_at to completed_at, or to now while running' })
   duration_seconds: number;
-  @ApiProperty({ description: 'gpu_count × duration_seconds / 3600' }) gpu_hours_used: number;
+  @ApiProperty({ description: 'gpu_share × duration_seconds / 3600 (gpu_count × … for whole GPUs)' })
+  gpu_hours_used: number;
   @ApiProperty({ type: 'integer', nullable: true }) exit_code: number | null;
   @ApiProperty() is_managed: boolean;
-  @ApiProperty() cluster_id: string;
   @ApiProperty() namespace: string;
   @ApiProperty({
     type: Number,
@@ -74,6 +104,7 @@ export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
   @ApiPropertyOptional() submitted_by?: string;
   @ApiPropertyOptional() initiative_id?: string;
   @ApiPropertyOptional() instance_type?: string;
+  @ApiPropertyOptional() cluster_id?: string;
   @ApiProperty({ type: 'integer' }) workload_count: number;
   @ApiProperty() gpu_hours: number;
   @ApiProperty({ type: Number, nullable: true }) success_rate: number | null;

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsIdentifier, QueryDate, QueryEnum } from '../../common/validation/query-decorators';
+import { IsClusterId, IsIdentifier, QueryDate, QueryEnum } from '../../common/validation/query-decorators';
 import { STATS_GROUP_BY, STATS_TIME_RANGES, StatsGroupBy, StatsTimeRange } from '../workload-stats.queries';
 import { TIMELINE_INTERVALS, type TimelineInterval } from '../workload-timeline.queries';
 
@@ -32,6 +32,14 @@ export class WorkloadStatsQueryDto {
   @IsOptional()
   @IsIdentifier()
   initiative_id?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Only the workloads of this cluster (their `cluster_id`); read from raw rows, not the rollups',
+  })
+  @IsOptional()
+  @IsClusterId()
+  cluster_id?: string;
 
   @ApiPropertyOptional({
     enum: TIMELINE_INTERVALS,

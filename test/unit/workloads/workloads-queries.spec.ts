@@ -58,6 +58,10 @@ describe('toWorkloadDetail', () => {
     initiative_id: 'i',
     instance_type: 't',
     gpu_count: 3,
+    gpu_share_units: 3 * 5040,
+    gpu_sharing_mode: null,
+    gpu_sharing_profile: null,
+    gpu_sharing_replicas: null,
     submitted_at: new Date('2026-11-20T08:00:00Z'),
     started_at: new Date('2026-11-20T08:00:00Z'),
     completed_at: null,
@@ -68,6 +72,20 @@ describe('toWorkloadDetail', () => {
     finished_duration_seconds: null,
     average_gpu_utilization: null,
   };
+
+  it('charges a MIG instance its share of the GPU: two 1g.10gb instances for an hour are 2/7 GPU-hour', () => {
+    const mig: WorkloadDetailRow = {
+      ...base,
+      gpu_count: 2,
+      gpu_share_units: 2 * 720,
+      gpu_sharing_mode: 'mig',
+      gpu_sharing_profile: '1g.10gb',
+    };
+    const detail = toWorkloadDetail(mig, new Date('2026-11-20T09:00:00Z'));
+    expect(detail.gpu_share).toBe(0.2857);
+    expect(detail.gpu_sharing).toEqual({ mode: 'mig', profile: '1g.10gb' });
+    expect(detail.gpu_hours_used).toBe(0.2857);
+  });
 
   it('grows a running workload up to now, in whole seconds', () => {
     const detail = toWorkloadDetail(base, new Date('2026-11-20T09:00:00.999Z'));
