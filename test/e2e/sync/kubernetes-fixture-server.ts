@@ -12,7 +12,8 @@ export class KubernetesFixtureServer {
   private server: Server | null = null;
   port = 0;
 
-  async start(): Promise<void> {
+  /** Listens on `port` (0: any free one); a given port lets a test bring back a server its kubeconfig names. */
+  async start(port = 0): Promise<void> {
     this.server = createServer((request, response) => {
       const url = new URL(request.url ?? '/', 'http://localhost');
       this.requests.push(url.pathname);
@@ -35,7 +36,7 @@ export class KubernetesFixtureServer {
       response.writeHead(200, { 'Content-Type': 'application/json' });
       response.end(JSON.stringify(body));
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
   }
 
