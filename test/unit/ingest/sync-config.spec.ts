@@ -180,7 +180,9 @@ describe('the README example configs', () => {
   it('parse as documented: the issue config as written, and every key', () => {
     const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Sync from Kubernetes, Prometheus and Slurm'));
-    const [minimal, full] = [...section.matchAll(/```json\n([\s\S]*?)\n```/g)].map((match) => match[1]);
+    const [minimal, full, clusters] = [...section.matchAll(/```json\n([\s\S]*?)\n```/g)].map(
+      (match) => match[1],
+    );
     expect(parseSyncConfig(JSON.parse(minimal), '/etc/gpucap')).toEqual(
       parseSyncConfig(ISSUE_CONFIG, '/etc/gpucap'),
     );
@@ -192,6 +194,11 @@ describe('the README example configs', () => {
       expect(config.prometheus?.basicAuth).toEqual({ username: 'gpucap', password: 'hunter2' });
       expect(config.kubernetes?.initiativeByNamespace).toEqual({ 'ml-research': 'research' });
       expect(config.slurm?.instanceTypeByPartition).toEqual({ 'gpu-a100': 'p4d.24xlarge' });
+      expect(config.kubernetes?.migProfiles).toEqual({ '1g.16gb': 0.142857 });
+      expect(config.slurm?.gpuShareByType).toEqual({ 'a100l.2': 2 / 7 });
+      const several = parseSyncConfig(JSON.parse(clusters), directory);
+      expect(syncTargets(several).map((target) => target.cluster)).toEqual(['eks-west', 'eks-east', 'hpc2']);
+      expect(several.clusters[2].slurm?.sacctCommand[0]).toBe('ssh');
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
