@@ -62,6 +62,7 @@ interface WorkloadSummary extends GpuHolding {
   status: string;
   initiative_id: string;
   instance_type: string;
+  cluster_id?: string;
   submitted_at: string;
 }
 
@@ -428,6 +429,7 @@ async function loadWorkloads(more = false): Promise<void> {
         cell(workload.name, workload.workload_id),
         cell(workload.initiative_id, workload.initiative_id),
         cell(workload.status, workload.status),
+        cell(workload.cluster_id ?? '—', workload.cluster_id ?? null),
         cell(workload.instance_type, workload.instance_type),
         gpuCell(workload),
         cell(formatDate(workload.submitted_at), workload.submitted_at),

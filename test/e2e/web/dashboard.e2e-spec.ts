@@ -33,6 +33,7 @@ const describeInBrowser = hasChromium ? describe : describe.skip;
 interface Holding {
   workload_id: string;
   gpu_count: number;
+  cluster_id: string;
   gpu_share: number;
   gpu_sharing: { mode: string; profile?: string; replicas?: number } | null;
 }
@@ -196,7 +197,11 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(1)')).toEqual(
       running.map((workload) => workload.workload_id),
     );
-    expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(5)')).toEqual(
+    expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(4)')).toEqual(
+      running.map((workload) => workload.cluster_id),
+    );
+    if (cluster) expect(new Set(running.map((workload) => workload.cluster_id))).toEqual(new Set([cluster]));
+    expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(6)')).toEqual(
       running.map((workload) => String(workload.gpu_share)),
     );
     expect(await page.$$('#capacity-chart canvas')).toHaveLength(1);
@@ -271,7 +276,7 @@ describeInBrowser('the dashboard page at GET /', () => {
       );
     }
     const shareText = (id: string) =>
-      page.textContent(`#workloads-table tr[data-workload="${id}"] td:nth-child(5)`);
+      page.textContent(`#workloads-table tr[data-workload="${id}"] td:nth-child(6)`);
 
     const mig = found.get('mig')!.workload;
     expect(mig.gpu_share).toBeLessThan(mig.gpu_count);
@@ -292,6 +297,8 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(whole.length).toBeGreaterThan(0);
     for (const text of whole) expect(text).toMatch(/^\d+ GPUs?$/);
     await page.locator('#workloads').screenshot({ path: join(SCREENSHOTS, 'workloads-shares.png') });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: join(SCREENSHOTS, 'dark.png'), fullPage: true });
     expect(consoleErrors).toEqual([]);
     await close();
   });
