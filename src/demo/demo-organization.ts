@@ -27,7 +27,7 @@ export type DeviceSharing =
   { mode: 'mig'; profiles: string[] } | Extract<GpuSharing, { mode: 'time-slicing' | 'mps' }>;
 
 /** Training on H100 and A100 in us-east-1; inference, notebooks and spot work on L4 and A10G in us-west-2. */
-export const DEMO_CLUSTERS = ['eks-use1-prod', 'eks-usw2-prod'] as const;
+export const DEMO_CLUSTERS = ['eks-use1', 'eks-usw2'] as const;
 const [TRAINING_CLUSTER, SERVING_CLUSTER] = DEMO_CLUSTERS;
 
 export const INSTANCE_TYPES: Record<string, InstanceType> = {
