@@ -160,37 +160,22 @@ function formatDate(iso: string | null): string {
 
 function formatGpus(value: number): string {
   const text = value.toLocaleString('en-US', { maximumFractionDigits: 2 });
-  return `${text} ${value === 1 || value < 1 ? 'GPU' : 'GPUs'}`;
-}
-
-/** A30 MIG profiles split the GPU in four; the other MIG GPUs (A100, H100, H200, B200) in seven. */
-const FOUR_SLICE_PROFILES = ['1g.6gb', '2g.12gb', '4g.24gb'];
-
-function migInstanceShare(profile: string): number | null {
-  const base = profile.toLowerCase().replace(/(\+(me|gfx))+$/, '');
-  const slices = Number(/^(\d)g\./.exec(base)?.[1]);
-  if (!slices) return null;
-  return slices / (FOUR_SLICE_PROFILES.includes(base) ? 4 : 7);
+  return `${text} ${value <= 1 ? 'GPU' : 'GPUs'}`;
 }
 
 /**
  * "8 GPUs", "2 × 1g.10gb = 0.29 GPU", "1 × 1/4 time-sliced = 0.25 GPU": the devices a workload was
- * given and the physical GPUs they amount to. Entries that carry no device count (rankings) get it
- * back from the share.
+ * given and the physical GPUs they amount to.
  */
 function gpuText(holding: GpuHolding): string {
   const share = holding.gpu_share ?? holding.gpu_count;
   if (share === undefined) return '—';
   const sharing = holding.gpu_sharing ?? null;
+  const devices = holding.gpu_count === undefined ? '' : `${holding.gpu_count} × `;
   if (sharing === null) return formatGpus(holding.gpu_count ?? share);
-  if (sharing.mode === 'mig') {
-    const perInstance = migInstanceShare(sharing.profile);
-    const count = holding.gpu_count ?? (perInstance ? Math.round(share / perInstance) : null);
-    return `${count === null ? '' : `${count} × `}${sharing.profile} = ${formatGpus(share)}`;
-  }
-  const count = holding.gpu_count ?? Math.round(share * sharing.replicas);
+  if (sharing.mode === 'mig') return `${devices}${sharing.profile} = ${formatGpus(share)}`;
   const how = sharing.mode === 'mps' ? 'MPS' : 'time-sliced';
-  return `${count} × 1/${sharing.replicas} ${how} = ${formatGpus(share)}`;
+  return `${devices}1/${sharing.replicas} ${how} = ${formatGpus(share)}`;
 }
 
 function gpuCell(holding: GpuHolding): HTMLTableCellElement {
