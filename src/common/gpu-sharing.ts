@@ -83,3 +83,12 @@ export function gpuSharingOf(row: GpuShareColumns): GpuSharing | null {
     ? { mode: 'mig', profile: row.gpu_sharing_profile ?? '' }
     : { mode: row.gpu_sharing_mode, replicas: row.gpu_sharing_replicas ?? 1 };
 }
+
+/** gpu_sharing as three flat cells (CSV), the same columns whether or not a workload shares. */
+export function gpuSharingCells(sharing: GpuSharing | null) {
+  return {
+    gpu_sharing_mode: sharing?.mode ?? null,
+    gpu_sharing_profile: sharing?.mode === 'mig' ? sharing.profile : null,
+    gpu_sharing_replicas: sharing !== null && sharing.mode !== 'mig' ? sharing.replicas : null,
+  };
+}

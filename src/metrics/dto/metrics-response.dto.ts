@@ -1,3 +1,4 @@
+import type { GpuSharing } from '../../common/gpu-sharing';
 import { GpuSharingDto } from '../../workloads/dto/workload-response.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
@@ -140,7 +141,7 @@ export class RankedWorkloadDto {
   gpu_share: number;
 
   @ApiProperty({ type: GpuSharingDto, nullable: true, description: 'null for whole GPUs' })
-  gpu_sharing: GpuSharingDto | null;
+  gpu_sharing: GpuSharing | null;
 
   @ApiPropertyOptional({ type: RankValueDto })
   gpu_utilization?: RankValueDto;

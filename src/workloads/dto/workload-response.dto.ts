@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { GPU_SHARING_MODES, type GpuSharingMode } from '../../common/gpu-sharing';
+import { GPU_SHARING_MODES, type GpuSharing, type GpuSharingMode } from '../../common/gpu-sharing';
 import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
 import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
@@ -40,7 +40,7 @@ export class WorkloadSummaryDto {
     nullable: true,
     description: 'null for whole GPUs; how the devices are shared otherwise',
   })
-  gpu_sharing: GpuSharingDto | null;
+  gpu_sharing: GpuSharing | null;
   @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' }) submitted_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while pending' })
   started_at: string | null;

@@ -121,6 +121,11 @@ describe('Accept: text/csv', () => {
         initiative_id: item.initiative_id,
         instance_type: item.instance_type,
         gpu_count: String(item.gpu_count),
+        gpu_share: String(item.gpu_share),
+        gpu_sharing_mode: '',
+        gpu_sharing_profile: '',
+        gpu_sharing_replicas: '',
+        cluster_id: item.cluster_id,
         submitted_at: item.submitted_at,
         started_at: item.started_at ?? '',
       });
@@ -225,6 +230,11 @@ describe('Accept: text/csv', () => {
       workload_id: ranked[0].workload_id,
       name: defused(ranked[0].name),
       initiative_id: ranked[0].initiative_id,
+      gpu_count: String(ranked[0].gpu_count),
+      gpu_share: String(ranked[0].gpu_share),
+      gpu_sharing_mode: '',
+      gpu_sharing_profile: '',
+      gpu_sharing_replicas: '',
       gpu_utilization_avg: String(ranked[0].gpu_utilization.avg),
       gpu_utilization_current: String(ranked[0].gpu_utilization.current),
     });

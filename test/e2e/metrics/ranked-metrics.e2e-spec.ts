@@ -98,6 +98,9 @@ describe('GET /v1/workloads/metrics (ranked)', () => {
       workload_id: 'wl-e',
       name: 'echo',
       initiative_id: 'init-a',
+      gpu_count: 2,
+      gpu_share: 2,
+      gpu_sharing: null,
       gpu_utilization: { avg: 70, current: 60 },
     });
     expect(ranking(response.body.data.workloads, 'gpu_utilization')).toEqual([

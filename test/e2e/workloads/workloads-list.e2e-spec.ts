@@ -109,6 +109,9 @@ describe('GET /v1/workloads', () => {
       initiative_id: pending.initiativeId,
       instance_type: 'p5.48xlarge',
       gpu_count: pending.gpuCount,
+      gpu_share: pending.gpuCount,
+      gpu_sharing: null,
+      cluster_id: 'cluster-1',
       submitted_at: pending.submittedAt.toISOString(),
       started_at: null,
     });
