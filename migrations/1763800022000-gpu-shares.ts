@@ -9,9 +9,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *
  * The trigger functions below are the ones of …5000 to …18000 as they stood, with the workload's
  * amount read from gpu_share_units instead of gpu_count; they are written out whole so that this
- * migration depends on nothing that can change. The rollups' stored amounts are multiplied by 5040
- * (exact: integers and numeric), and gpucap_idle_gpu_hours divides by 5040 first, so every stored
- * figure of whole-GPU workloads reads back bit for bit as before.
+ * migration depends on nothing that can change. The rollups' integer amounts are multiplied by 5040
+ * (exact), their idle parts rebuilt (rebuildAggregates), and gpucap_idle_gpu_hours divides by 5040
+ * first, so every stored figure of whole-GPU workloads reads back as before.
  */
 const UNITS = 5040;
 
@@ -631,27 +631,11 @@ AS $function$
     $function$`,
 ];
 
+/** The integer GPU amounts, scaled in place (exact). The idle parts are rebuilt instead: see rebuildAggregates. */
 const SCALED_COLUMNS: Record<string, string[]> = {
-  capacity_usage_daily: [
-    'gpu_microseconds',
-    'spanning_gpus',
-    'sampled_gpu_microseconds',
-    'busy_gpu_microseconds',
-    'sampled_spanning_gpus',
-    'busy_spanning_gpus',
-  ],
-  capacity_usage_hourly: [
-    'gpus',
-    'sampled_gpus',
-    'busy_gpus',
-    'gpu_start_offset',
-    'sampled_gpu_start_offset',
-    'busy_gpu_start_offset',
-    'gpu_microseconds',
-    'sampled_gpu_microseconds',
-    'busy_gpu_microseconds',
-  ],
-  workload_period_rollups: ['gpu_seconds_sum', 'sampled_gpu_seconds_sum', 'busy_gpu_seconds_sum'],
+  capacity_usage_daily: ['gpu_microseconds', 'spanning_gpus'],
+  capacity_usage_hourly: ['gpus', 'gpu_start_offset', 'gpu_microseconds'],
+  workload_period_rollups: ['gpu_seconds_sum'],
   workload_status_totals: ['gpu_seconds_sum'],
 };
 
@@ -688,13 +672,32 @@ async function scaleRollups(queryRunner: QueryRunner, operator: '*' | '/'): Prom
       `UPDATE ${table} SET ${columns.map((column) => `${column} = ${column} ${operator} ${UNITS}`).join(', ')}`,
     );
   }
-  // Its triggers move idle figures and ranked totals, which read the same through the new function.
-  await queryRunner.query('ALTER TABLE metric_aggregates DISABLE TRIGGER USER');
+}
+
+/**
+ * The idle parts (sampled and busy GPU-time) and the aggregates' settled GPU-seconds, rebuilt by the
+ * current trigger functions. Busy parts are numeric quotients rounded to the division's precision,
+ * so 5040 × a stored part is not always the part the new triggers compute (and later subtract) for
+ * the same run: scaling them would leave a residue. Truncating the aggregates zeroes every idle part
+ * and the ranked totals (their truncate triggers); inserting them back adds each workload's parts
+ * and sets its settled GPU-seconds (its insert triggers), exactly as a writer would now.
+ */
+async function rebuildAggregates(queryRunner: QueryRunner): Promise<void> {
+  const columns = (
+    (await queryRunner.query(
+      `SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) AS list
+       FROM information_schema.columns
+       WHERE table_schema = current_schema() AND table_name = 'metric_aggregates' AND is_generated = 'NEVER'`,
+    )) as { list: string }[]
+  )[0].list;
   await queryRunner.query(
-    `UPDATE metric_aggregates SET settled_gpu_seconds = settled_gpu_seconds ${operator} ${UNITS}
-     WHERE settled_gpu_seconds IS NOT NULL`,
+    `CREATE TEMPORARY TABLE gpucap_saved_aggregates ON COMMIT DROP AS SELECT ${columns} FROM metric_aggregates`,
   );
-  await queryRunner.query('ALTER TABLE metric_aggregates ENABLE TRIGGER USER');
+  await queryRunner.query('TRUNCATE metric_aggregates');
+  await queryRunner.query(
+    `INSERT INTO metric_aggregates (${columns}) SELECT ${columns} FROM gpucap_saved_aggregates
+     ORDER BY organization_id, workload_id`,
+  );
 }
 
 export class GpuShares1763800022000 implements MigrationInterface {
@@ -719,6 +722,7 @@ export class GpuShares1763800022000 implements MigrationInterface {
     await scaleRollups(queryRunner, '*');
     for (const sql of TRIGGER_FUNCTIONS) await queryRunner.query(sql);
     for (const sql of workloadIndexesSql('gpu_share_units')) await queryRunner.query(sql);
+    await rebuildAggregates(queryRunner);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
@@ -732,6 +736,7 @@ export class GpuShares1763800022000 implements MigrationInterface {
       await queryRunner.query(sql.replaceAll('gpu_share_units', 'gpu_count'));
     await queryRunner.query(idleGpuHoursSql(1).replace(' / 1 / 3600', ' / 3600'));
     await scaleRollups(queryRunner, '/');
+    await rebuildAggregates(queryRunner);
     await queryRunner.query(
       `ALTER TABLE workloads DROP COLUMN gpu_share_units, DROP COLUMN share_units, DROP COLUMN gpu_sharing_mode,
          DROP COLUMN gpu_sharing_profile, DROP COLUMN gpu_sharing_replicas`,
