@@ -8,6 +8,7 @@ import type { Role } from '../../src/common/auth/auth-scope';
 import { ApiTokenService } from '../../src/common/auth/api-token.service';
 import { ApiToken } from '../../src/common/auth/entities/api-token.entity';
 import type { WorkloadStatus } from '../../src/workloads/entities/workload.entity';
+import { GPU_SHARE_UNITS, type GpuSharing } from '../../src/common/gpu-sharing';
 import { TEST_JWT_SECRET } from './test-app';
 
 let sequence = 0;
@@ -84,6 +85,14 @@ export interface WorkloadSeed {
   submittedBy?: string;
   instanceType?: string;
   gpuCount?: number;
+  /**
+   * The physical share held, in units of 1/5040 GPU (`shareUnits`) or in GPUs (`gpuShare`, rounded
+   * to the nearest unit); absent: whole GPUs. Written to share_units only when it is not whole GPUs,
+   * as the importer does.
+   */
+  shareUnits?: number;
+  gpuShare?: number;
+  gpuSharing?: GpuSharing | null;
   isManaged?: boolean;
   clusterId?: string;
   namespace?: string;
@@ -94,8 +103,11 @@ export interface WorkloadSeed {
 }
 
 export interface WorkloadRow extends Required<
-  Omit<WorkloadSeed, 'submittedAt' | 'startedAt' | 'completedAt'>
+  Omit<WorkloadSeed, 'submittedAt' | 'startedAt' | 'completedAt' | 'shareUnits' | 'gpuShare' | 'gpuSharing'>
 > {
+  /** The share held in units (gpu_share_units): gpu_count × 5040 for whole GPUs. */
+  shareUnits: number;
+  gpuSharing: GpuSharing | null;
   submittedAt: Date;
   startedAt: Date | null;
   completedAt: Date | null;
@@ -120,10 +132,12 @@ export async function insertWorkloads(
 }
 
 async function insertWorkloadRow(manager: EntityManager, organizationId: string, row: WorkloadRow) {
+  const share = shareColumns(row.gpuCount, row.shareUnits, row.gpuSharing);
   await manager.query(
     `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
-         gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+         gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
+         share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
     [
       organizationId,
       row.workloadId,
@@ -140,8 +154,56 @@ async function insertWorkloadRow(manager: EntityManager, organizationId: string,
       row.startedAt,
       row.completedAt,
       row.exitCode,
+      share.share_units,
+      share.gpu_sharing_mode,
+      share.gpu_sharing_profile,
+      share.gpu_sharing_replicas,
     ],
   );
+}
+
+/** The share columns a writer sets on a workload row. */
+export interface ShareColumns {
+  share_units: number | null;
+  gpu_sharing_mode: string | null;
+  gpu_sharing_profile: string | null;
+  gpu_sharing_replicas: number | null;
+}
+
+/**
+ * The workload columns for a share of `units` (1/5040 GPU) of `gpuCount` devices shared as `sharing`:
+ * share_units stays null for whole GPUs, as every writer leaves it.
+ */
+export function shareColumns(gpuCount: number, units: number, sharing: GpuSharing | null): ShareColumns {
+  return {
+    share_units: units === gpuCount * GPU_SHARE_UNITS ? null : units,
+    gpu_sharing_mode: sharing?.mode ?? null,
+    gpu_sharing_profile: sharing?.mode === 'mig' ? sharing.profile : null,
+    gpu_sharing_replicas: sharing !== null && sharing.mode !== 'mig' ? sharing.replicas : null,
+  };
+}
+
+/**
+ * Ways a device can be shared, with the units one device holds: MIG 1g/2g/3g of a seven-slice GPU,
+ * one of four time-sliced or MPS replicas, and whole GPUs.
+ */
+export const SHARE_KINDS: readonly { sharing: GpuSharing | null; unitsPerDevice: number }[] = [
+  { sharing: null, unitsPerDevice: GPU_SHARE_UNITS },
+  { sharing: { mode: 'mig', profile: '1g.10gb' }, unitsPerDevice: 720 },
+  { sharing: { mode: 'mig', profile: '2g.20gb' }, unitsPerDevice: 1440 },
+  { sharing: { mode: 'mig', profile: '3g.40gb' }, unitsPerDevice: 2160 },
+  { sharing: { mode: 'time-slicing', replicas: 4 }, unitsPerDevice: 1260 },
+  { sharing: { mode: 'mps', replicas: 4 }, unitsPerDevice: 1260 },
+];
+
+/** The share columns a writer sets for `gpuCount` devices of one of SHARE_KINDS (none: whole GPUs). */
+export function sharedDevices(gpuCount: number, kind: (typeof SHARE_KINDS)[number]): ShareColumns {
+  return shareColumns(gpuCount, deviceShareUnits(gpuCount, kind), gpuCount === 0 ? null : kind.sharing);
+}
+
+/** The units (gpu_share_units) `gpuCount` devices of one of SHARE_KINDS hold. */
+export function deviceShareUnits(gpuCount: number, kind: (typeof SHARE_KINDS)[number]): number {
+  return gpuCount * (gpuCount === 0 || kind.sharing === null ? GPU_SHARE_UNITS : kind.unitsPerDevice);
 }
 
 function completeWorkload(seed: WorkloadSeed): WorkloadRow {
@@ -151,6 +213,7 @@ function completeWorkload(seed: WorkloadSeed): WorkloadRow {
   const finished =
     status === 'pending' || status === 'running' ? null : new Date(submittedAt.getTime() + 61 * 60_000);
   const exitCode = status === 'completed' ? 0 : status === 'failed' ? 1 : null;
+  const gpuCount = seed.gpuCount ?? 1;
   return {
     workloadId: seed.workloadId ?? uniqueId('wl'),
     initiativeId: seed.initiativeId ?? 'init-a',
@@ -158,7 +221,13 @@ function completeWorkload(seed: WorkloadSeed): WorkloadRow {
     status,
     submittedBy: seed.submittedBy ?? 'alice@example.com',
     instanceType: seed.instanceType ?? 'p5.48xlarge',
-    gpuCount: seed.gpuCount ?? 1,
+    gpuCount,
+    shareUnits:
+      seed.shareUnits ??
+      (seed.gpuShare === undefined
+        ? gpuCount * GPU_SHARE_UNITS
+        : Math.round(seed.gpuShare * GPU_SHARE_UNITS)),
+    gpuSharing: seed.gpuSharing ?? null,
     isManaged: seed.isManaged ?? true,
     clusterId: seed.clusterId ?? 'cluster-1',
     namespace: seed.namespace ?? 'default',

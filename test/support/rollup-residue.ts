@@ -70,7 +70,10 @@ export async function rollupResidue(
   return residue;
 }
 
-/** Stored per-workload aggregates that differ from the same figures recomputed from raw samples. */
+/**
+ * Stored per-workload aggregates that differ from the same figures recomputed from raw samples; the
+ * settled GPU-seconds are in share units (1/5040 GPU), as every rollup amount.
+ */
 export async function aggregateDifferences(
   dataSource: DataSource,
   organizationId: string,
@@ -88,7 +91,7 @@ export async function aggregateDifferences(
      expected AS (
        SELECT r.*, w.initiative_id, w.status,
               CASE WHEN w.status <> 'running'
-                   THEN w.gpu_count * greatest(0, floor(extract(epoch FROM w.completed_at - w.started_at)))::bigint
+                   THEN w.gpu_share_units * greatest(0, floor(extract(epoch FROM w.completed_at - w.started_at)))::bigint
               END AS settled_gpu_seconds
        FROM raw r
        LEFT JOIN workloads w ON w.organization_id = $1 AND w.workload_id = r.workload_id
@@ -120,7 +123,8 @@ const HOURLY_COLUMNS = HOURLY_AMOUNTS.flatMap((amount) => [amount, `sampled_${am
  * capacity_usage_hourly rows of one organization that differ from a recomputation from its
  * workloads (each with its current metric aggregate, which aggregateDifferences checks against the
  * samples): every UTC day a finished run overlaps without spanning it, found by walking all its days
- * (the rollup's function looks only at the first and last), hours by epoch arithmetic.
+ * (the rollup's function looks only at the first and last), hours by epoch arithmetic. GPUs are the
+ * workload's share in units of 1/5040 GPU (gpu_share_units), as the rollup counts them.
  */
 export async function hourlyUsageDifferences(
   dataSource: DataSource,
@@ -133,11 +137,11 @@ export async function hourlyUsageDifferences(
   ];
   return dataSource.query(
     `WITH runs AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_count::bigint AS gpus, a.sample_count, a.gpu_utilization_sum,
+       SELECT w.initiative_id, w.instance_type, w.gpu_share_units::bigint AS gpus, a.sample_count, a.gpu_utilization_sum,
               w.started_at AT TIME ZONE 'UTC' AS s, w.completed_at AT TIME ZONE 'UTC' AS e
        FROM workloads w
        LEFT JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
-       WHERE w.organization_id = $1 AND w.gpu_count > 0 AND w.completed_at > w.started_at
+       WHERE w.organization_id = $1 AND w.gpu_share_units > 0 AND w.completed_at > w.started_at
      ),
      parts AS (
        SELECT r.*, d::date AS usage_day,
@@ -172,7 +176,8 @@ export async function hourlyUsageDifferences(
  * Rows of metric_ranked_totals that differ from the same totals recomputed from the stored aggregates
  * (checked against raw samples by `aggregateDifferences`) and the workload rows themselves: the
  * ranked count, the sums of lifetime averages, and the idle GPU-hours of settled workloads, whose
- * GPU-seconds are recomputed here from the workload rather than read from the aggregate's copy.
+ * GPU-seconds (share units, which gpucap_idle_gpu_hours divides back) are recomputed here from the
+ * workload rather than read from the aggregate's copy.
  */
 export async function rankedTotalsDifferences(
   dataSource: DataSource,
@@ -183,7 +188,7 @@ export async function rankedTotalsDifferences(
        SELECT w.initiative_id, w.status, count(*) AS workload_count,
               sum(a.gpu_utilization_avg::numeric) AS gpu_sum, sum(a.power_usage_avg::numeric) AS power_sum,
               coalesce(sum(gpucap_idle_gpu_hours(
-                w.gpu_count * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))),
+                w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))),
                 a.gpu_utilization_avg)::numeric) FILTER (WHERE w.status <> 'running'), 0) AS idle_sum
        FROM metric_aggregates a
        JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id

@@ -1,7 +1,15 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { Clock } from '../../../src/common/clock';
-import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../support/factories';
+import {
+  authHeaders,
+  createApiToken,
+  seedOrganization,
+  SHARE_KINDS,
+  type ShareColumns,
+  sharedDevices as shared,
+  writeAs,
+} from '../../support/factories';
 import { hourlyUsageDifferences } from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
@@ -12,7 +20,8 @@ import { createTestApp, type TestApp } from '../../support/test-app';
  * raw workloads and samples, for periods whose edges fall mid-hour, on the hour, at midnight and
  * inside one hour, local days of whole-hour and of half- and quarter-hour zones, and runs starting
  * and ending around every one of those instants (before, on, just after, in the same hour), spanning
- * days, zero-length and running.
+ * days, zero-length and running, on whole GPUs, MIG slices and shared replicas (GPU amounts are the
+ * physical share held, 1/5040 GPU units in the rollups).
  */
 
 const MINUTE = 60_000;
@@ -91,7 +100,7 @@ function generator(seed: number) {
   return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] };
 }
 
-interface Run {
+interface Run extends ShareColumns {
   workload_id: string;
   initiative_id: string;
   instance_type: string;
@@ -120,11 +129,13 @@ function generateRuns(seed: number): Run[] {
   const random = generator(seed);
   const runs: Run[] = [];
   const add = (start: number, end: number | null, extraMicros = 0, gpus = [0, 1, 2, 4, 8]) => {
+    const gpuCount = random.pick(gpus);
     runs.push({
       workload_id: `r${runs.length}`,
       initiative_id: random.pick(INITIATIVES),
       instance_type: random.pick(INSTANCE_TYPES),
-      gpu_count: random.pick(gpus),
+      gpu_count: gpuCount,
+      ...shared(gpuCount, random.pick(SHARE_KINDS)),
       status: end === null ? 'running' : random.pick(['completed', 'failed', 'cancelled']),
       started_at: withMicros(start, extraMicros),
       completed_at: end === null ? null : withMicros(end, extraMicros),
@@ -164,16 +175,21 @@ async function upsertRuns(dataSource: DataSource, organizationId: string, runs: 
   await writeAs(
     dataSource,
     `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
-       gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
+       gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
+       share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas)
      SELECT $1, r.workload_id, r.initiative_id, 'job', r.status, 'someone', r.instance_type, r.gpu_count, true,
             'cluster', 'default', r.started_at - interval '1 minute', r.started_at, r.completed_at,
-            CASE r.status WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 END
+            CASE r.status WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 END,
+            r.share_units, r.gpu_sharing_mode, r.gpu_sharing_profile, r.gpu_sharing_replicas
      FROM jsonb_to_recordset($2::jsonb) AS r (workload_id text, initiative_id text, instance_type text,
-            gpu_count integer, status text, started_at timestamptz, completed_at timestamptz)
+            gpu_count integer, status text, started_at timestamptz, completed_at timestamptz,
+            share_units integer, gpu_sharing_mode text, gpu_sharing_profile text, gpu_sharing_replicas integer)
      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
        initiative_id = excluded.initiative_id, status = excluded.status, instance_type = excluded.instance_type,
        gpu_count = excluded.gpu_count, submitted_at = excluded.submitted_at, started_at = excluded.started_at,
-       completed_at = excluded.completed_at, exit_code = excluded.exit_code`,
+       completed_at = excluded.completed_at, exit_code = excluded.exit_code, share_units = excluded.share_units,
+       gpu_sharing_mode = excluded.gpu_sharing_mode, gpu_sharing_profile = excluded.gpu_sharing_profile,
+       gpu_sharing_replicas = excluded.gpu_sharing_replicas`,
     [organizationId, JSON.stringify(runs)],
   );
 }
@@ -205,7 +221,10 @@ interface RawRow {
   busy: number;
 }
 
-/** GPU-seconds in [from, to) straight from raw workloads and samples (running ones up to `now`). */
+/**
+ * GPU-seconds in [from, to) straight from raw workloads and samples (running ones up to `now`): the
+ * physical share held (units / 5040) × seconds.
+ */
 async function rawUsage(
   dataSource: DataSource,
   organizationId: string,
@@ -220,7 +239,7 @@ async function rawUsage(
      ),
      parts AS (
        SELECT w.initiative_id, w.instance_type, s.utilization,
-              w.gpu_count * extract(epoch FROM least(coalesce(w.completed_at, $2), $4) - greatest(w.started_at, $3)) AS seconds
+              w.gpu_share_units / 5040.0 * extract(epoch FROM least(coalesce(w.completed_at, $2), $4) - greatest(w.started_at, $3)) AS seconds
        FROM workloads w
        LEFT JOIN readings s ON s.workload_id = w.workload_id
        WHERE w.organization_id = $1 AND w.started_at IS NOT NULL
@@ -363,7 +382,10 @@ describe('capacity from the hourly usage rollup equals a recomputation from raw 
               count(*) FILTER (WHERE completed_at - started_at > interval '1 day')::int AS multi_day,
               count(*) FILTER (WHERE completed_at = started_at)::int AS zero_length,
               (SELECT count(DISTINCT workload_id) FROM metric_samples WHERE organization_id = $1)::int AS sampled,
-              (SELECT count(*) FROM capacity_usage_hourly WHERE organization_id = $1)::int AS buckets
+              (SELECT count(*) FROM capacity_usage_hourly WHERE organization_id = $1)::int AS buckets,
+              count(DISTINCT gpu_share_units / gpu_count) FILTER (WHERE gpu_count > 0)::int AS share_kinds,
+              count(*) FILTER (WHERE share_units IS NOT NULL AND completed_at - started_at > interval '1 day')::int
+                AS fractional_multi_day
        FROM workloads WHERE organization_id = $1`,
       [organizationId],
     );
@@ -372,6 +394,9 @@ describe('capacity from the hourly usage rollup equals a recomputation from raw 
     expect(counts.zero_length).toBeGreaterThan(10);
     expect(counts.sampled).toBeGreaterThan(500);
     expect(counts.buckets).toBeGreaterThan(500);
+    // 720, 1260, 1440, 2160 and 5040 units per device: MIG 1g/2g/3g, four replicas, whole GPUs.
+    expect(counts.share_kinds).toBe(5);
+    expect(counts.fractional_multi_day).toBeGreaterThan(50);
     expect(await hourlyUsageDifferences(t.dataSource, organizationId)).toEqual([]);
   });
 
@@ -379,7 +404,7 @@ describe('capacity from the hourly usage rollup equals a recomputation from raw 
     await expectCase(c);
   });
 
-  it('stays equal after runs finish, move, change times, size and type, disappear, and samples are re-sent', async () => {
+  it('stays equal after runs finish, move, change times, size, share and type, disappear, and samples are re-sent', async () => {
     const random = generator(29);
     const changed = runs.map((run) => ({ ...run }));
     for (const run of changed) {
@@ -395,7 +420,11 @@ describe('capacity from the hourly usage rollup equals a recomputation from raw 
         run.completed_at = withMicros(Date.parse(run.completed_at) + shift + random.pick([0, 3 * HOUR]), 0);
       } else if (roll < 0.4) {
         run.gpu_count = random.pick([1, 3, 16]);
+        Object.assign(run, shared(run.gpu_count, random.pick(SHARE_KINDS)));
         run.instance_type = random.pick(INSTANCE_TYPES);
+      } else if (roll < 0.5 && run.gpu_count > 0) {
+        // Same devices, shared otherwise: only the share moves.
+        Object.assign(run, shared(run.gpu_count, random.pick(SHARE_KINDS)));
       }
     }
     await upsertRuns(t.dataSource, organizationId, changed);

@@ -1,10 +1,21 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { authHeaders, createApiToken, seedOrganization, uniqueId, writeAs } from '../../support/factories';
+import {
+  authHeaders,
+  createApiToken,
+  seedOrganization,
+  SHARE_KINDS,
+  type ShareColumns,
+  sharedDevices as shared,
+  uniqueId,
+  writeAs,
+} from '../../support/factories';
 import { hourlyUsageDifferences } from '../../support/rollup-residue';
 import { createTestApp, TestApp } from '../../support/test-app';
 
 const MINUTE = 60_000;
+/** Share units of one whole GPU: the rollups count GPUs in 1/5040. */
+const U = 5040;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const INITIATIVES = ['i1', 'i2', 'i3', 'i4'];
@@ -31,7 +42,7 @@ function generator(seed: number) {
   };
 }
 
-interface GeneratedWorkload {
+interface GeneratedWorkload extends ShareColumns {
   workload_id: string;
   initiative_id: string;
   status: string;
@@ -61,12 +72,14 @@ function generateWorkloads(
     ]);
     const end = Math.min(start + length, now - 1);
     const neverStarted = status === 'pending' || (status === 'cancelled' && random.next() < 0.3);
+    const gpuCount = random.pick([0, 1, 2, 4, 8]);
     workloads.push({
+      ...shared(gpuCount, random.pick(SHARE_KINDS)),
       workload_id: `w${index}`,
       initiative_id: random.pick(INITIATIVES),
       status,
       instance_type: random.pick(INSTANCE_TYPES),
-      gpu_count: random.pick([0, 1, 2, 4, 8]),
+      gpu_count: gpuCount,
       submitted_at: new Date(start - HOUR).toISOString(),
       started_at: neverStarted ? null : microseconds(start),
       completed_at: status === 'running' || status === 'pending' ? null : microseconds(Math.max(end, start)),
@@ -94,20 +107,28 @@ async function upsertWorkloads(
   await writeAs(
     dataSource,
     `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
-       gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
+       gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
+       share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas)
      SELECT $1, w.workload_id, w.initiative_id, 'job', w.status, 'someone', w.instance_type, w.gpu_count, true,
-            'cluster', 'default', w.submitted_at, w.started_at, w.completed_at, w.exit_code
+            'cluster', 'default', w.submitted_at, w.started_at, w.completed_at, w.exit_code,
+            w.share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas
      FROM jsonb_to_recordset($2::jsonb) AS w (workload_id text, initiative_id text, status text, instance_type text,
-            gpu_count integer, submitted_at timestamptz, started_at timestamptz, completed_at timestamptz, exit_code integer)
+            gpu_count integer, submitted_at timestamptz, started_at timestamptz, completed_at timestamptz, exit_code integer,
+            share_units integer, gpu_sharing_mode text, gpu_sharing_profile text, gpu_sharing_replicas integer)
      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
        initiative_id = excluded.initiative_id, status = excluded.status, instance_type = excluded.instance_type,
        gpu_count = excluded.gpu_count, submitted_at = excluded.submitted_at, started_at = excluded.started_at,
-       completed_at = excluded.completed_at, exit_code = excluded.exit_code`,
+       completed_at = excluded.completed_at, exit_code = excluded.exit_code, share_units = excluded.share_units,
+       gpu_sharing_mode = excluded.gpu_sharing_mode, gpu_sharing_profile = excluded.gpu_sharing_profile,
+       gpu_sharing_replicas = excluded.gpu_sharing_replicas`,
     [organizationId, JSON.stringify(workloads)],
   );
 }
 
-/** GPU hours inside [from, min(to, now)) straight from the raw workloads, by initiative and pool. */
+/**
+ * GPU hours inside [from, min(to, now)) straight from the raw workloads, by initiative and pool: the
+ * physical share held (units of 1/5040 GPU) × time.
+ */
 async function rawUsage(
   dataSource: DataSource,
   organizationId: string,
@@ -117,7 +138,7 @@ async function rawUsage(
 ): Promise<{ initiative_id: string; pool_id: string | null; used: number }[]> {
   return dataSource.query(
     `SELECT w.initiative_id, p.pool_id,
-            sum(w.gpu_count * extract(epoch FROM least(coalesce(w.completed_at, $2), $4) - greatest(w.started_at, $3)))::double precision / 3600 AS used
+            sum(w.gpu_share_units / 5040.0 * extract(epoch FROM least(coalesce(w.completed_at, $2), $4) - greatest(w.started_at, $3)))::double precision / 3600 AS used
      FROM workloads w
      LEFT JOIN pool_instance_types p ON p.organization_id = w.organization_id AND p.instance_type = w.instance_type
      WHERE w.organization_id = $1 AND w.started_at IS NOT NULL
@@ -188,9 +209,11 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
 
     const workloads = generateWorkloads(random, 500, periodStart, now);
     await upsertWorkloads(testApp.dataSource, organizationId, workloads);
+    await expectSharesCovered();
     await expectMatchesRaw();
 
-    // Re-import: unchanged rows, runs that finished, moved and resized runs, and new rows in one upsert.
+    // Re-import: unchanged rows, runs that finished, moved and resized runs, runs whose devices are
+    // now shared otherwise (same count, another share), and new rows in one upsert.
     const changed = workloads.map((workload) => ({ ...workload }));
     for (const workload of changed) {
       if (workload.status === 'running' && random.next() < 0.6) {
@@ -203,7 +226,10 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
       } else if (random.next() < 0.2) {
         workload.instance_type = random.pick(INSTANCE_TYPES);
         workload.gpu_count = random.pick([1, 3, 16]);
+        Object.assign(workload, shared(workload.gpu_count, random.pick(SHARE_KINDS)));
         workload.initiative_id = random.pick(INITIATIVES);
+      } else if (workload.gpu_count > 0 && random.next() < 0.15) {
+        Object.assign(workload, shared(workload.gpu_count, random.pick(SHARE_KINDS)));
       }
     }
     const added = generateWorkloads(random, 100, periodStart, now).map((workload) => ({
@@ -221,7 +247,25 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
       `UPDATE workloads SET initiative_id = 'i4' WHERE organization_id = $1 AND workload_id LIKE 'w1%'`,
       [organizationId],
     );
+    await expectSharesCovered();
     await expectMatchesRaw();
+
+    /** The generated rows hold every kind of share, fractional ones most, on running and finished runs. */
+    async function expectSharesCovered() {
+      const kinds: { units_per_device: number; finished: number; running: number }[] =
+        await testApp.dataSource.query(
+          `SELECT (gpu_share_units / gpu_count)::int AS units_per_device,
+                  count(*) FILTER (WHERE completed_at IS NOT NULL)::int AS finished,
+                  count(*) FILTER (WHERE status = 'running')::int AS running
+           FROM workloads WHERE organization_id = $1 AND gpu_count > 0 GROUP BY 1 ORDER BY 1`,
+          [organizationId],
+        );
+      expect(kinds.map((kind) => kind.units_per_device)).toEqual([720, 1260, 1440, 2160, 5040]);
+      for (const kind of kinds) {
+        expect(kind.finished).toBeGreaterThan(10);
+        expect(kind.running).toBeGreaterThan(0);
+      }
+    }
 
     async function expectMatchesRaw() {
       await expectRollupMatchesRebuild(testApp.dataSource, organizationId);
@@ -287,6 +331,7 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
       status: 'running',
       instance_type: 't1',
       gpu_count: 2,
+      ...shared(2, SHARE_KINDS[0]),
       submitted_at: new Date(base).toISOString(),
       started_at: new Date(base).toISOString(),
       completed_at: null,
@@ -302,46 +347,76 @@ describe('GET /v1/capacity equals a recomputation from raw workloads', () => {
       );
     await upsertWorkloads(testApp.dataSource, organizationId, [one({})]);
     expect(await rollup()).toEqual([]);
-    // 22:30 on Oct 3 to 01:15 on Oct 5: 1.5 h, a whole day, 1.25 h — 2 GPUs each.
+    // 22:30 on Oct 3 to 01:15 on Oct 5: 1.5 h, a whole day, 1.25 h — 2 GPUs each, in 1/5040 GPU units.
     const finishedAt = new Date(base + 26.75 * HOUR).toISOString();
     await upsertWorkloads(testApp.dataSource, organizationId, [
       one({ status: 'completed', completed_at: finishedAt, exit_code: 0 }),
     ]);
     expect(await rollup()).toEqual([
-      { day: '2026-10-03', gpu_microseconds: String(2 * 1.5 * 3600e6), spanning: 0 },
-      { day: '2026-10-04', gpu_microseconds: String(2 * 24 * 3600e6), spanning: 2 },
-      { day: '2026-10-05', gpu_microseconds: String(2 * 1.25 * 3600e6), spanning: 0 },
+      { day: '2026-10-03', gpu_microseconds: String(2 * U * 1.5 * 3600e6), spanning: 0 },
+      { day: '2026-10-04', gpu_microseconds: String(2 * U * 24 * 3600e6), spanning: 2 * U },
+      { day: '2026-10-05', gpu_microseconds: String(2 * U * 1.25 * 3600e6), spanning: 0 },
     ]);
     // Hourly buckets only for the first and last day (the whole day is spanning_gpus).
-    expect(
-      await testApp.dataSource.query(
+    const hourly = () =>
+      testApp.dataSource.query(
         `SELECT usage_day::text AS day, start_hour, end_hour, gpus::int, gpu_start_offset::text AS start_offset,
                 gpu_microseconds::text AS us
          FROM capacity_usage_hourly WHERE organization_id = $1 AND gpus <> 0 ORDER BY usage_day`,
         [organizationId],
-      ),
-    ).toEqual([
+      );
+    const buckets = (units: number) => [
       {
         day: '2026-10-03',
         start_hour: 22,
         end_hour: 24,
-        gpus: 2,
-        start_offset: String(2 * 22.5 * 3600e6),
-        us: String(2 * 1.5 * 3600e6),
+        gpus: units,
+        start_offset: String(units * 22.5 * 3600e6),
+        us: String(units * 1.5 * 3600e6),
       },
       {
         day: '2026-10-05',
         start_hour: -1,
         end_hour: 1,
-        gpus: 2,
+        gpus: units,
         start_offset: '0',
-        us: String(2 * 1.25 * 3600e6),
+        us: String(units * 1.25 * 3600e6),
       },
-    ]);
+    ];
+    expect(await hourly()).toEqual(buckets(2 * U));
     await upsertWorkloads(testApp.dataSource, organizationId, [
-      one({ status: 'completed', completed_at: finishedAt, exit_code: 0, gpu_count: 1 }),
+      one({
+        status: 'completed',
+        completed_at: finishedAt,
+        exit_code: 0,
+        gpu_count: 1,
+        ...shared(1, SHARE_KINDS[0]),
+      }),
     ]);
-    expect((await rollup()).map((row: { spanning: number }) => row.spanning)).toEqual([0, 1, 0]);
+    expect((await rollup()).map((row: { spanning: number }) => row.spanning)).toEqual([0, U, 0]);
+    // The same device as a MIG 3g slice (3/7 GPU), then four time-sliced replicas of one GPU (1 GPU).
+    const mig = SHARE_KINDS.find((kind) => kind.sharing?.mode === 'mig' && kind.unitsPerDevice === 2160)!;
+    await upsertWorkloads(testApp.dataSource, organizationId, [
+      one({ status: 'completed', completed_at: finishedAt, exit_code: 0, gpu_count: 1, ...shared(1, mig) }),
+    ]);
+    expect(await rollup()).toEqual([
+      { day: '2026-10-03', gpu_microseconds: String(2160 * 1.5 * 3600e6), spanning: 0 },
+      { day: '2026-10-04', gpu_microseconds: String(2160 * 24 * 3600e6), spanning: 2160 },
+      { day: '2026-10-05', gpu_microseconds: String(2160 * 1.25 * 3600e6), spanning: 0 },
+    ]);
+    expect(await hourly()).toEqual(buckets(2160));
+    const replicas = SHARE_KINDS.find((kind) => kind.sharing?.mode === 'time-slicing')!;
+    await upsertWorkloads(testApp.dataSource, organizationId, [
+      one({
+        status: 'completed',
+        completed_at: finishedAt,
+        exit_code: 0,
+        gpu_count: 4,
+        ...shared(4, replicas),
+      }),
+    ]);
+    expect((await rollup()).map((row: { spanning: number }) => row.spanning)).toEqual([0, U, 0]);
+    expect(await hourly()).toEqual(buckets(U));
     await writeAs(testApp.dataSource, 'DELETE FROM workloads WHERE organization_id = $1', [organizationId]);
     expect(await rollup()).toEqual([]);
   });
@@ -363,9 +438,11 @@ async function expectRollupMatchesRebuild(dataSource: DataSource, organizationId
        SELECT d.usage_day, w.initiative_id, w.instance_type,
               sum(d.gpu_microseconds)::bigint AS gpu_microseconds, sum(d.spanning_gpus)::bigint AS spanning_gpus
        FROM workloads w
-       CROSS JOIN LATERAL gpucap_usage_days(w.started_at, w.completed_at, w.gpu_count) d
+       CROSS JOIN LATERAL gpucap_usage_days(w.started_at, w.completed_at, w.gpu_share_units) d
        WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
        GROUP BY 1, 2, 3
+       -- As kept: a group of zero-length runs (or none left) holds nothing.
+       HAVING sum(d.gpu_microseconds) <> 0 OR sum(d.spanning_gpus) <> 0
      )
      (SELECT * FROM kept EXCEPT SELECT * FROM rebuilt) UNION ALL (SELECT * FROM rebuilt EXCEPT SELECT * FROM kept)`,
     [organizationId],

@@ -4,7 +4,30 @@ import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../su
 import { hourlyUsageDifferences } from '../../support/rollup-residue';
 import { createTestApp, TestApp } from '../../support/test-app';
 
-/** Generated workloads of one organization over ~40 days, every status, several people and types. */
+/**
+ * The share columns for kind `k` (a SQL integer 0-5) of `count` devices: whole GPUs, MIG 1g/2g/3g of a
+ * seven-slice GPU (720/1440/2160 units of 1/5040 GPU), one of four time-sliced or MPS replicas (1260).
+ */
+function shareSql(k: string, count: string): string {
+  return `CASE WHEN (${k}) = 0 THEN NULL ELSE (${count}) * (ARRAY[720, 1440, 2160, 1260, 1260])[${k}] END,
+          (ARRAY[NULL, 'mig', 'mig', 'mig', 'time-slicing', 'mps'])[1 + (${k})],
+          (ARRAY[NULL, '1g.10gb', '2g.20gb', '3g.40gb', NULL, NULL])[1 + (${k})],
+          CASE WHEN (${k}) >= 4 THEN 4 END`;
+}
+
+const SHARE_COLUMNS = 'share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas';
+
+/** Every column a writer sets (gpu_share_units is generated: it takes no value). */
+const WORKLOAD_COLUMNS = `organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
+  gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code, ${SHARE_COLUMNS}`;
+
+/** The generated number of a `gen-N` workload, for SQL. */
+const GENERATED_NUMBER = `substring(workload_id FROM 5)::int`;
+
+/**
+ * Generated workloads of one organization over ~40 days, every status, several people and types,
+ * whole GPUs, MIG slices and shared replicas.
+ */
 async function generate(
   dataSource: DataSource,
   organizationId: string,
@@ -14,13 +37,15 @@ async function generate(
   await writeAs(
     dataSource,
     `INSERT INTO workloads (organization_id, workload_id, initiative_id, name, status, submitted_by, instance_type,
-       gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
+       gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
+       ${SHARE_COLUMNS})
      SELECT $1, 'gen-' || g, 'init-' || (1 + g % 3), 'job', st, 'user' || (g % 7), 'type-' || (g % 4), 1 + g % 8,
             g % 3 <> 0, 'c', 'n', sub,
             CASE WHEN st = 'pending' OR (st = 'cancelled' AND g % 2 = 0) THEN NULL ELSE sub + interval '7 seconds' END,
             CASE WHEN st IN ('pending', 'running') THEN NULL
                  ELSE sub + interval '7 seconds' + (g * 37 % 9000) * interval '1 second' + interval '0.4 seconds' END,
-            CASE st WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 ELSE NULL END
+            CASE st WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 ELSE NULL END,
+            ${shareSql('g % 6', '1 + g % 8')}
      FROM (SELECT g, timestamptz '2026-10-01T00:00:00Z' + (g * 7919 % 3456000) * interval '1 second' AS sub,
                   (ARRAY['completed','completed','completed','failed','cancelled','running','pending'])[1 + g % 7] AS st
            FROM generate_series($2::int, $3::int) g) s`,
@@ -58,7 +83,7 @@ async function rollupDifferences(dataSource: DataSource, organizationId: string)
 
 /**
  * workload_period_rollups: per UTC day and hour, by nothing, submitter and instance type; per UTC day
- * only, by submitter of managed and of unmanaged workloads.
+ * only, by submitter of managed and of unmanaged workloads. GPU-seconds in share units (1/5040 GPU).
  */
 async function periodRollupDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
   const [row] = await dataSource.query(
@@ -69,11 +94,11 @@ async function periodRollupDifferences(dataSource: DataSource, organizationId: s
               ${['pending', 'running', 'completed', 'failed', 'cancelled'].map((s) => `count(*) FILTER (WHERE status = '${s}')::bigint`).join(', ')},
               count(*) FILTER (WHERE status IN ('completed','failed','cancelled') AND started_at IS NOT NULL)::bigint,
               coalesce(sum(floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
-              coalesce(sum(gpu_count * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
+              coalesce(sum(gpu_share_units * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
               -- Idle parts from raw samples, with the rollups' own rounding functions.
               coalesce(sum(gpucap_sampled_share(gpu_seconds, sampled.n)), 0)::bigint,
               coalesce(sum(gpucap_busy_share(gpu_seconds, sampled.utilization, sampled.n)), 0)::numeric
-       FROM (SELECT *, coalesce(gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds
+       FROM (SELECT *, coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds
              FROM workloads WHERE organization_id = $1) AS w
        LEFT JOIN (SELECT workload_id, count(*) AS n, sum(gpu_utilization::numeric) AS utilization
                   FROM metric_samples WHERE organization_id = $1 GROUP BY workload_id) AS sampled USING (workload_id)
@@ -102,7 +127,10 @@ interface RawStats {
   success_rate: number | null;
 }
 
-/** Statistics straight from raw rows, the reference the rollup-backed endpoint must equal. */
+/**
+ * Statistics straight from raw rows, the reference the rollup-backed endpoint must equal: GPU-hours are
+ * the physical share held (units / 5040) × hours.
+ */
 async function rawStats(
   dataSource: DataSource,
   organizationId: string,
@@ -115,9 +143,9 @@ async function rawStats(
   const key = groupBy ?? 'NULL::text';
   return dataSource.query(
     `SELECT ${key} AS group_key, count(*)::int AS workload_count,
-       round((sum(gpu_count * CASE WHEN status = 'running' THEN floor(extract(epoch FROM $5::timestamptz - started_at))
+       round((sum(gpu_share_units * CASE WHEN status = 'running' THEN floor(extract(epoch FROM $5::timestamptz - started_at))
                                    ELSE coalesce(floor(extract(epoch FROM completed_at - started_at)), 0) END)
-              / 3600.0)::numeric, 4)::float8 AS gpu_hours,
+              / 5040.0 / 3600.0)::numeric, 4)::float8 AS gpu_hours,
        round((avg(floor(extract(epoch FROM completed_at - started_at)))
               FILTER (WHERE status IN ('completed','failed','cancelled') AND started_at IS NOT NULL))::numeric, 4)::float8
          AS average,
@@ -138,7 +166,9 @@ describe('workload rollup: exact equality with raw rows', () => {
   let member: Record<string, string>;
 
   beforeAll(async () => {
-    testApp = await createTestApp();
+    // Re-sending 7,000 samples moves the idle parts of every rollup in one statement: seconds, near the
+    // service's 10 s limit on a loaded machine. This file holds exactness, not speed.
+    testApp = await createTestApp({ DATABASE_STATEMENT_TIMEOUT_MS: '60000' });
     organizationId = await seedOrganization(testApp.dataSource, {
       initiatives: ['init-1', 'init-2', 'init-3'],
     });
@@ -162,6 +192,11 @@ describe('workload rollup: exact equality with raw rows', () => {
   });
 
   it('matches after a bulk insert', async () => {
+    const kinds = await testApp.dataSource.query(
+      `SELECT DISTINCT gpu_share_units / gpu_count AS units FROM workloads WHERE organization_id = $1 ORDER BY 1`,
+      [organizationId],
+    );
+    expect(kinds.map((kind: { units: number }) => kind.units)).toEqual([720, 1260, 1440, 2160, 5040]);
     expect(await rollupDifferences(testApp.dataSource, organizationId)).toBe(0);
   });
 
@@ -182,6 +217,13 @@ describe('workload rollup: exact equality with raw rows', () => {
     await writeAs(ds, `DELETE FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'gen-3%'`, [
       organizationId,
     ]);
+    // The same devices shared otherwise: only the share changes (whole ↔ MIG ↔ replicas).
+    await writeAs(
+      ds,
+      `UPDATE workloads SET (${SHARE_COLUMNS}) = (SELECT ${shareSql(`(${GENERATED_NUMBER} + 3) % 6`, 'gpu_count')})
+       WHERE organization_id = $1 AND workload_id LIKE 'gen-6%'`,
+      [organizationId],
+    );
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
 
     // Samples re-sent with other values, some removed: aggregates change, the idle parts follow.
@@ -194,29 +236,34 @@ describe('workload rollup: exact equality with raw rows', () => {
     );
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
 
-    // An import: upsert by id, half existing (changed), half new, fires INSERT and UPDATE statement triggers.
+    // An import: upsert by id, half existing (changed: more devices, shared otherwise), half new, fires
+    // INSERT and UPDATE statement triggers.
     const upsert = `INSERT INTO workloads AS w (organization_id, workload_id, initiative_id, name, status, submitted_by,
-         instance_type, gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code)
+         instance_type, gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
+         ${SHARE_COLUMNS})
        SELECT organization_id, workload_id, initiative_id, name, status, submitted_by, 'type-new', gpu_count + 1,
               NOT is_managed, cluster_id, namespace, submitted_at + interval '5 hours', started_at + interval '5 hours',
-              completed_at + interval '5 hours', exit_code
+              completed_at + interval '5 hours', exit_code, ${shareSql(`(${GENERATED_NUMBER} + 1) % 6`, 'gpu_count + 1')}
        FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'gen-4%'
        UNION ALL
        SELECT $1, 'new-' || g, 'init-3', 'job', 'completed', 'newbie', 'type-0', 2, true, 'c', 'n',
               timestamptz '2026-10-20T23:30:00Z' + g * interval '1 minute',
               timestamptz '2026-10-20T23:31:00Z' + g * interval '1 minute',
-              timestamptz '2026-10-21T00:31:00Z' + g * interval '1 minute', 0
+              timestamptz '2026-10-21T00:31:00Z' + g * interval '1 minute', 0, ${shareSql('g % 6', '2')}
        FROM generate_series(1, 200) g
        ON CONFLICT (organization_id, workload_id) DO UPDATE SET
          instance_type = excluded.instance_type, gpu_count = excluded.gpu_count, is_managed = excluded.is_managed,
-         submitted_at = excluded.submitted_at, started_at = excluded.started_at, completed_at = excluded.completed_at`;
+         submitted_at = excluded.submitted_at, started_at = excluded.started_at, completed_at = excluded.completed_at,
+         share_units = excluded.share_units, gpu_sharing_mode = excluded.gpu_sharing_mode,
+         gpu_sharing_profile = excluded.gpu_sharing_profile, gpu_sharing_replicas = excluded.gpu_sharing_replicas`;
     await writeAs(ds, upsert, [organizationId]);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
     await generateSamples(ds, organizationId, 2);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
     await writeAs(
       ds,
-      `INSERT INTO workloads SELECT * FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'new-%'
+      `INSERT INTO workloads (${WORKLOAD_COLUMNS}) SELECT ${WORKLOAD_COLUMNS} FROM workloads
+       WHERE organization_id = $1 AND workload_id LIKE 'new-%'
        ON CONFLICT (organization_id, workload_id) DO UPDATE SET name = excluded.name`,
       [organizationId],
     );
@@ -295,6 +342,21 @@ describe('workload rollup: exact equality with raw rows', () => {
                 group.success_rate,
               ]),
             ).toEqual(raw.map((row) => [row.group_key, row.workload_count, row.success_rate]));
+            const rawBefore = await rawStats(
+              testApp.dataSource,
+              organizationId,
+              from,
+              to,
+              groupBy,
+              initiatives ? [...initiatives] : null,
+              before,
+            );
+            for (const group of response.body.data.grouped as Record<string, string & number>[]) {
+              const low = rawBefore.find((row) => row.group_key === group[groupBy])?.gpu_hours ?? 0;
+              const high = raw.find((row) => row.group_key === group[groupBy])?.gpu_hours ?? 0;
+              expect(group.gpu_hours).toBeGreaterThanOrEqual(low - 0.0001);
+              expect(group.gpu_hours).toBeLessThanOrEqual(high + 0.0001);
+            }
           }
         }
       }
