@@ -21,6 +21,11 @@ export interface BudgetPeriod {
   end: Date;
 }
 
+/** The budget period with the organization's IANA time zone, whose local days the burn-down counts. */
+export interface OrganizationPeriodRow extends BudgetPeriod {
+  timezone: string;
+}
+
 /**
  * What one initiative draws on one pool (pool null: an instance type no pool owns): GPU hours used
  * in the period so far and in the burn window, and GPUs held by its running workloads now.
@@ -110,7 +115,7 @@ const AGGREGATE_OF_WORKLOAD_SQL = aggregateLookupSql('w', 'a');
 export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
   return organizationStatement(
     scope,
-    `SELECT budget_period_start AS start, budget_period_end AS end
+    `SELECT budget_period_start AS start, budget_period_end AS end, timezone
      FROM organizations WHERE organization_id = $1`,
     [scope.organizationId],
   );

@@ -16,6 +16,7 @@ import {
   clusterUsageByWindowQuery,
   InitiativeRow,
   initiativesQuery,
+  type OrganizationPeriodRow,
   PoolRow,
   poolsQuery,
   UsageRow,
@@ -67,7 +68,7 @@ export class CapacityService {
       poolId: query.pool_id ?? null,
       clusterId: query.cluster_id ?? null,
     };
-    const [period] = await this.database.run<BudgetPeriod>(budgetPeriodQuery(scope));
+    const [period] = await this.database.run<OrganizationPeriodRow>(budgetPeriodQuery(scope));
     if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
@@ -96,6 +97,7 @@ export class CapacityService {
     };
     const report: CapacityReportDto = {
       organization_id: scope.organizationId,
+      timezone: period.timezone,
       summary,
       pools: pools
         .filter((pool) => {

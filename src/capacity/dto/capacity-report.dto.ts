@@ -138,8 +138,19 @@ export class CapacityPeriodDto {
 }
 
 export class CapacityReportDto {
-  @ApiProperty({ example: 'org-acme' })
+  @ApiProperty({
+    example: 'org-acme',
+    description: 'the organization the report is about (the X-Organization-Id header)',
+  })
   organization_id: string;
+
+  @ApiProperty({
+    example: 'Europe/Berlin',
+    description:
+      "the organization's IANA time zone: the burn-down's daily[].date are local days of this zone, so the " +
+      'first one can fall before period.start in UTC (additive field)',
+  })
+  timezone: string;
 
   @ApiProperty({ type: CapacitySummaryDto })
   summary: CapacitySummaryDto;
