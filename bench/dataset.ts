@@ -43,16 +43,21 @@ export function databaseUrl(adminUrl: string, databaseName: string): string {
   return url.toString();
 }
 
+/**
+ * The benchmark database of `size`, built by this checkout's CLI, or with `source` by another
+ * checkout's (another commit's schema and loader) into a database of its own.
+ */
 export async function ensureDataset(
   adminUrl: string,
   size: DatasetSize,
   seed: number,
   flags: { rebuild: boolean; keepDataset: boolean },
   log: (line: string) => void,
+  source: { root: string; label: string } = { root: ROOT, label: '' },
 ): Promise<Dataset> {
-  const databaseName = `gpucap_bench_${size.label}`;
+  const databaseName = `gpucap_bench_${size.label}${source.label ? `_${source.label}` : ''}`;
   const url = databaseUrl(adminUrl, databaseName);
-  const fingerprint = sourceFingerprint();
+  const fingerprint = sourceFingerprint(source.root);
   const existing = await readMarker(adminUrl, databaseName);
   const why = staleReason(existing, size, seed, fingerprint, flags);
   if (!why && existing) {
@@ -61,7 +66,7 @@ export async function ensureDataset(
   }
   log(`dataset ${databaseName}: building (${why})`);
   await recreateDatabase(adminUrl, databaseName);
-  await runCli(['migrate'], { DATABASE_URL: url }, log);
+  await runCli(['migrate'], { DATABASE_URL: url }, log, undefined, source.root);
   const started = process.hrtime.bigint();
   const statements = new StatementTotals();
   const printed = await runCli(
@@ -77,6 +82,7 @@ export async function ensureDataset(
     { DATABASE_URL: url, GPUCAP_IMPORT_TRACE: '1' },
     log,
     (line) => statements.take(line),
+    source.root,
   );
   const loadSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   const rows = await countRows(url);
@@ -159,10 +165,10 @@ function staleReason(
   return null;
 }
 
-function sourceFingerprint(): string {
+function sourceFingerprint(root: string): string {
   const hash = createHash('sha256');
-  for (const file of FINGERPRINT_DIRS.flatMap((dir) => listFiles(join(ROOT, dir))).sort()) {
-    hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  for (const file of FINGERPRINT_DIRS.flatMap((dir) => listFiles(join(root, dir))).sort()) {
+    hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex').slice(0, 16);
 }

@@ -24,10 +24,11 @@ export function runCli(
   env: Record<string, string>,
   log: (line: string) => void,
   divert: (line: string) => boolean = () => false,
+  root = ROOT,
 ): Promise<string> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [GPUCAP, ...args], {
-      cwd: ROOT,
+    const child = spawn(process.execPath, [join(root, 'bin', 'gpucap.js'), ...args], {
+      cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -261,6 +262,7 @@ export async function createToken(
   role: 'ORG_ADMIN' | 'MEMBER',
   initiativeIds: string[],
   log: (line: string) => void,
+  root = ROOT,
 ): Promise<string> {
   const args = [
     'tokens',
@@ -273,7 +275,7 @@ export async function createToken(
     `bench-${role.toLowerCase()}`,
   ];
   for (const id of initiativeIds) args.push('--initiative', id);
-  const stdout = await runCli(args, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, log);
+  const stdout = await runCli(args, { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, log, undefined, root);
   const token = stdout.trim().split('\n').pop()?.trim();
   if (!token?.startsWith('gpucap_')) throw new Error(`tokens create printed no token: ${stdout}`);
   return token;

@@ -20,10 +20,10 @@
 import { writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureDataset } from './dataset';
+import { describe, ensureDataset } from './dataset';
 import { Fixtures, loadFixtures, ORGANIZATION_ID } from './fixtures';
 import { drive, LoadResult } from './load';
-import { parseOptions, takeOption } from './options';
+import { type BenchOptions, parseOptions, takeOption } from './options';
 import {
   buildService,
   createToken,
@@ -64,7 +64,8 @@ function log(line: string): void {
 
 async function main(): Promise<void> {
   const written = takeOption(process.argv.slice(2), '--write', false);
-  const beforeOption = takeOption(written.rest, '--before');
+  const ownDataset = takeOption(written.rest, '--before-dataset', false);
+  const beforeOption = takeOption(ownDataset.rest, '--before');
   const write = written.value !== null;
   const beforeCommit = beforeOption.value;
   const options = parseOptions([...beforeOption.rest, '--keep-dataset']);
@@ -93,7 +94,16 @@ async function main(): Promise<void> {
   const cold = await withServer(await startService(dataset.url, false, log), (service) =>
     driveAll(service, headers, pools, 'cold', settings),
   );
-  const before = beforeCommit ? await coldBefore(beforeCommit, dataset.url, headers, pools, settings) : null;
+  const before = beforeCommit
+    ? await coldBefore(
+        beforeCommit,
+        ownDataset.value !== null ? options : null,
+        dataset.url,
+        headers,
+        pools,
+        settings,
+      )
+    : null;
   const detailPool = allPools.find((pool) => pool.endpoint === 'GET /v1/workloads/{id}')!;
   const rawDetail = await withServer(await startBaseline(dataset.url, log), (baseline) =>
     driveAll(baseline, headers, [detailPool], 'cold', settings),
@@ -110,9 +120,15 @@ async function main(): Promise<void> {
   if (write) writeDocs(table);
 }
 
-/** The cold pools against another commit's service: the same requests, the code before a change. */
+/**
+ * The cold pools against another commit's service: the same requests, the code before a change. With
+ * `ownDataset` (--before-dataset) that commit reads a dataset its own CLI built (same size and seed),
+ * for a change of schema, where the earlier code on the new schema would miss its indexes; its token
+ * is minted there, and the load is reported beside the current dataset's.
+ */
 async function coldBefore(
   commit: string,
+  ownDataset: BenchOptions | null,
   databaseUrl: string,
   headers: Record<string, string>,
   pools: EndpointPools[],
@@ -120,8 +136,23 @@ async function coldBefore(
 ): Promise<{ label: string; results: LoadResult[] }> {
   const build = serviceAtCommit(commit);
   await buildService(log, build);
-  const results = await withServer(await startService(databaseUrl, false, log, build), (service) =>
-    driveAll(service, headers, pools, 'cold', settings),
+  let url = databaseUrl;
+  let beforeHeaders = headers;
+  if (ownDataset) {
+    const size = ownDataset.sizes.at(-1)!;
+    const label = build.label.replace(/^service@/, 'at_');
+    const dataset = await ensureDataset(ownDataset.adminUrl, size, ownDataset.seed, ownDataset, log, {
+      root: build.sourceDir,
+      label,
+    });
+    log(`before dataset: ${describe(dataset.marker)}`);
+    url = dataset.url;
+    beforeHeaders = roleHeaders(
+      await createToken(url, ORGANIZATION_ID, 'ORG_ADMIN', [], log, build.sourceDir),
+    );
+  }
+  const results = await withServer(await startService(url, false, log, build), (service) =>
+    driveAll(service, beforeHeaders, pools, 'cold', settings),
   );
   return { label: build.label, results };
 }
