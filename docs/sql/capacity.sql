@@ -2,7 +2,7 @@
 
 -- GET /v1/capacity: budget period
 --   $1 = "org-example"
-SELECT budget_period_start AS start, budget_period_end AS end
+SELECT budget_period_start AS start, budget_period_end AS end, timezone
      FROM organizations WHERE organization_id = $1;
 
 -- GET /v1/capacity: usage, ORG_ADMIN, no filters

@@ -8,7 +8,7 @@ import {
   scopedStatement,
 } from '../common/database/scoped-statement';
 import { RAW_STATS_MEASURES, STATS_FACT_COLUMNS, WORKLOADS_WITH_AGGREGATE } from './period-rollup.queries';
-import type { Span } from './period-split';
+import { type Span, splitByPeriod } from './period-split';
 import {
   GROUPING,
   readsRawRows,
@@ -96,17 +96,21 @@ export function workloadTimelineQuery(
   const days: Date[] = [];
   const hours: Date[] = [];
   const raw: Span[] = [];
-  boundaries.slice(0, -1).forEach((start, index) => {
-    const end = boundaries[index + 1];
-    const split = statsSplit(
-      request,
-      start < request.from ? request.from : start,
-      end > request.to ? request.to : end,
-    );
-    if (split.days) days.push(...unitStarts(split.days, 24 * HOUR_MS));
-    for (const span of split.hours) hours.push(...unitStarts(span, HOUR_MS));
-    raw.push(...split.raw);
-  });
+  if (readsRawRows(request)) {
+    // One range of raw rows: width_bucket files each under its bucket.
+    raw.push(...statsSplit(request, request.from, request.to).raw);
+  } else {
+    boundaries.slice(0, -1).forEach((start, index) => {
+      const end = boundaries[index + 1];
+      const split = splitByPeriod(
+        start < request.from ? request.from : start,
+        end > request.to ? request.to : end,
+      );
+      if (split.days) days.push(...unitStarts(split.days, 24 * HOUR_MS));
+      for (const span of split.hours) hours.push(...unitStarts(span, HOUR_MS));
+      raw.push(...split.raw);
+    });
+  }
   const rollup = (period: 'day' | 'hour', starts: Date[]) =>
     `SELECT bucket_start, ${grouping.rollupKey}, ${STATS_FACT_COLUMNS.join(', ')}
        FROM workload_period_rollups
