@@ -3,21 +3,25 @@ import { Clock } from '../../../src/common/clock';
 import {
   authHeaders,
   createApiToken,
+  deviceShareUnits,
   insertSamples,
   insertWorkloads,
   seedOrganization,
   type SampleSeed,
+  SHARE_KINDS,
   type WorkloadSeed,
   writeAs,
 } from '../../support/factories';
 import { aggregateDifferences, rankedTotalsDifferences, rollupResidue } from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
+import { GPU_SHARE_UNITS } from '../../../src/common/gpu-sharing';
 
 /**
  * The ranked endpoint reads indexes, per-status totals and aggregates denormalized with each
  * workload's initiative, status and settled GPU-seconds; these tests hold every answer to a naive
  * recomputation from the raw workloads and samples, on generated data full of ties, running workloads
- * and status changes, and the copies and totals to their recomputation after the writes.
+ * and status changes, whole GPUs, MIG slices and shared replicas (GPU-hours are the physical share held
+ * × hours), and the copies and totals to their recomputation after the writes.
  */
 
 const SECOND = 1_000;
@@ -39,6 +43,10 @@ interface RawWorkload {
   initiative_id: string;
   status: string;
   gpu_count: number;
+  gpu_share_units: number;
+  gpu_sharing_mode: string | null;
+  gpu_sharing_profile: string | null;
+  gpu_sharing_replicas: number | null;
   started_at: Date | null;
   completed_at: Date | null;
 }
@@ -51,11 +59,11 @@ interface RawSample {
   power_usage: number;
 }
 
-interface Ranked {
-  workload_id: string;
-  name: string;
-  initiative_id: string;
+interface Ranked extends RawWorkload {
   value: number;
+  /** A lifetime average as the integer sum and count of its samples, for an exact mean. */
+  sum?: number;
+  count?: number;
   current: number;
 }
 
@@ -93,10 +101,21 @@ function generate(now: number): { workloads: WorkloadSeed[]; samples: SampleSeed
     const status = pick(STATUSES);
     const initiativeId = pick(INITIATIVES);
     const gpuCount = pick([0, 1, 2, 4]);
+    const kind = pick(SHARE_KINDS);
     const submittedAt = new Date(base + k * MINUTE);
-    // Few distinct durations, some with a fraction of a second (floored): plenty of gpu_hours ties.
+    // Few distinct durations, some with a fraction of a second (floored): plenty of gpu_hours ties,
+    // some between different shares (2 × 1g = 1 × 2g).
     const ranFor = pick([0, 30, 60]) * MINUTE + pick([0, 999]);
-    const seed: WorkloadSeed = { workloadId, name: `job ${k}`, initiativeId, gpuCount, status, submittedAt };
+    const seed: WorkloadSeed = {
+      workloadId,
+      name: `job ${k}`,
+      initiativeId,
+      gpuCount,
+      shareUnits: deviceShareUnits(gpuCount, kind),
+      gpuSharing: gpuCount === 0 ? null : kind.sharing,
+      status,
+      submittedAt,
+    };
     if (status === 'running') {
       seed.submittedAt = new Date(now - 4 * 60 * MINUTE);
       seed.startedAt = new Date(now - ranFor - pick([1, 2]) * 60 * MINUTE);
@@ -123,11 +142,25 @@ function generate(now: number): { workloads: WorkloadSeed[]; samples: SampleSeed
   return { workloads, samples };
 }
 
-/** gpu_hours_used: gpu_count × whole seconds run (up to now while running) / 3600. */
+/** GPU-hours: the share held (units / 5040) × whole seconds run (up to now while running) / 3600. */
 function gpuHours(w: RawWorkload, now: number): number {
   const end = w.completed_at?.getTime() ?? now;
   const seconds = w.started_at ? Math.max(0, Math.floor((end - w.started_at.getTime()) / SECOND)) : 0;
-  return (w.gpu_count * seconds) / 3600;
+  return (w.gpu_share_units * seconds) / GPU_SHARE_UNITS / 3600;
+}
+
+/** The share fields a ranked item carries, from the raw row. */
+function shareOf(w: RawWorkload) {
+  return {
+    gpu_count: w.gpu_count,
+    gpu_share: round4(w.gpu_share_units / GPU_SHARE_UNITS),
+    gpu_sharing:
+      w.gpu_sharing_mode === null
+        ? null
+        : w.gpu_sharing_mode === 'mig'
+          ? { mode: 'mig', profile: w.gpu_sharing_profile }
+          : { mode: w.gpu_sharing_mode, replicas: w.gpu_sharing_replicas },
+  };
 }
 
 function naiveRanking(
@@ -158,10 +191,28 @@ function naiveRanking(
     }
     const values = list.map((s) => s[sort]);
     const latest = [...list].sort((a, b) => b.sampled_at.getTime() - a.sampled_at.getTime())[0];
-    const avg = values.reduce((sum, v) => sum + v, 0) / values.length;
-    ranked.set(id, { ...w, value: avg, current: latest[sort] });
+    const sum = values.reduce((total, v) => total + v, 0);
+    ranked.set(id, { ...w, value: sum / values.length, current: latest[sort], sum, count: values.length });
   }
   return ranked;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
+}
+
+/**
+ * The mean of the values. Sample averages (integer readings) are summed over a common denominator, so
+ * the mean is the one correctly rounded quotient the service's exact numeric sum gives: a float sum of
+ * averages can land just under a half in the fourth decimal that the exact mean sits on.
+ */
+function meanOf(rows: Ranked[]): number {
+  if (rows.every((r) => r.sum !== undefined && Number.isInteger(r.sum))) {
+    const denominator = rows.reduce((l, r) => (l * r.count!) / gcd(l, r.count!), 1);
+    const numerator = rows.reduce((total, r) => total + (r.sum! * denominator) / r.count!, 0);
+    return numerator / (denominator * rows.length);
+  }
+  return rows.reduce((sum, r) => sum + r.value, 0) / rows.length;
 }
 
 interface Query {
@@ -182,13 +233,14 @@ function expectedBody(query: Query, scope: string[] | null, raw: Raw, now: numbe
     .filter((r): r is Ranked => r !== undefined);
   const direction = query.order === 'asc' ? 1 : -1;
   rows.sort((a, b) => (a.value - b.value) * direction || byId(a.workload_id, b.workload_id));
-  const mean = rows.length ? rows.reduce((sum, r) => sum + r.value, 0) / rows.length : null;
+  const mean = rows.length ? meanOf(rows) : null;
   return {
     data: {
       workloads: rows.slice(0, query.limit).map((r) => ({
         workload_id: r.workload_id,
         name: r.name,
         initiative_id: r.initiative_id,
+        ...shareOf(r),
         [query.sort]: { avg: round4(r.value), current: round4(r.current) },
       })),
       scope_average: { [query.sort]: round4(mean) },
@@ -211,7 +263,8 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
 
   async function readRaw(): Promise<Raw> {
     const workloads: RawWorkload[] = await t.dataSource.query(
-      `SELECT workload_id, name, initiative_id, status, gpu_count, started_at, completed_at
+      `SELECT workload_id, name, initiative_id, status, gpu_count, gpu_share_units, gpu_sharing_mode,
+              gpu_sharing_profile, gpu_sharing_replicas, started_at, completed_at
        FROM workloads WHERE organization_id = $1`,
       [orgId],
     );
@@ -278,6 +331,11 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
   });
 
   it('as ORG_ADMIN, for every sort_by × order, each status, an initiative and several limits', async () => {
+    const raw = await readRaw();
+    const perDevice = new Set(
+      raw.workloads.filter((w) => w.gpu_count > 0).map((w) => w.gpu_share_units / w.gpu_count),
+    );
+    expect([...perDevice].sort((a, b) => a - b)).toEqual([720, 1260, 1440, 2160, 5040]);
     for (const query of queries('i-2')) await expectRanked(admin, null, query);
   }, 120_000);
 
@@ -292,7 +350,7 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
     expect(await rollupResidue(t.dataSource, orgId)).toEqual({});
   }, 120_000);
 
-  it('after workloads finish, move to another initiative, change GPUs or samples, and are deleted', async () => {
+  it('after workloads finish, move to another initiative, change GPUs, shares or samples, and are deleted', async () => {
     const sampled: {
       workload_id: string;
       status: string;
@@ -317,7 +375,7 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
       .filter((w) => w.status !== 'running' && w.seconds >= 60 && w.avg > 0 && w.avg < 100 && w.avg !== 50)
       .map((w) => w.workload_id)
       .filter((id) => !settled.slice(0, 4).includes(id));
-    expect(idle.length).toBeGreaterThan(3);
+    expect(idle.length).toBeGreaterThan(4);
     expect(running.length).toBeGreaterThan(2);
     expect(settled.length).toBeGreaterThan(3);
     await writeAs(
@@ -341,6 +399,26 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
       t.dataSource,
       `UPDATE workloads SET gpu_count = gpu_count + 3 WHERE organization_id = $1 AND workload_id = $2`,
       [orgId, idle[0]],
+    );
+    // Shares change on the same devices: a settled workload's idle figure and GPU-hours move with it,
+    // and a running one's live figures.
+    const resliced = [idle[4], running[2]].filter(
+      (id) => sampled.find((w) => w.workload_id === id)!.gpu_count > 0,
+    );
+    expect(resliced.length).toBeGreaterThan(0);
+    await writeAs(
+      t.dataSource,
+      `UPDATE workloads SET share_units = gpu_count * 720, gpu_sharing_mode = 'mig', gpu_sharing_profile = '1g.10gb',
+              gpu_sharing_replicas = NULL
+       WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
+      [orgId, resliced],
+    );
+    await writeAs(
+      t.dataSource,
+      `UPDATE workloads SET share_units = NULL, gpu_sharing_mode = NULL, gpu_sharing_profile = NULL,
+              gpu_sharing_replicas = NULL
+       WHERE organization_id = $1 AND share_units IS NOT NULL AND status <> 'running' AND workload_id = ANY ($2::text[])`,
+      [orgId, settled.slice(4, 8)],
     );
     // New samples and a re-sent one move lifetime averages of settled and running workloads.
     await insertSamples(t.dataSource, orgId, [
