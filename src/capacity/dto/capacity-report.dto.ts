@@ -43,7 +43,7 @@ export class ThresholdCrossingDto {
 }
 
 class BudgetFiguresDto extends IdleGpuFiguresDto {
-  @ApiProperty({ example: 5000 })
+  @ApiProperty({ example: 5000, description: 'GPU-hours allocated (in scope) for the budget period' })
   allocated_gpu_hours: number;
 
   @ApiProperty({ example: 1234.5678, description: 'GPU hours accrued inside the current period' })
@@ -75,29 +75,33 @@ class BudgetFiguresDto extends IdleGpuFiguresDto {
 }
 
 export class CapacityPoolDto extends BudgetFiguresDto {
-  @ApiProperty({ example: 'h100' })
+  @ApiProperty({ example: 'h100', description: 'the pool id' })
   pool_id: string;
 
-  @ApiProperty({ example: 'H100 reserved' })
+  @ApiProperty({ example: 'H100 reserved', description: "the pool's display name" })
   name: string;
 
-  @ApiProperty({ type: [String], example: ['p5.48xlarge'] })
+  @ApiProperty({
+    type: [String],
+    example: ['p5.48xlarge'],
+    description: 'the instance types the pool owns: workloads on them draw on its allocations',
+  })
   instance_types: string[];
 }
 
 export class CapacityInitiativeDto extends BudgetFiguresDto {
-  @ApiProperty({ example: 'vision' })
+  @ApiProperty({ example: 'vision', description: 'the initiative (team) id' })
   initiative_id: string;
 
-  @ApiProperty({ example: 'Vision' })
+  @ApiProperty({ example: 'Vision', description: "the initiative's display name" })
   name: string;
 }
 
 export class CapacitySummaryDto extends IdleGpuFiguresDto {
-  @ApiProperty({ example: 5000 })
+  @ApiProperty({ example: 5000, description: 'GPU-hours allocated in scope for the budget period' })
   total_allocated_gpu_hours: number;
 
-  @ApiProperty({ example: 1234.5678 })
+  @ApiProperty({ example: 1234.5678, description: 'GPU-hours accrued inside the current period' })
   total_used_gpu_hours: number;
 
   @ApiProperty({ example: 3765.4322, description: 'negative when overrun' })
@@ -130,10 +134,10 @@ export class CapacitySummaryDto extends IdleGpuFiguresDto {
 }
 
 export class CapacityPeriodDto {
-  @ApiProperty({ format: 'date-time', example: '2026-10-01T00:00:00.000Z' })
+  @ApiProperty({ format: 'date-time', example: '2026-10-01T00:00:00.000Z', description: 'inclusive start' })
   start: string;
 
-  @ApiProperty({ format: 'date-time', example: '2027-01-01T00:00:00.000Z' })
+  @ApiProperty({ format: 'date-time', example: '2027-01-01T00:00:00.000Z', description: 'exclusive end' })
   end: string;
 }
 
@@ -152,7 +156,10 @@ export class CapacityReportDto {
   })
   timezone: string;
 
-  @ApiProperty({ type: CapacitySummaryDto })
+  @ApiProperty({
+    type: CapacitySummaryDto,
+    description: 'the whole scope: every pool and initiative you may see',
+  })
   summary: CapacitySummaryDto;
 
   @ApiProperty({ type: [CapacityPoolDto], description: 'ordered by pool_id' })
@@ -166,12 +173,15 @@ export class CapacityReportDto {
 }
 
 export class CapacityEnvelopeDto {
-  @ApiProperty({ type: CapacityReportDto })
+  @ApiProperty({ type: CapacityReportDto, description: 'the capacity report' })
   data: CapacityReportDto;
 
-  @ApiProperty({ type: AsOfMetadataDto })
+  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
   metadata: AsOfMetadataDto;
 
-  @ApiProperty()
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
   request_id: string;
 }

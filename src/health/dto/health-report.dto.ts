@@ -1,7 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export class HealthChecksDto {
-  @ApiProperty({ enum: ['ok', 'down'] })
+  @ApiProperty({
+    enum: ['ok', 'down'],
+    description: 'ok: the database answered a query just now; down: it did not (the service answers 503)',
+  })
   database: 'ok' | 'down';
 
   @ApiPropertyOptional({
@@ -14,42 +17,65 @@ export class HealthChecksDto {
 }
 
 export class HealthReport {
-  @ApiProperty({ enum: ['healthy', 'unhealthy'] })
+  @ApiProperty({
+    enum: ['healthy', 'unhealthy'],
+    description: 'healthy (HTTP 200) when the database answers, unhealthy (HTTP 503) otherwise',
+  })
   status: 'healthy' | 'unhealthy';
 
-  @ApiProperty({ example: '1.4.0' })
+  @ApiProperty({
+    example: '1.4.0',
+    description: 'the version of the API the service implements (as in the OpenAPI info.version)',
+  })
   version: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' })
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-11-20T10:15:00.000Z',
+    description: "the service's clock when it answered (UTC, milliseconds)",
+  })
   timestamp: string;
 
-  @ApiProperty({ type: HealthChecksDto })
+  @ApiProperty({ type: HealthChecksDto, description: 'the state of each dependency the service checked' })
   checks: HealthChecksDto;
 }
 
 export class HealthEnvelopeDto {
-  @ApiProperty({ type: HealthReport })
+  @ApiProperty({ type: HealthReport, description: 'the health report' })
   data: HealthReport;
 
-  @ApiProperty()
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
   request_id: string;
 }
 
 export class LivenessReport {
-  @ApiProperty({ enum: ['alive'] })
+  @ApiProperty({ enum: ['alive'], description: 'always alive: the process runs and answers HTTP' })
   status: 'alive';
 
-  @ApiProperty({ example: '1.4.0' })
+  @ApiProperty({
+    example: '1.4.0',
+    description: 'the version of the API the service implements (as in the OpenAPI info.version)',
+  })
   version: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' })
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-11-20T10:15:00.000Z',
+    description: "the service's clock when it answered (UTC, milliseconds)",
+  })
   timestamp: string;
 }
 
 export class LivenessEnvelopeDto {
-  @ApiProperty({ type: LivenessReport })
+  @ApiProperty({ type: LivenessReport, description: 'the liveness report' })
   data: LivenessReport;
 
-  @ApiProperty()
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
   request_id: string;
 }

@@ -9,10 +9,10 @@ export class MetricSummaryDto {
   @ApiProperty({ ...NULLABLE_NUMBER, description: 'null when the window holds no sample' })
   avg: number | null;
 
-  @ApiProperty(NULLABLE_NUMBER)
+  @ApiProperty({ ...NULLABLE_NUMBER, description: 'lowest sample in the window; null when it holds none' })
   min: number | null;
 
-  @ApiProperty(NULLABLE_NUMBER)
+  @ApiProperty({ ...NULLABLE_NUMBER, description: 'highest sample in the window; null when it holds none' })
   max: number | null;
 
   @ApiProperty({ ...NULLABLE_NUMBER, description: 'the latest sample in the window' })
@@ -32,10 +32,10 @@ export class SeriesValueDto {
   @ApiProperty({ ...NULLABLE_NUMBER, description: 'null when the bucket holds no sample' })
   avg: number | null;
 
-  @ApiProperty(NULLABLE_NUMBER)
+  @ApiProperty({ ...NULLABLE_NUMBER, description: 'lowest sample in the bucket; null when it holds none' })
   min: number | null;
 
-  @ApiProperty(NULLABLE_NUMBER)
+  @ApiProperty({ ...NULLABLE_NUMBER, description: 'highest sample in the bucket; null when it holds none' })
   max: number | null;
 }
 
@@ -44,22 +44,38 @@ export class SeriesPointDto {
   @ApiProperty({ format: 'date-time', description: 'start of the bucket' })
   timestamp: string;
 
-  @ApiProperty({ type: 'integer' })
+  @ApiProperty({ type: 'integer', description: 'samples inside the bucket (0 for an empty bucket)' })
   sample_count: number;
 
-  @ApiPropertyOptional({ type: SeriesValueDto })
+  @ApiPropertyOptional({
+    type: SeriesValueDto,
+    description: 'percent over the bucket, when requested in metrics',
+  })
   gpu_utilization?: SeriesValueDto;
 
-  @ApiPropertyOptional({ type: SeriesValueDto })
+  @ApiPropertyOptional({
+    type: SeriesValueDto,
+    description: 'percent over the bucket, when requested in metrics',
+  })
   memory_utilization?: SeriesValueDto;
 
-  @ApiPropertyOptional({ type: SeriesValueDto })
+  @ApiPropertyOptional({
+    type: SeriesValueDto,
+    description: 'degrees Celsius (hottest GPU) over the bucket, when requested in metrics',
+  })
   temperature?: SeriesValueDto;
 
-  @ApiPropertyOptional({ type: SeriesValueDto })
+  @ApiPropertyOptional({
+    type: SeriesValueDto,
+    description: 'watts (all GPUs together) over the bucket, when requested in metrics',
+  })
   power_usage?: SeriesValueDto;
 
-  @ApiPropertyOptional({ type: SeriesValueDto })
+  @ApiPropertyOptional({
+    type: SeriesValueDto,
+    description:
+      'GPUs of work done: gpu_share × gpu_utilization / 100 over the bucket, when requested in metrics',
+  })
   gpu_usage?: SeriesValueDto;
 }
 
@@ -85,13 +101,16 @@ export class MetricSummariesDto {
 }
 
 export class WorkloadMetricsDto {
-  @ApiProperty()
+  @ApiProperty({ example: 'wl-0001', description: 'the workload the metrics are about' })
   workload_id: string;
 
-  @ApiProperty({ enum: ['last_1h', 'last_6h', 'last_24h', 'job_lifetime'] })
+  @ApiProperty({
+    enum: ['last_1h', 'last_6h', 'last_24h', 'job_lifetime'],
+    description: 'the window: back from completed_at (or now while running), or from started_at',
+  })
   time_range: string;
 
-  @ApiProperty({ type: MetricSummariesDto })
+  @ApiProperty({ type: MetricSummariesDto, description: 'one summary per requested metric over the window' })
   metrics: MetricSummariesDto;
 
   @ApiPropertyOptional({ type: 'integer', description: 'only with `step`' })
@@ -105,13 +124,16 @@ export class WorkloadMetricsDto {
 }
 
 export class WorkloadMetricsEnvelopeDto {
-  @ApiProperty({ type: WorkloadMetricsDto })
+  @ApiProperty({ type: WorkloadMetricsDto, description: "the workload's metrics" })
   data: WorkloadMetricsDto;
 
-  @ApiProperty({ type: AsOfMetadataDto })
+  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
   metadata: AsOfMetadataDto;
 
-  @ApiProperty()
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
   request_id: string;
 }
 
@@ -125,13 +147,13 @@ export class RankValueDto {
 
 /** Carries one object named after `sort_by`. */
 export class RankedWorkloadDto {
-  @ApiProperty()
+  @ApiProperty({ example: 'wl-0001', description: 'the ranked workload' })
   workload_id: string;
 
-  @ApiProperty()
+  @ApiProperty({ example: 'resnet-sweep-3', description: "the workload's name" })
   name: string;
 
-  @ApiProperty()
+  @ApiProperty({ example: 'vision', description: 'the initiative (team) the workload belongs to' })
   initiative_id: string;
 
   @ApiProperty({ type: 'integer', description: 'Devices given: whole GPUs, MIG instances or replicas' })
@@ -143,16 +165,29 @@ export class RankedWorkloadDto {
   @ApiProperty({ type: GpuSharingDto, nullable: true, description: 'null for whole GPUs' })
   gpu_sharing: GpuSharing | null;
 
-  @ApiPropertyOptional({ type: RankValueDto })
+  @ApiPropertyOptional({
+    type: RankValueDto,
+    description: 'with sort_by=gpu_utilization; percent: avg over the lifetime, current the latest sample',
+  })
   gpu_utilization?: RankValueDto;
 
-  @ApiPropertyOptional({ type: RankValueDto })
+  @ApiPropertyOptional({
+    type: RankValueDto,
+    description: 'with sort_by=memory_utilization; percent: avg over the lifetime, current the latest sample',
+  })
   memory_utilization?: RankValueDto;
 
-  @ApiPropertyOptional({ type: RankValueDto })
+  @ApiPropertyOptional({
+    type: RankValueDto,
+    description: 'with sort_by=power_usage; watts: avg over the lifetime, current the latest sample',
+  })
   power_usage?: RankValueDto;
 
-  @ApiPropertyOptional({ type: RankValueDto })
+  @ApiPropertyOptional({
+    type: RankValueDto,
+    description:
+      'with sort_by=gpu_hours; GPU-hours used: both are gpu_hours_used (running workloads up to now)',
+  })
   gpu_hours?: RankValueDto;
 
   @ApiPropertyOptional({ type: RankValueDto, description: 'both: gpu_hours_used × (1 − gpu_efficiency)' })
@@ -167,30 +202,57 @@ export class RankedWorkloadDto {
 
 /** Keyed by `sort_by`: the mean of `avg` over every ranked workload (null when none is ranked). */
 export class ScopeAverageDto {
-  @ApiPropertyOptional(NULLABLE_NUMBER)
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description:
+      'with sort_by=gpu_utilization: mean of avg over every ranked workload (percent); null when none is ranked',
+  })
   gpu_utilization?: number | null;
 
-  @ApiPropertyOptional(NULLABLE_NUMBER)
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description:
+      'with sort_by=memory_utilization: mean of avg over every ranked workload (percent); null when none is ranked',
+  })
   memory_utilization?: number | null;
 
-  @ApiPropertyOptional(NULLABLE_NUMBER)
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description:
+      'with sort_by=power_usage: mean of avg over every ranked workload (watts); null when none is ranked',
+  })
   power_usage?: number | null;
 
-  @ApiPropertyOptional(NULLABLE_NUMBER)
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description:
+      'with sort_by=gpu_hours: mean of avg over every ranked workload (GPU-hours); null when none is ranked',
+  })
   gpu_hours?: number | null;
 
-  @ApiPropertyOptional(NULLABLE_NUMBER)
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description:
+      'with sort_by=idle_gpu_hours: mean of avg over every ranked workload (GPU-hours); null when none is ranked',
+  })
   idle_gpu_hours?: number | null;
 
-  @ApiPropertyOptional(NULLABLE_NUMBER)
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description:
+      'with sort_by=gpu_efficiency: mean of avg over every ranked workload (0 to 1); null when none is ranked',
+  })
   gpu_efficiency?: number | null;
 }
 
 export class RankedMetricsDto {
-  @ApiProperty({ type: [RankedWorkloadDto] })
+  @ApiProperty({ type: [RankedWorkloadDto], description: 'this page of the ranking, in rank order' })
   workloads: RankedWorkloadDto[];
 
-  @ApiProperty({ type: ScopeAverageDto })
+  @ApiProperty({
+    type: ScopeAverageDto,
+    description: 'the mean of avg over every ranked workload, keyed by sort_by',
+  })
   scope_average: ScopeAverageDto;
 }
 
@@ -200,12 +262,18 @@ export class TotalCountMetadataDto extends AsOfMetadataDto {
 }
 
 export class RankedMetricsEnvelopeDto {
-  @ApiProperty({ type: RankedMetricsDto })
+  @ApiProperty({ type: RankedMetricsDto, description: 'the ranking' })
   data: RankedMetricsDto;
 
-  @ApiProperty({ type: TotalCountMetadataDto })
+  @ApiProperty({
+    type: TotalCountMetadataDto,
+    description: 'the ranked count and the instant the answer describes',
+  })
   metadata: TotalCountMetadataDto;
 
-  @ApiProperty()
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
   request_id: string;
 }

@@ -17,12 +17,22 @@ export class GpuSharingDto {
 }
 
 export class WorkloadSummaryDto {
-  @ApiProperty() workload_id: string;
-  @ApiProperty() name: string;
-  @ApiProperty({ enum: WORKLOAD_STATUSES }) status: WorkloadStatus;
-  @ApiProperty() submitted_by: string;
-  @ApiProperty() initiative_id: string;
-  @ApiProperty() instance_type: string;
+  @ApiProperty({ example: 'wl-0001', description: 'the workload id, unique in the organization' })
+  workload_id: string;
+  @ApiProperty({ example: 'resnet-sweep-3', description: "the workload's name as submitted" }) name: string;
+  @ApiProperty({
+    enum: WORKLOAD_STATUSES,
+    description: 'pending (not started), running, or the terminal completed, failed, cancelled',
+  })
+  status: WorkloadStatus;
+  @ApiProperty({ example: 'alice@example.com', description: 'who submitted it' }) submitted_by: string;
+  @ApiProperty({ example: 'vision', description: 'the initiative (team) it belongs to' })
+  initiative_id: string;
+  @ApiProperty({
+    example: 'p5.48xlarge',
+    description: 'the instance type it ran on; the pool owning this type is the budget it draws on',
+  })
+  instance_type: string;
   @ApiProperty({
     type: 'integer',
     description: 'Devices the workload was given: whole GPUs, MIG instances or time-sliced/MPS replicas',
@@ -41,20 +51,39 @@ export class WorkloadSummaryDto {
     description: 'null for whole GPUs; how the devices are shared otherwise',
   })
   gpu_sharing: GpuSharing | null;
-  @ApiProperty({ format: 'date-time', example: '2026-11-20T10:15:00.000Z' }) submitted_at: string;
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-11-20T10:15:00.000Z',
+    description: 'when it was submitted',
+  })
+  submitted_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while pending' })
   started_at: string | null;
 }
 
 export class WorkloadDetailDto extends WorkloadSummaryDto {
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'when it finished; null while pending or running',
+  })
+  completed_at: string | null;
   @ApiProperty({ type: 'integer', description: 'started_at to completed_at, or to now while running' })
   duration_seconds: number;
   @ApiProperty({ description: 'gpu_share × duration_seconds / 3600 (gpu_count × … for whole GPUs)' })
   gpu_hours_used: number;
-  @ApiProperty({ type: 'integer', nullable: true }) exit_code: number | null;
-  @ApiProperty() is_managed: boolean;
-  @ApiProperty() namespace: string;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'the exit code once finished; null before, and may stay null for a cancelled workload',
+  })
+  exit_code: number | null;
+  @ApiProperty({
+    description: 'whether the platform manages the workload, as imported or set by the sync source',
+  })
+  is_managed: boolean;
+  @ApiProperty({ example: 'vision', description: 'the cluster namespace it ran in' }) namespace: string;
   @ApiProperty({
     type: Number,
     nullable: true,
@@ -70,30 +99,43 @@ export class WorkloadDetailDto extends WorkloadSummaryDto {
 }
 
 export class WorkloadListDto {
-  @ApiProperty({ type: [WorkloadSummaryDto] }) workloads: WorkloadSummaryDto[];
+  @ApiProperty({ type: [WorkloadSummaryDto], description: 'this page, newest submitted first' })
+  workloads: WorkloadSummaryDto[];
 }
 
 export class PageMetadataDto extends AsOfMetadataDto {
   @ApiProperty({ type: String, nullable: true, description: 'null on the page holding the last item' })
   next_token: string | null;
-  @ApiProperty({ type: 'integer' }) total_count: number;
+  @ApiProperty({ type: 'integer', description: 'every matching workload across all pages' })
+  total_count: number;
 }
 
 export class WorkloadListEnvelopeDto {
-  @ApiProperty({ type: WorkloadListDto }) data: WorkloadListDto;
-  @ApiProperty({ type: PageMetadataDto }) metadata: PageMetadataDto;
-  @ApiProperty() request_id: string;
+  @ApiProperty({ type: WorkloadListDto, description: 'the page of workloads' }) data: WorkloadListDto;
+  @ApiProperty({ type: PageMetadataDto, description: 'paging and the instant the answer describes' })
+  metadata: PageMetadataDto;
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
+  request_id: string;
 }
 
 export class WorkloadDetailEnvelopeDto {
-  @ApiProperty({ type: WorkloadDetailDto }) data: WorkloadDetailDto;
-  @ApiProperty({ type: AsOfMetadataDto }) metadata: AsOfMetadataDto;
-  @ApiProperty() request_id: string;
+  @ApiProperty({ type: WorkloadDetailDto, description: 'the workload' }) data: WorkloadDetailDto;
+  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
+  metadata: AsOfMetadataDto;
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
+  request_id: string;
 }
 
 export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
-  @ApiProperty({ type: 'integer' }) total_workloads: number;
-  @ApiProperty() total_gpu_hours: number;
+  @ApiProperty({ type: 'integer', description: 'workloads submitted in the range' }) total_workloads: number;
+  @ApiProperty({ description: 'their gpu_hours_used (gpu_share × hours; running ones up to now)' })
+  total_gpu_hours: number;
   @ApiProperty({ type: Number, nullable: true, description: 'finished workloads only; null when none' })
   average_duration_seconds: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
@@ -101,13 +143,20 @@ export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
 }
 
 export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
-  @ApiPropertyOptional() submitted_by?: string;
-  @ApiPropertyOptional() initiative_id?: string;
-  @ApiPropertyOptional() instance_type?: string;
-  @ApiPropertyOptional() cluster_id?: string;
-  @ApiProperty({ type: 'integer' }) workload_count: number;
-  @ApiProperty() gpu_hours: number;
-  @ApiProperty({ type: Number, nullable: true }) success_rate: number | null;
+  @ApiPropertyOptional({ description: 'the group key with group_by=submitted_by' }) submitted_by?: string;
+  @ApiPropertyOptional({ description: 'the group key with group_by=initiative_id' }) initiative_id?: string;
+  @ApiPropertyOptional({ description: 'the group key with group_by=instance_type' }) instance_type?: string;
+  @ApiPropertyOptional({ description: 'the group key with group_by=cluster_id' }) cluster_id?: string;
+  @ApiProperty({ type: 'integer', description: "the group's workloads submitted in the range (or bucket)" })
+  workload_count: number;
+  @ApiProperty({ description: 'their gpu_hours_used, all of each run counted where it was submitted' })
+  gpu_hours: number;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'completed / (completed + failed); null when neither happened',
+  })
+  success_rate: number | null;
 }
 
 export class WorkloadStatsRangeDto {
@@ -120,8 +169,10 @@ export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
   @ApiProperty({ format: 'date-time', description: 'Inclusive start (a local midnight for day and week)' })
   bucket_start: string;
   @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) bucket_end: string;
-  @ApiProperty({ type: 'integer' }) total_workloads: number;
-  @ApiProperty() total_gpu_hours: number;
+  @ApiProperty({ type: 'integer', description: 'workloads submitted in the bucket (and the range)' })
+  total_workloads: number;
+  @ApiProperty({ description: 'their whole gpu_hours_used, counted in the bucket of submission' })
+  total_gpu_hours: number;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
   success_rate: number | null;
   @ApiPropertyOptional({
@@ -132,8 +183,13 @@ export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
 }
 
 export class WorkloadStatsDto {
-  @ApiProperty({ type: WorkloadStatsSummaryDto }) summary: WorkloadStatsSummaryDto;
-  @ApiProperty({ type: [WorkloadStatsGroupDto] }) grouped: WorkloadStatsGroupDto[];
+  @ApiProperty({ type: WorkloadStatsSummaryDto, description: 'every workload submitted in the range' })
+  summary: WorkloadStatsSummaryDto;
+  @ApiProperty({
+    type: [WorkloadStatsGroupDto],
+    description: 'with group_by: per key, by workload_count descending then key; empty without',
+  })
+  grouped: WorkloadStatsGroupDto[];
   @ApiProperty({ type: WorkloadStatsRangeDto, description: 'Additive: the resolved range' })
   range: WorkloadStatsRangeDto;
   @ApiPropertyOptional({
@@ -145,7 +201,12 @@ export class WorkloadStatsDto {
 }
 
 export class WorkloadStatsEnvelopeDto {
-  @ApiProperty({ type: WorkloadStatsDto }) data: WorkloadStatsDto;
-  @ApiProperty({ type: AsOfMetadataDto }) metadata: AsOfMetadataDto;
-  @ApiProperty() request_id: string;
+  @ApiProperty({ type: WorkloadStatsDto, description: 'the statistics' }) data: WorkloadStatsDto;
+  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
+  metadata: AsOfMetadataDto;
+  @ApiProperty({
+    description:
+      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
+  })
+  request_id: string;
 }
