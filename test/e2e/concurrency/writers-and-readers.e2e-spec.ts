@@ -20,7 +20,8 @@ import { createTestApp, type TestApp } from '../../support/test-app';
  * through their lifecycle, re-sent overlapping samples with new extremes, `prune`, and two
  * `gpucap import` processes — while readers poll every endpoint as MEMBER, TEAM_LEAD and ORG_ADMIN.
  * Readers must never see a row, count or average from outside their scope; afterwards every rollup
- * must equal its recomputation from raw rows. Prune reaches every organization: own database.
+ * must equal its recomputation from raw rows. Workloads hold whole GPUs, MIG slices or shared
+ * replicas, and writers change them from one to another. Prune reaches every organization: own database.
  */
 
 const DAY = 86_400_000;
@@ -43,7 +44,28 @@ const SCOPES: Record<Role, string[] | null> = { admin: null, lead: ['i-2'], memb
 const now = Date.now();
 const base = now - 5 * DAY;
 
-function workload(org: string, id: string, initiative: string, status: string, offset = 0) {
+/**
+ * How a workload's devices are shared, by index: whole GPUs, MIG 1g and 3g (derived by the importer),
+ * four time-sliced or MPS replicas, and a MIG 2g slice given as an explicit gpu_share.
+ */
+function shareFields(gpuCount: number, kind: number): Record<string, unknown> {
+  switch (kind % 6) {
+    case 1:
+      return { gpu_sharing: { mode: 'mig', profile: '1g.10gb' } };
+    case 2:
+      return { gpu_sharing: { mode: 'time-slicing', replicas: 4 } };
+    case 3:
+      return { gpu_sharing: { mode: 'mig', profile: '3g.40gb' } };
+    case 4:
+      return { gpu_sharing: { mode: 'mps', replicas: 4 } };
+    case 5:
+      return { gpu_sharing: { mode: 'mig', profile: '2g.20gb' }, gpu_share: (gpuCount * 2) / 7 };
+    default:
+      return {};
+  }
+}
+
+function workload(org: string, id: string, initiative: string, status: string, offset = 0, share = offset) {
   const submitted = base + offset * MINUTE;
   const started = status === 'pending' ? null : submitted + MINUTE;
   const finished = status === 'completed' || status === 'failed' ? submitted + 90 * MINUTE : null;
@@ -56,6 +78,7 @@ function workload(org: string, id: string, initiative: string, status: string, o
     submitted_by: `${initiative}@example.com`,
     instance_type: 'p5.48xlarge',
     gpu_count: 1 + (offset % 8),
+    ...shareFields(1 + (offset % 8), share),
     is_managed: offset % 2 === 0,
     cluster_id: 'c1',
     namespace: 'ns',
@@ -184,8 +207,10 @@ describe('writers at once while readers poll every endpoint', () => {
       await recorded(violations, `move round ${round}`, () =>
         importDocument(db.dataSource, {
           workloads: [
-            ...freshOf(round).map((id) => workload(org, id, 'i-3', 'completed', 100)),
-            ...MOVERS.map((id, k) => workload(org, id, INITIATIVES[(round + k) % 3], status, 40 + k)),
+            ...freshOf(round).map((id, k) => workload(org, id, 'i-3', 'completed', 100, 101 + k)),
+            ...MOVERS.map((id, k) =>
+              workload(org, id, INITIATIVES[(round + k) % 3], status, 40 + k, round + k),
+            ),
           ],
         }),
       );
@@ -212,7 +237,7 @@ describe('writers at once while readers poll every endpoint', () => {
       const status = ['pending', 'running', round % 2 === 0 ? 'completed' : 'failed'][round % 3];
       await importDocument(db.dataSource, {
         workloads: [
-          ...LIFECYCLE.map((id, k) => workload(org, id, INITIATIVES[k % 3], status, 60 + k)),
+          ...LIFECYCLE.map((id, k) => workload(org, id, INITIATIVES[k % 3], status, 60 + k, round + k)),
           workload(org, `new-${round}`, INITIATIVES[round % 3], 'completed', 80 + round),
         ],
       });
@@ -259,7 +284,7 @@ describe('writers at once while readers poll every endpoint', () => {
       writeFileSync(
         file,
         JSON.stringify({
-          workloads: MOVERS.map((id, k) => workload(org, id, 'i-2', 'completed', 40 + k)),
+          workloads: MOVERS.map((id, k) => workload(org, id, 'i-2', 'completed', 40 + k, 3 * n + k)),
           metric_samples: MOVERS.map((id) => sample(org, id, base + (30 + n) * MINUTE, 50 + n, 150)),
         }),
       );
@@ -360,6 +385,12 @@ describe('writers at once while readers poll every endpoint', () => {
     expect(await rankedTotalsDifferences(db.dataSource, org)).toEqual([]);
     expect(await rollupResidue(db.dataSource, org, AGED)).toEqual({});
     expect(await hourlyUsageDifferences(db.dataSource, org)).toEqual([]);
+    // The writers left every kind of share behind (units per device: MIG 1g/2g/3g, replicas, whole).
+    const kinds = await db.dataSource.query(
+      `SELECT DISTINCT gpu_share_units / gpu_count AS units FROM workloads WHERE organization_id = $1 ORDER BY 1`,
+      [org],
+    );
+    expect(kinds.map((kind: { units: number }) => kind.units)).toEqual([720, 1260, 1440, 2160, 5040]);
     // Pruned samples stay counted once in the lifetime aggregates, never twice.
     const aged = await db.dataSource.query(
       `SELECT workload_id, sample_count::int FROM metric_aggregates WHERE organization_id = $1 AND workload_id = ANY ($2)
