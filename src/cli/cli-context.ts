@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { AppConfig, loadConfig } from '../common/config/app-config';
 
 /** What every command receives: validated configuration and the streams to write to. */
@@ -10,8 +11,7 @@ export interface CliContext {
 
 export type Command = (args: string[], context: CliContext) => Promise<number>;
 
-/** A mistake in how a command was called: printed without a stack, exit code 2. */
-export class UsageError extends Error {}
+export { UsageError } from './usage-error';
 
 export function createCliContext(): CliContext {
   return { config: loadConfig(), stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };

@@ -1,4 +1,4 @@
-import { UsageError } from './cli-context';
+import { UsageError } from './usage-error';
 
 const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
 

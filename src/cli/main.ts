@@ -1,68 +1,140 @@
-import 'reflect-metadata';
-import { ConfigError } from '../common/config/app-config';
-import { EmbeddedDatabaseError } from '../database/embedded-database';
-import { Command, createCliContext, UsageError } from './cli-context';
-import { demoDataCommand } from './commands/demo-data.command';
-import { importCommand } from './commands/import.command';
-import { migrateCommand } from './commands/migrate.command';
-import { pruneCommand } from './commands/prune.command';
-import { serveCommand } from './commands/serve.command';
-import { syncCommand } from './commands/sync.command';
-import { tokensCommand } from './commands/tokens.command';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Command } from './cli-context';
+import {
+  COMMAND_SPECS,
+  CommandSpec,
+  findCommand,
+  helpText,
+  mainHelpText,
+  parseCommandArgs,
+  usageHint,
+  wantsHelp,
+} from './command-line';
+import { UsageError } from './usage-error';
 
-const COMMANDS: Record<string, Command> = {
-  serve: serveCommand,
-  migrate: migrateCommand,
-  tokens: tokensCommand,
-  import: importCommand,
-  'demo-data': demoDataCommand,
-  prune: pruneCommand,
-  sync: syncCommand,
-};
+// Nothing heavy is imported here: help, the version and refused flags are answered before any
+// command's module (Nest, TypeORM, pg) is loaded, and before the configuration is read.
 
-const USAGE = `gpucap <command>
-
-  serve                                   start the HTTP service (embedded PostgreSQL when DATABASE_URL is unset)
-  migrate                                 apply database migrations
-  import FILE|-                           load a JSON or NDJSON dataset (all or nothing, idempotent)
-  demo-data [--workloads N] [--seed S]    write a realistic synthetic organization
-  tokens create|list|revoke               manage API tokens
-  prune --older-than 90d                  drop metric samples older than the retention
-  sync --config FILE [--once|--every 60s] read Kubernetes, Prometheus (DCGM) and Slurm into the database`;
-
-/** Registers a command from a module that is added later (import, demo-data, prune). */
+/** Registers a command that is not in the table (tests, extensions). */
+const EXTRA_COMMANDS: Record<string, Command> = {};
 export function registerCommand(name: string, command: Command): void {
-  COMMANDS[name] = command;
+  EXTRA_COMMANDS[name] = command;
 }
 
-export async function runCli(argv: string[]): Promise<number> {
-  const [name, ...args] = argv;
-  // Own properties only: `gpucap constructor` must be an unknown command, not Object's constructor.
-  const command = name && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!command) {
-    process.stderr.write(`${name && name !== '--help' ? `Unknown command '${name}'\n\n` : ''}${USAGE}\n`);
-    return name && name !== '--help' ? 2 : 0;
+/** The version in package.json, found from here in the sources (src/cli) and the build (dist/src/cli). */
+export function packageVersion(): string {
+  for (let directory = __dirname, depth = 0; depth < 5; directory = dirname(directory), depth += 1) {
+    try {
+      const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (manifest.name === 'gpucap' && manifest.version) return manifest.version;
+    } catch {
+      // not this directory
+    }
+  }
+  return 'unknown';
+}
+
+export interface CliStreams {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export async function runCli(
+  argv: string[],
+  streams: CliStreams = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  const { stdout, stderr } = streams;
+  const [name] = argv;
+  if (name === undefined) {
+    stderr.write(`${mainHelpText()}\n`);
+    return 2;
+  }
+  if (name === '--help' || name === '-h' || name === 'help') {
+    // `gpucap help import` is `gpucap import --help`.
+    const topic = name === 'help' ? findCommand(argv.slice(1)) : undefined;
+    if (name === 'help' && argv.length > 1 && !topic) {
+      stderr.write(`Unknown command '${argv[1]}'\nRun 'gpucap --help' for the list of commands.\n`);
+      return 2;
+    }
+    stdout.write(`${topic ? helpText(topic.spec) : mainHelpText()}\n`);
+    return 0;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    stdout.write(`gpucap ${packageVersion()}\n`);
+    return 0;
+  }
+  if (Object.hasOwn(EXTRA_COMMANDS, name))
+    return runLoaded(name, EXTRA_COMMANDS[name], argv.slice(1), streams);
+  const found = findCommand(argv);
+  if (!found) {
+    stderr.write(
+      name.startsWith('-')
+        ? `unknown option '${name}' for gpucap\n\n${mainHelpText()}\n`
+        : `Unknown command '${name}'\n\n${mainHelpText()}\n`,
+    );
+    return 2;
+  }
+  const { spec, args } = found;
+  if (wantsHelp(args)) {
+    stdout.write(`${helpText(spec)}\n`);
+    return 0;
+  }
+  if (!spec.load) {
+    // A command with subcommands, called without a known one.
+    const given = args[0];
+    stderr.write(
+      `${given === undefined ? `gpucap ${spec.path}: missing COMMAND` : `gpucap ${spec.path}: unknown command '${given}'`}\n\n${helpText(spec)}\n`,
+    );
+    return 2;
   }
   try {
+    parseCommandArgs(spec, args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    stderr.write(`gpucap ${spec.path}: ${error.message}\n${usageHint(spec)}\n`);
+    return 2;
+  }
+  await import('reflect-metadata');
+  const command = await spec.load();
+  // A subcommand's module takes the subcommand's name in front of its arguments.
+  const commandArgs = spec.path.includes(' ') ? [spec.path.split(' ')[1], ...args] : args;
+  return runLoaded(spec.path, command, commandArgs, streams, spec);
+}
+
+async function runLoaded(
+  path: string,
+  command: Command,
+  args: string[],
+  streams: CliStreams,
+  spec?: CommandSpec,
+): Promise<number> {
+  const { stderr } = streams;
+  try {
+    const { createCliContext } = await import('./cli-context');
     return await command(args, createCliContext());
   } catch (error) {
-    if (
-      error instanceof UsageError ||
-      error instanceof ConfigError ||
-      error instanceof EmbeddedDatabaseError
-    ) {
-      process.stderr.write(`gpucap ${name}: ${error.message}\n`);
+    if (error instanceof UsageError) {
+      stderr.write(`gpucap ${path}: ${error.message}\n${spec ? `${usageHint(spec)}\n` : ''}`);
       return 2;
     }
-    if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`gpucap ${name}: ${(error as Error).message}\n`);
+    if (await isSetupError(error)) {
+      stderr.write(`gpucap ${path}: ${(error as Error).message}\n`);
       return 2;
     }
-    process.stderr.write(
-      `gpucap ${name} failed: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
+    stderr.write(`gpucap ${path} failed: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
+}
+
+/** A bad configuration or an embedded database that cannot start: one line, exit 2, no stack. */
+async function isSetupError(error: unknown): Promise<boolean> {
+  const { ConfigError } = await import('../common/config/app-config');
+  const { EmbeddedDatabaseError } = await import('../database/embedded-binaries');
+  return error instanceof ConfigError || error instanceof EmbeddedDatabaseError;
 }
 
 if (require.main === module) {
@@ -71,3 +143,5 @@ if (require.main === module) {
     () => process.exit(1),
   );
 }
+
+export { COMMAND_SPECS };

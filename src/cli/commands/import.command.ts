@@ -1,24 +1,38 @@
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { CliContext, Command, UsageError } from '../cli-context';
+import { helpText, parseFor } from '../command-line';
 import { withDatabase } from '../with-database';
 import { ImportDatabaseError, ImportFormatError, ImportRejectedError } from '../../import/import-errors';
 import { importDataset, ImportSummary } from '../../import/import.service';
 import { SECTIONS } from '../../import/import-sections';
 import { progressWriter } from '../../import/progress-line';
 
-const USAGE = 'Usage: gpucap import FILE|-   (a JSON document or NDJSON; - reads standard input)';
+/** Where a person who wrote a file the import refuses finds what it should look like. */
+export const IMPORT_FORMAT_DOC = 'docs/import-format.md';
+
+const FILE_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a directory, not a file',
+  ENOTDIR: 'a part of the path is not a directory',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the name is too long',
+  EMFILE: 'too many open files',
+};
 
 /** `gpucap import FILE|-`: exit 0 on success, 1 when the input is rejected (nothing written), 2 on misuse. */
 export const importCommand: Command = async (args, context) => {
-  if (args.length !== 1 || args[0] === '--help') throw new UsageError(USAGE);
-  const [file] = args;
-  if (file !== '-') {
-    await access(file).catch(() => {
-      throw new UsageError(`cannot read '${file}'`);
-    });
+  const { values, positionals, spec } = parseFor('import', args);
+  if (values.help) {
+    context.stdout.write(`${helpText(spec)}\n`);
+    return 0;
   }
+  const [file] = positionals;
+  // Checked before the database is opened, so a typo costs no start-up, and the reason is said.
+  if (file !== '-') await assertReadableFile(file);
   const input = (file === '-' ? context.stdin : createReadStream(file)) as Readable;
   return withDatabase(context, async (dataSource) => {
     const progress = progressWriter(context.stderr);
@@ -39,6 +53,25 @@ export const importCommand: Command = async (args, context) => {
   });
 };
 
+/** Opens the file for reading (a directory opens, but cannot be read: refused here too). */
+async function assertReadableFile(file: string): Promise<void> {
+  try {
+    const handle = await open(file, 'r');
+    try {
+      if ((await handle.stat()).isDirectory())
+        throw Object.assign(new Error('directory'), { code: 'EISDIR' });
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
+    const reason = FILE_ERRORS[code] ?? ((error as Error).message || 'unreadable').split('\n')[0];
+    throw new UsageError(
+      `cannot read '${file}': ${reason} (${code}). The import format: ${IMPORT_FORMAT_DOC}`,
+    );
+  }
+}
+
 function reportFailure(error: unknown, context: CliContext): number {
   if (error instanceof ImportRejectedError) {
     context.stderr.write(`Import rejected, nothing was written:\n`);
@@ -48,11 +81,17 @@ function reportFailure(error: unknown, context: CliContext): number {
   }
   if (error instanceof ImportFormatError || error instanceof ImportDatabaseError) {
     context.stderr.write(`Import rejected, nothing was written: ${error.message}\n`);
+    if (error instanceof ImportFormatError) context.stderr.write(`The import format: ${IMPORT_FORMAT_DOC}\n`);
     return 1;
   }
   throw error;
 }
 
+/**
+ * `Imported 18 records in 0.42 s:` then a line per section. The rate (from 1 s on) is computed from
+ * the count and the seconds as printed, so the line adds up when checked by hand; under a second a
+ * rate says nothing and is left out.
+ */
 export function summaryText(
   summary: Pick<ImportSummary, 'records' | 'written' | 'seconds' | 'skippedPrunedSamples'>,
 ): string {
@@ -61,10 +100,12 @@ export function summaryText(
       `  ${section.padEnd(15)} ${summary.records[section].toLocaleString('en-US').padStart(12)} records, ${summary.written[section].toLocaleString('en-US').padStart(12)} rows written or changed`,
   );
   const total = SECTIONS.reduce((sum, section) => sum + summary.records[section], 0);
-  const rate = summary.seconds > 0 ? Math.round(total / summary.seconds) : total;
+  const shown = summary.seconds < 10 ? summary.seconds.toFixed(2) : summary.seconds.toFixed(1);
+  const seconds = Number(shown);
+  const rate = seconds >= 1 ? ` (${Math.round(total / seconds).toLocaleString('en-US')} records/s)` : '';
   const skipped =
     summary.skippedPrunedSamples > 0
       ? `  ${summary.skippedPrunedSamples.toLocaleString('en-US')} samples skipped: older than their organization's retention boundary (pruned; lifetime aggregates already count them)\n`
       : '';
-  return `Imported ${total.toLocaleString('en-US')} records in ${summary.seconds.toFixed(1)} s (${rate.toLocaleString('en-US')} records/s):\n${lines.join('\n')}\n${skipped}`;
+  return `Imported ${total.toLocaleString('en-US')} ${total === 1 ? 'record' : 'records'} in ${shown} s${rate}:\n${lines.join('\n')}\n${skipped}`;
 }

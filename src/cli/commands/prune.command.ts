@@ -1,11 +1,9 @@
-import { parseArgs } from 'node:util';
 import type { DataSource } from 'typeorm';
 import { Command, UsageError } from '../cli-context';
+import { helpText, parseFor } from '../command-line';
 import { parseDuration } from '../duration';
 import { withDatabase } from '../with-database';
 import { withWriterLock } from '../../import/writer-lock';
-
-const USAGE = 'Usage: gpucap prune --older-than 90d [--dry-run]';
 
 interface SamplePartition {
   name: string;
@@ -112,12 +110,14 @@ async function bumpEveryDataVersion(dataSource: DataSource): Promise<void> {
 }
 
 export const pruneCommand: Command = async (args, context) => {
-  const { values } = parseArgs({
-    args,
-    options: { 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' } },
-  });
-  if (!values['older-than']) throw new UsageError(`--older-than is required\n${USAGE}`);
-  const cutoff = new Date(Date.now() - parseDuration(values['older-than'], '--older-than'));
+  const { values, spec } = parseFor('prune', args);
+  if (values.help) {
+    context.stdout.write(`${helpText(spec)}\n`);
+    return 0;
+  }
+  const olderThan = values['older-than'] as string | undefined;
+  if (!olderThan) throw new UsageError('--older-than is required');
+  const cutoff = new Date(Date.now() - parseDuration(olderThan, '--older-than'));
   const dryRun = values['dry-run'] === true;
 
   return withDatabase(context, async (dataSource) => {

@@ -1,6 +1,5 @@
 import { Logger, type INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
-import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../app.factory';
 import type { AppConfig } from '../../common/config/app-config';
@@ -9,7 +8,8 @@ import { migrate, openDatabaseTarget, openDataSource } from '../../database/data
 import { ensureUpcomingSamplePartitions } from '../../database/sample-partitions';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../demo/demo-data';
 import { Organization } from '../../organizations/entities/organization.entity';
-import { CliContext, Command, UsageError } from '../cli-context';
+import { CliContext, Command } from '../cli-context';
+import { helpText, parseFor } from '../command-line';
 import { HttpDrain } from '../http-drain';
 import { tokenService } from './tokens.command';
 
@@ -19,13 +19,14 @@ const PARTITION_MAINTENANCE_INTERVAL_MS = 6 * 3_600_000;
 /** Requests still running after this are cut; below docker-compose's stop_grace_period (30 s). */
 const SHUTDOWN_DEADLINE_MS = 20_000;
 
-const USAGE = `Usage: gpucap serve [--no-migrate]
-  --no-migrate   do not apply migrations at start (also MIGRATE_ON_START=false): for replicas whose
-                 schema a separate \`gpucap migrate\` step owns; the embedded database is always migrated`;
-
 export const serveCommand: Command = async (args, context) => {
   const { config } = context;
-  const noMigrate = parseFlags(args);
+  const { values, spec } = parseFor('serve', args);
+  if (values.help) {
+    context.stdout.write(`${helpText(spec)}\n`);
+    return 0;
+  }
+  const noMigrate = values['no-migrate'] === true;
   const notice = noticeWriter(context.stderr);
   const target = await openDatabaseTarget(config);
   const running: { app?: INestApplication; drain?: HttpDrain } = {};
@@ -64,15 +65,6 @@ export const serveCommand: Command = async (args, context) => {
   noticeWriter(context.stdout)(greeting(config, listeningPort(server), demoTokens));
   return new Promise<number>(() => undefined);
 };
-
-function parseFlags(args: string[]): boolean {
-  const { values } = parseArgs({
-    args,
-    options: { 'no-migrate': { type: 'boolean' }, help: { type: 'boolean' } },
-  });
-  if (values.help) throw new UsageError(USAGE);
-  return values['no-migrate'] ?? false;
-}
 
 /** Plain text for a person at a terminal; in production, a line in the structured log instead. */
 function noticeWriter(stream: NodeJS.WritableStream): (message: string) => void {

@@ -1,12 +1,11 @@
-import { parseArgs } from 'node:util';
 import { createRootLogger } from '../../common/logging/request-logging';
 import { loadSyncConfig, SyncConfigError } from '../../ingest/sync-config';
 import { reportLine } from '../../ingest/sync-report';
 import { syncEvery, syncOnce } from '../../ingest/sync-runner';
 import { Command, UsageError } from '../cli-context';
+import { helpText, parseFor } from '../command-line';
 import { withDatabase } from '../with-database';
 
-const USAGE = 'Usage: gpucap sync --config FILE [--once | --every 60s]';
 const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
 
 function parseInterval(text: string): number {
@@ -23,13 +22,14 @@ function parseInterval(text: string): number {
  * SIGINT/SIGTERM (the run in progress finishes first).
  */
 export const syncCommand: Command = async (args, context) => {
-  if (args.includes('--help')) throw new UsageError(USAGE);
-  const { values } = parseArgs({
-    args,
-    options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },
-  });
-  if (!values.config) throw new UsageError(`--config is required\n${USAGE}`);
-  if (values.once && values.every) throw new UsageError(`--once and --every exclude each other\n${USAGE}`);
+  const { values: parsed, spec } = parseFor('sync', args);
+  if (parsed.help) {
+    context.stdout.write(`${helpText(spec)}\n`);
+    return 0;
+  }
+  const values = parsed as { config?: string; once?: boolean; every?: string };
+  if (!values.config) throw new UsageError('--config is required');
+  if (values.once && values.every) throw new UsageError('--once and --every exclude each other');
   const intervalMs = values.every ? parseInterval(values.every) : null;
   let config;
   try {

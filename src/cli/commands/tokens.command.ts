@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { Role, ROLES } from '../../common/auth/auth-scope';
 import { ApiTokenService } from '../../common/auth/api-token.service';
 import { ApiToken } from '../../common/auth/entities/api-token.entity';
@@ -6,13 +5,9 @@ import { Initiative } from '../../organizations/entities/initiative.entity';
 import { Organization } from '../../organizations/entities/organization.entity';
 import type { DataSource } from 'typeorm';
 import { CliContext, Command, UsageError } from '../cli-context';
+import { commandSpec, helpText, parseFor } from '../command-line';
 import { parseDuration } from '../duration';
 import { withDatabase } from '../with-database';
-
-const USAGE = `Usage:
-  gpucap tokens create --org ORG --role ORG_ADMIN|TEAM_LEAD|MEMBER [--initiative ID]... [--name NAME] [--expires-in 90d]
-  gpucap tokens list --org ORG
-  gpucap tokens revoke TOKEN_ID`;
 
 export const tokensCommand: Command = async (args, context) => {
   const [action, ...rest] = args;
@@ -24,22 +19,29 @@ export const tokensCommand: Command = async (args, context) => {
     case 'revoke':
       return revokeToken(rest, context);
     default:
-      throw new UsageError(USAGE);
+      throw new UsageError(
+        `${action === undefined ? 'missing COMMAND' : `unknown command '${action}'`}\n${helpText(commandSpec('tokens'))}`,
+      );
   }
 };
 
+/** `--help` of a subcommand called directly (the command line answers it before loading this). */
+function helped(values: { help?: unknown }, path: string, context: CliContext): boolean {
+  if (values.help) context.stdout.write(`${helpText(commandSpec(path))}\n`);
+  return values.help === true;
+}
+
 async function createToken(args: string[], context: CliContext): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      org: { type: 'string' },
-      role: { type: 'string' },
-      initiative: { type: 'string', multiple: true },
-      name: { type: 'string' },
-      'expires-in': { type: 'string' },
-    },
-  });
-  if (!values.org) throw new UsageError(`--org is required\n${USAGE}`);
+  const parsed = parseFor('tokens create', args).values;
+  if (helped(parsed, 'tokens create', context)) return 0;
+  const values = parsed as {
+    org?: string;
+    role?: string;
+    initiative?: string[];
+    name?: string;
+    'expires-in'?: string;
+  };
+  if (!values.org) throw new UsageError('--org is required');
   if (!ROLES.includes(values.role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
   const role = values.role as Role;
   const initiativeIds = [...new Set(values.initiative ?? [])];
@@ -66,8 +68,9 @@ async function createToken(args: string[], context: CliContext): Promise<number>
 }
 
 async function listTokens(args: string[], context: CliContext): Promise<number> {
-  const { values } = parseArgs({ args, options: { org: { type: 'string' } } });
-  if (!values.org) throw new UsageError(`--org is required\n${USAGE}`);
+  const { values } = parseFor('tokens list', args);
+  if (helped(values, 'tokens list', context)) return 0;
+  if (!values.org) throw new UsageError('--org is required');
   return withDatabase(context, async (dataSource) => {
     const tokens = await tokenService(dataSource).list(values.org as string);
     const rows = tokens.map((token) => ({
@@ -86,8 +89,9 @@ async function listTokens(args: string[], context: CliContext): Promise<number> 
 }
 
 async function revokeToken(args: string[], context: CliContext): Promise<number> {
-  const [tokenId] = args;
-  if (!tokenId || args.length !== 1) throw new UsageError(USAGE);
+  const { values, positionals } = parseFor('tokens revoke', args);
+  if (helped(values, 'tokens revoke', context)) return 0;
+  const [tokenId] = positionals;
   return withDatabase(context, async (dataSource) => {
     if (!(await tokenService(dataSource).revoke(tokenId))) {
       context.stderr.write(`No token with id '${tokenId}'\n`);

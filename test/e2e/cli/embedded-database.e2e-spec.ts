@@ -55,7 +55,7 @@ describe('embedded PostgreSQL', () => {
     });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(
-      /^gpucap tokens: The embedded PostgreSQL could not start \(ENOTDIR[^\n]*\): fix that, set EMBEDDED_PG_DIR to another directory, or set DATABASE_URL to use an existing PostgreSQL\n$/,
+      /^gpucap tokens list: The embedded PostgreSQL could not start \(ENOTDIR[^\n]*\): fix that, set EMBEDDED_PG_DIR to another directory, or set DATABASE_URL to use an existing PostgreSQL\n$/,
     );
   });
 

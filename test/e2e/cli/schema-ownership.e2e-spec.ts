@@ -34,7 +34,7 @@ describe('schema changes on a DATABASE_URL database', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(
-      `gpucap tokens failed: the database schema is not up to date (${migrations.length} pending migrations): run \`gpucap migrate\`\n`,
+      `gpucap tokens list failed: the database schema is not up to date (${migrations.length} pending migrations): run \`gpucap migrate\`\n`,
     );
     expect(await tableNames(url)).toEqual([]);
 
