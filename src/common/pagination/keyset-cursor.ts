@@ -11,8 +11,17 @@ export interface KeysetPosition {
 }
 
 const SIGNATURE_BYTES = 16;
+const KEY_ID_BYTES = 6;
+/** Base64url of KEY_ID_BYTES bytes. */
+const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{8}$/;
 const FIELD = 'next_token';
 const NOT_ISSUED_HERE = 'is not a token issued by this service';
+const ISSUED_BEFORE_RESTART =
+  'this next_token was issued before the service restarted (or by another replica): page tokens last ' +
+  'only as long as the process unless CURSOR_SECRET is set on every replica; start from the first page';
+const ISSUED_UNDER_OTHER_SECRET =
+  'this next_token was signed with another CURSOR_SECRET (it changed, or the replicas do not share ' +
+  'one): set the same CURSOR_SECRET on every replica; start from the first page';
 /** `submitted_at::text` as PostgreSQL prints it (DateStyle ISO): `2026-11-20 10:15:00.123456+00`. */
 const POSTGRES_TIMESTAMP =
   /^(\d{4,5})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?[+-](\d{2})(?::(\d{2})(?::(\d{2}))?)?$/;
@@ -41,25 +50,56 @@ export function cursorCodecFor(secret: string | undefined): KeysetCursorCodec {
  * filters (and organization) it was issued for, signed with HMAC-SHA256: an edited token, or one sent
  * with other filters, is a VALIDATION_ERROR on `next_token`, never a 500 or a different result.
  * The key only needs to be shared by every replica; the token's content is not secret.
+ *
+ * `payload.keyId.signature`: the key id (the first bytes of an HMAC of a fixed label under the key,
+ * which reveals nothing of the key) tells a token signed under another key (a restarted process, a
+ * replica without the shared secret, a changed CURSOR_SECRET) from an altered one, without the old
+ * key. Either way it is refused; only the message differs. Tokens of the former `payload.signature`
+ * form are still read.
  */
 export class KeysetCursorCodec {
-  constructor(private readonly key: Buffer) {}
+  private readonly keyId: string;
+
+  constructor(
+    private readonly key: Buffer,
+    /** Whether the key comes from CURSOR_SECRET (else: random per process), for the refusal's wording. */
+    private readonly fromSharedSecret = false,
+  ) {
+    this.keyId = createHmac('sha256', key)
+      .update('gpucap-cursor-key-id')
+      .digest()
+      .subarray(0, KEY_ID_BYTES)
+      .toString('base64url');
+  }
 
   static fromSecret(secret: string): KeysetCursorCodec {
-    return new KeysetCursorCodec(createHash('sha256').update(`gpucap-cursor:${secret}`).digest());
+    return new KeysetCursorCodec(createHash('sha256').update(`gpucap-cursor:${secret}`).digest(), true);
   }
 
   encode(position: KeysetPosition, fingerprint: string): string {
     const payload = Buffer.from(JSON.stringify([position.key, position.id, fingerprint])).toString(
       'base64url',
     );
-    return `${payload}.${this.sign(payload)}`;
+    const signed = `${payload}.${this.keyId}`;
+    return `${signed}.${this.sign(signed)}`;
   }
 
   /** The position in `token`, which must have been issued for `fingerprint`; throws a 400 otherwise. */
   decode(token: string, fingerprint: string): KeysetPosition {
-    const [payload, signature, extra] = token.split('.');
-    if (extra !== undefined || !payload || !signature || !this.verify(payload, signature)) {
+    const parts = token.split('.');
+    const [payload] = parts;
+    if (parts.length === 3 && payload && KEY_ID_PATTERN.test(parts[1]) && parts[1] !== this.keyId) {
+      throw ApiError.invalidField(
+        FIELD,
+        'query',
+        this.fromSharedSecret ? ISSUED_UNDER_OTHER_SECRET : ISSUED_BEFORE_RESTART,
+        token,
+      );
+    }
+    // Three parts: signed with the key id; two: a token of the former form, signed without one.
+    const signed = parts.length === 3 ? `${payload}.${parts[1]}` : payload;
+    const signature = parts.at(-1);
+    if (parts.length < 2 || parts.length > 3 || !payload || !signature || !this.verify(signed, signature)) {
       throw ApiError.invalidField(FIELD, 'query', NOT_ISSUED_HERE, token);
     }
     // Checked even though signed: a leaked CURSOR_SECRET must not turn into 500s from the database.
