@@ -233,6 +233,31 @@ describe('docs/import-format.schema.json', () => {
   });
 });
 
+describe('docs/import-format.md', () => {
+  it('shows for every section an example record that the importer and the schema accept', () => {
+    const text = readFileSync(join(root, 'docs', 'import-format.md'), 'utf8');
+    const shown = new Map<SectionName, unknown[]>();
+    for (const part of text.split(/^## /m).slice(1)) {
+      const section = /^`([a-z_]+)`/.exec(part)?.[1] as SectionName | undefined;
+      if (!section || !SECTIONS.includes(section)) continue;
+      const blocks = [...part.matchAll(/```json\n([\s\S]*?)```/g)].map(
+        (match) => JSON.parse(match[1]) as unknown,
+      );
+      shown.set(section, blocks);
+    }
+    expect([...shown.keys()]).toEqual([...SECTIONS]);
+    for (const [section, records] of shown) {
+      expect(records.length).toBeGreaterThan(0);
+      for (const record of records) {
+        expect({ section, record, importer: importerAccepts(section, record) }).toMatchObject({
+          importer: true,
+        });
+        expect({ section, record, schema: schemaAccepts(section, record) }).toMatchObject({ schema: true });
+      }
+    }
+  });
+});
+
 describe('examples/', () => {
   it('ships a sync config that the loader accepts as it is, reading the sacct document beside it', () => {
     const config = loadSyncConfig(join(root, 'examples', 'sync.yaml'));
