@@ -141,6 +141,7 @@ describe('GET /v1/capacity', () => {
       total_used_gpu_hours: 119,
       total_remaining_gpu_hours: 41,
       current_active_gpus: 0,
+      current_active_gpu_share: 0,
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
@@ -222,6 +223,7 @@ describe('GET /v1/capacity', () => {
       total_used_gpu_hours: 71,
       total_remaining_gpu_hours: -61,
       current_active_gpus: 0,
+      current_active_gpu_share: 0,
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
@@ -250,6 +252,7 @@ describe('GET /v1/capacity', () => {
       total_used_gpu_hours: 48,
       total_remaining_gpu_hours: 102,
       current_active_gpus: 0,
+      current_active_gpu_share: 0,
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
@@ -282,6 +285,7 @@ describe('GET /v1/capacity', () => {
       total_used_gpu_hours: 0,
       total_remaining_gpu_hours: 0,
       current_active_gpus: 0,
+      current_active_gpu_share: 0,
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
       budget_status: BUDGET_STATUS,
@@ -478,6 +482,7 @@ describe('GET /v1/capacity with running workloads', () => {
     const data = (response.body as CapacityBody).data;
     // 2 GPUs × 2 h, plus 1 GPU × the 240 h since the period start (not the 264 h it has run).
     expect(data.summary.current_active_gpus).toBe(3);
+    expect(data.summary.current_active_gpu_share).toBe(3);
     expect(data.summary.total_used_gpu_hours).toBeCloseTo(244, 2);
     expect(data.summary.total_remaining_gpu_hours).toBeCloseTo(756, 2);
     expect(data.pools[0].used_gpu_hours).toBeCloseTo(244, 2);
@@ -515,6 +520,7 @@ describe('GET /v1/capacity with running workloads', () => {
       total_used_gpu_hours: 0,
       total_remaining_gpu_hours: 10,
       current_active_gpus: 2,
+      current_active_gpu_share: 2,
     });
     expect(data.pools).toEqual([expect.objectContaining({ pool_id: 'pool-a', used_gpu_hours: 0 })]);
   });
@@ -536,6 +542,7 @@ interface CapacityBody {
       total_used_gpu_hours: number;
       total_remaining_gpu_hours: number;
       current_active_gpus: number;
+      current_active_gpu_share: number;
       burn_rate_gpu_hours_per_day: number;
       projected_exhaustion_date: string | null;
     };
