@@ -170,7 +170,8 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
         ? { value: raw }
         : 'must be an integer from 0 to 100000';
     case 'gpu share':
-      return typeof raw === 'number' && Number.isFinite(raw) && raw > 0
+      // 0 only with gpu_count 0 (checked with the other fields): a workload without GPUs holds none.
+      return typeof raw === 'number' && Number.isFinite(raw) && raw >= 0
         ? { value: raw }
         : 'must be a number greater than 0 (the physical GPUs the workload holds)';
     case 'gpu sharing':

@@ -540,6 +540,8 @@ export function rankedInClusterQuery(
     },
   };
   const figure = figures[value];
+  // The sample averages do not read the clock: $6 is still typed so the statement's parameters stay one list.
+  const clock = figure.avg.includes('$6') ? '' : 'AND $6::timestamptz IS NOT NULL';
   const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
   const sql = `WITH ranked AS MATERIALIZED (
       SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)},
@@ -548,7 +550,7 @@ export function rankedInClusterQuery(
       ${figure.sampled ? 'JOIN' : 'LEFT JOIN'} metric_aggregates a
         ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
       WHERE w.organization_id = $1 AND w.cluster_id = $7 AND w.status = ANY ($4::text[])
-        AND ${initiativeScopeSql('w')} ${figure.sampled ? 'AND a.sample_count > 0' : ''}
+        AND ${initiativeScopeSql('w')} ${figure.sampled ? 'AND a.sample_count > 0' : ''} ${clock}
     )
     SELECT page.*, totals.total_count, totals.scope_average
     FROM (SELECT count(*)::int AS total_count, avg(avg_value::numeric)::float8 AS scope_average FROM ranked) totals

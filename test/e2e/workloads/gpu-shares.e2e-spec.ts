@@ -819,10 +819,7 @@ describe('GPU shares: MIG slices and shared replicas', () => {
       await expectRankedInCluster(role, 'idle_gpu_hours');
     });
 
-    // KNOWN BUG, reported to the lead (src/metrics/metrics.queries.ts): rankedInClusterQuery passes `now`
-    // as $6 to every ranking, but a sample-metric ranking never references $6, so PostgreSQL answers
-    // "could not determine data type of parameter $6" and the request is a 500 — cluster_id with the
-    // default sort_by (gpu_utilization) too. This test fails until that is fixed.
+    // A sample-metric ranking reads no clock: its statement still takes `now` as a typed parameter.
     it.each(['ORG_ADMIN', 'MEMBER'])('ranked gpu_utilization as %s', async (role) => {
       await expectRankedInCluster(role, 'gpu_utilization');
     });

@@ -23,6 +23,41 @@ function issuesOf(section: Parameters<typeof validateRecord>[0], value: unknown)
 }
 
 describe('validateRecord', () => {
+  describe('GPU shares', () => {
+    const shareOf = (value: object) => {
+      const result = validateRecord('workloads', { ...workload, ...value });
+      return result.row ? result.row.gpu_share : result.issues;
+    };
+
+    it('derives the share from a MIG profile or replicas, and keeps an explicit one', () => {
+      expect(shareOf({ gpu_count: 7, gpu_sharing: { mode: 'mig', profile: '1g.10gb' } })).toBe(1);
+      expect(shareOf({ gpu_count: 2, gpu_sharing: { mode: 'mig', profile: '2g.12gb' } })).toBe(1);
+      expect(shareOf({ gpu_count: 1, gpu_sharing: { mode: 'time-slicing', replicas: 4 } })).toBe(0.25);
+      expect(shareOf({ gpu_count: 1, gpu_sharing: { mode: 'mig', profile: 'x.2' }, gpu_share: 0.2 })).toBe(
+        0.2,
+      );
+      expect(shareOf({})).toBe(8);
+    });
+
+    it('takes a share of 0 only without GPUs, and refuses what cannot be a share', () => {
+      expect(shareOf({ gpu_count: 0, gpu_share: 0 })).toBe(0);
+      expect(shareOf({ gpu_share: 0 })).toEqual(['gpu_share must be at least 1/5040 of a GPU']);
+      expect(shareOf({ gpu_count: 0, gpu_share: 1 })).toEqual([
+        'gpu_share must be absent or 0 when gpu_count is 0',
+      ]);
+      expect(shareOf({ gpu_share: 9 })).toEqual([
+        'gpu_share must not exceed gpu_count (one GPU per device at most)',
+      ]);
+      expect(shareOf({ gpu_count: 1, gpu_sharing: { mode: 'mig', profile: '9g.1tb' } })).toEqual([
+        "gpu_sharing.profile '9g.1tb' is not a MIG profile gpucap knows: give gpu_share, the physical GPUs the workload holds",
+      ]);
+      expect(shareOf({ gpu_sharing: { mode: 'mps', replicas: 0 } })).toEqual([
+        'gpu_sharing replicas must be an integer from 1 to 1000',
+      ]);
+      expect(shareOf({ gpu_sharing: { mode: 'mig' } })).toHaveLength(1);
+    });
+  });
+
   it('accepts a valid workload and converts timestamps', () => {
     const result = validateRecord('workloads', workload);
     expect(result.issues).toBeUndefined();
