@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Client } from 'pg';
 import {
   accountCan,
@@ -83,8 +83,31 @@ export class EmbeddedDatabase {
   private reachableClusterDirectory(): string {
     const beside = join(this.options.directory, 'cluster');
     if (!this.account || accountCan(this.account, '-x', this.options.directory)) return beside;
-    const key = createHash('sha256').update(resolve(this.options.directory)).digest('hex').slice(0, 16);
-    return join(SHARED_BASE, `gpucap-pgdata-${key}`, 'cluster');
+    const directory = resolve(this.options.directory);
+    const key = createHash('sha256').update(directory).digest('hex').slice(0, 16);
+    const named = join(SHARED_BASE, `gpucap-pgdata-${readableName(directory)}-${key}`, 'cluster');
+    // A cluster made before the folder carried the checkout's name keeps its data where it is.
+    const former = join(SHARED_BASE, `gpucap-pgdata-${key}`, 'cluster');
+    if (!existsSync(join(named, 'PG_VERSION')) && existsSync(join(former, 'PG_VERSION'))) return former;
+    return named;
+  }
+
+  /** The cluster lives away from the checkout: a note beside it says whose it is. */
+  private labelSharedCluster(): void {
+    const cluster = this.clusterDirectory;
+    if (cluster.startsWith(resolve(this.options.directory))) return;
+    const note = join(dirname(cluster), 'CHECKOUT.txt');
+    if (existsSync(note)) return;
+    try {
+      writeFileSync(
+        note,
+        `The embedded PostgreSQL cluster of the gpucap checkout whose settings are in ${resolve(this.options.directory)}.\n` +
+          'Delete this folder with that checkout.\n',
+        { mode: 0o644 },
+      );
+    } catch {
+      // Only a courtesy: the cluster works without it.
+    }
   }
 
   /** The URL of this cluster while another gpucap process runs it, so a command can share the server. */
@@ -105,6 +128,7 @@ export class EmbeddedDatabase {
       await this.assertPortFree();
       const binaries = binariesFor(await locateBinaries(), this.account);
       if (!existsSync(join(this.clusterDirectory, 'PG_VERSION'))) await this.initialise(binaries);
+      this.labelSharedCluster();
       await this.launch(binaries);
       await this.ensureDatabase();
       return this.url;
@@ -304,6 +328,19 @@ export class EmbeddedDatabase {
     if (this.recentLog.length > 50) this.recentLog.shift();
     this.options.onLog?.(message);
   }
+}
+
+/**
+ * The checkout's folder name (`gpucap` for `/root/gpucap/.gpucap/pgdata`; the directory's own for an
+ * EMBEDDED_PG_DIR elsewhere), so a person listing /var/tmp sees which cluster is whose.
+ */
+function readableName(directory: string): string {
+  const checkout = directory.endsWith(join('.gpucap', 'pgdata')) ? dirname(dirname(directory)) : directory;
+  const name = basename(checkout)
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._-]+/, '')
+    .slice(0, 40);
+  return name || 'root';
 }
 
 function oneLine(text: string): string {

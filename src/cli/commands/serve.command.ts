@@ -1,15 +1,19 @@
 import { Logger, type INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
+import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../app.factory';
 import type { AppConfig } from '../../common/config/app-config';
 import type { DatabaseConnectOptions } from '../../database/database-connector';
 import { migrate, openDatabaseTarget, openDataSource } from '../../database/database-target';
+import { defaultEmbeddedDirectory, EmbeddedDatabase } from '../../database/embedded-database';
+import { projectRoot } from '../../database/project-root';
 import { ensureUpcomingSamplePartitions } from '../../database/sample-partitions';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../demo/demo-data';
 import { Organization } from '../../organizations/entities/organization.entity';
 import { CliContext, Command } from '../cli-context';
 import { helpText, parseFor } from '../command-line';
+import { packageVersion } from '../main';
 import { HttpDrain } from '../http-drain';
 import { tokenService } from './tokens.command';
 
@@ -56,21 +60,53 @@ export const serveCommand: Command = async (args, context) => {
     // Also when the database is away at boot: the migrations run once it answers, before serving.
     connect.prepare = () => migrate(target.url);
   }
-  const app = await createApp(config, target.url, { connect });
+  const logs = startupLogDestination();
+  const app = await createApp(config, target.url, { connect, logDestination: logs.destination });
   running.app = app;
   const server = app.getHttpServer() as Server;
   running.drain = new HttpDrain(server);
   keepSamplePartitionsAhead(app.get(DataSource), context);
   await app.listen(config.PORT, config.HOST);
-  noticeWriter(context.stdout)(greeting(config, listeningPort(server), demoTokens));
+  const dataFolder = target.embedded ? embeddedDataFolder(config) : undefined;
+  noticeWriter(context.stdout)(greeting(config, listeningPort(server), demoTokens, dataFolder));
+  logs.started();
   return new Promise<number>(() => undefined);
 };
+
+/**
+ * Log lines go out synchronously until the greeting is printed, so the greeting comes after every
+ * start-up line instead of among them; then asynchronously, as pino does by default, for requests.
+ */
+function startupLogDestination() {
+  let target: pino.DestinationStream = pino.destination({ dest: 1, sync: true });
+  return {
+    destination: { write: (line: string) => target.write(line) },
+    started: () => {
+      target = pino.destination({ dest: 1, sync: false });
+    },
+  };
+}
+
+/** Where the embedded cluster keeps its data (beside the checkout, or its copy under /var/tmp as root). */
+function embeddedDataFolder(config: AppConfig): string {
+  return new EmbeddedDatabase({
+    directory: config.EMBEDDED_PG_DIR ?? defaultEmbeddedDirectory(projectRoot()),
+    port: config.EMBEDDED_PG_PORT,
+  }).clusterDirectory;
+}
 
 /** Plain text for a person at a terminal; in production, a line in the structured log instead. */
 function noticeWriter(stream: NodeJS.WritableStream): (message: string) => void {
   if (process.env.NODE_ENV === 'production') {
     const logger = new Logger('gpucap');
-    return (message) => logger.log(message.split('\n')[0]);
+    // The first line that says something, without the greeting's frame.
+    return (message) =>
+      logger.log(
+        message
+          .split('\n')
+          .map((line) => line.replace(/^# ?/, ''))
+          .find((line) => line.trim() !== '' && !line.startsWith('===')) ?? message,
+      );
   }
   return (message) => stream.write(`${message}\n`);
 }
@@ -143,27 +179,45 @@ function listeningPort(server: Server): number {
   return typeof address === 'object' && address !== null ? address.port : 0;
 }
 
-function greeting(config: AppConfig, port: number, demo: DemoTokens | undefined): string {
+const RULE = `# ${'='.repeat(78)}`;
+
+/**
+ * The last thing start-up prints, framed by two rules. Every line is either a shell comment or a
+ * command, so any of them (or the whole block) can be pasted into a shell as it is.
+ */
+function greeting(
+  config: AppConfig,
+  port: number,
+  demo: DemoTokens | undefined,
+  dataFolder: string | undefined,
+): string {
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const lines = [
-    `gpucap is listening on ${base}  (OpenAPI: ${base}/v1/openapi.json, UI: ${base}/docs)`,
-    `Dashboard: ${base}/  (paste a token and the organization id)`,
+    '',
+    RULE,
+    `# gpucap ${packageVersion()} is listening on ${base} (Ctrl-C stops it)`,
+    `#   Dashboard page: ${base}/   (paste a token and the organization id)`,
+    `#   API: ${base}/v1/   OpenAPI: ${base}/v1/openapi.json   Browsable: ${base}/docs`,
+    dataFolder
+      ? `#   Data: embedded PostgreSQL on 127.0.0.1:${config.EMBEDDED_PG_PORT}, kept in ${dataFolder}`
+      : '#   Data: the PostgreSQL of DATABASE_URL',
   ];
   if (demo) {
+    const header =
+      '-H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ' + DEMO_ORGANIZATION_ID + '"';
     lines.push(
-      '',
-      `Demo organization '${DEMO_ORGANIZATION_ID}' on the embedded PostgreSQL. Tokens for this run:`,
-      `  ORG_ADMIN: export GPUCAP_TOKEN=${demo.admin}`,
-      `  MEMBER of ${demo.memberInitiative}: ${demo.member}`,
-      '',
-      `Open ${base}/ and paste one of these tokens (organization ${DEMO_ORGANIZATION_ID}) to see its dashboard.`,
-      '',
-      'Try:',
-      `  curl -s "${base}/v1/workloads?limit=3" -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
-      `  curl -s "${base}/v1/workloads/stats?group_by=initiative_id" -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
-      `  curl -s ${base}/v1/capacity -H "Authorization: Bearer $GPUCAP_TOKEN" -H "X-Organization-Id: ${DEMO_ORGANIZATION_ID}"`,
+      '#',
+      `# Demo organization '${DEMO_ORGANIZATION_ID}'. Tokens for this run (the previous run's are revoked):`,
+      `export GPUCAP_TOKEN=${demo.admin}   # ORG_ADMIN: the whole organization`,
+      `export GPUCAP_MEMBER_TOKEN=${demo.member}   # MEMBER of ${demo.memberInitiative}`,
+      '#',
+      `# Open ${base}/ and paste a token with organization ${DEMO_ORGANIZATION_ID}, or try:`,
+      `curl -s "${base}/v1/workloads?limit=3" ${header}`,
+      `curl -s "${base}/v1/workloads/stats?group_by=initiative_id" ${header}`,
+      `curl -s "${base}/v1/capacity" ${header}`,
     );
   }
+  lines.push(RULE);
   return lines.join('\n');
 }

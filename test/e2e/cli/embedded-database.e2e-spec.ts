@@ -59,6 +59,14 @@ describe('embedded PostgreSQL', () => {
     );
   });
 
+  it('as root, names a cluster kept under /var/tmp after the checkout', () => {
+    const directory = join(scratchDirectory(), 'pg');
+    const cluster = new EmbeddedDatabase({ directory, port: 1 }).clusterDirectory;
+    // Only as root with a `postgres` account, which cannot enter the 0700 scratch directory.
+    if (cluster.startsWith(directory)) return;
+    expect(cluster).toMatch(/^\/var\/tmp\/gpucap-pgdata-pg-[0-9a-f]{16}\/cluster$/);
+  });
+
   describe('beside a running serve', () => {
     const env: Record<string, string> = {};
     let serve: ServeProcess;
@@ -73,6 +81,30 @@ describe('embedded PostgreSQL', () => {
 
     afterAll(() => {
       if (serve.child.exitCode === null) serve.child.kill('SIGKILL');
+    });
+
+    it('ends its start-up with a framed greeting: both tokens to export, the page and the data folder', () => {
+      const output = serve.output();
+      const cluster = new EmbeddedDatabase({ directory: env.EMBEDDED_PG_DIR, port: 1 }).clusterDirectory;
+      const rule = `# ${'='.repeat(78)}`;
+      const start = output.indexOf(rule);
+      expect(start).toBeGreaterThan(-1);
+      const lines = output.slice(start).trimEnd().split('\n');
+      // Framed, and after every start-up log line (none among or after its lines).
+      expect(lines.at(-1)).toBe(rule);
+      expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
+      // Every line pastes into a shell: a comment or a command.
+      for (const line of lines) expect(line).toMatch(/^(#|export |curl )/);
+      expect(lines).toContainEqual(expect.stringMatching(/^export GPUCAP_TOKEN=gpucap_\S+ +# ORG_ADMIN/));
+      expect(lines).toContainEqual(
+        expect.stringMatching(/^export GPUCAP_MEMBER_TOKEN=gpucap_\S+ +# MEMBER of /),
+      );
+      expect(output).toContain(`Dashboard page: http://127.0.0.1:${serve.port}/ `);
+      expect(output).toContain(`kept in ${cluster}`);
+      if (!cluster.startsWith(env.EMBEDDED_PG_DIR)) {
+        // Away from the checkout (as root): a note beside it says whose it is.
+        expect(readFileSync(join(dirname(cluster), 'CHECKOUT.txt'), 'utf8')).toContain(env.EMBEDDED_PG_DIR);
+      }
     });
 
     it('commands share the server that serve started', async () => {
