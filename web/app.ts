@@ -36,13 +36,19 @@ interface BudgetEntry {
   total_remaining_gpu_hours?: number;
   budget_status?: string;
   projected_exhaustion_date: string | null;
-  daily?: { date: string; cumulative_used_gpu_hours: number; remaining_gpu_hours: number }[];
+  daily?: {
+    date: string;
+    used_gpu_hours: number;
+    cumulative_used_gpu_hours: number;
+    remaining_gpu_hours: number;
+  }[];
   pool_id?: string;
   initiative_id?: string;
   name?: string;
 }
 
 interface Capacity {
+  timezone?: string;
   summary: BudgetEntry;
   pools: BudgetEntry[];
   initiatives: BudgetEntry[];
@@ -98,6 +104,11 @@ let view = 0;
 let workloadsNextToken: string | null = null;
 /** Only the latest list request may draw: a page asked for before a status change is dropped. */
 let workloadsRequest = 0;
+/** The organization's time zone (its local days are the burn-down's) and its teams' names, from capacity. */
+let timeZone = 'UTC';
+const teamNames = new Map<string, string>();
+/** The latest capacity answer: the per-day chart draws its teams' daily use. */
+let capacity: Capacity | null = null;
 
 function credentials() {
   return {
@@ -154,8 +165,85 @@ function formatPercent(value: number | null): string {
   return value === null ? '—' : `${(value * 100).toFixed(1)} %`;
 }
 
+/** The organization's local date of an instant (YYYY-MM-DD), so days read as the API counts them. */
 function formatDate(iso: string | null): string {
-  return iso === null ? '—' : iso.slice(0, 10);
+  if (iso === null) return '—';
+  try {
+    return new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }).format(new Date(iso));
+  } catch {
+    return iso.slice(0, 10);
+  }
+}
+
+/** The last day an exclusive end covers: a period ending at local midnight ends the day before. */
+function formatLastDay(iso: string): string {
+  return formatDate(new Date(Date.parse(iso) - 1).toISOString());
+}
+
+/** An instant as the organization's local date and time of day, to the minute. */
+function formatTime(time: number): string {
+  const instant = new Date(time * 1000);
+  const clock = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit' });
+  return `${formatDate(instant.toISOString())} ${clock.format(instant)}`;
+}
+
+function teamName(id: string): string {
+  return teamNames.get(id) ?? id;
+}
+
+/** A chart time for a local date: that date's midnight in UTC, so it draws and reads as the date itself. */
+function dayTime(date: string): number {
+  return Date.parse(`${date}T00:00:00Z`) / 1000;
+}
+
+function dayText(time: number): string {
+  return new Date(time * 1000).toISOString().slice(0, 10);
+}
+
+const DAY_SECONDS = 86_400;
+
+/**
+ * The x axis of a per-day chart: whole days only, labelled by date (no hour), and a legend that
+ * names the day.
+ */
+function dayAxis(): Pick<uPlot.Options, 'tzDate'> & { x: uPlot.Series; axis: uPlot.Axis } {
+  return {
+    tzDate: (time) => uPlot.tzDate(new Date(time * 1000), 'Etc/UTC'),
+    x: { label: 'Day', value: (_chart, time, _series, index) => latestText(_chart, 0, index, dayText, time) },
+    axis: {
+      incrs: [1, 2, 7, 14, 28, 56, 91, 182, 364].map((days) => days * DAY_SECONDS),
+      values: (_chart, splits) => splits.map((time) => dayText(time).slice(5)),
+    },
+  };
+}
+
+/**
+ * What a legend shows: the hovered point, or without a cursor the latest day of the first series
+ * (today, not the projection's end), so the legend always carries figures where uPlot's own shows
+ * "--" until hovered.
+ */
+function latestText(
+  chart: uPlot,
+  seriesIndex: number,
+  index: number | null,
+  format: (value: number) => string,
+  hovered: number | null,
+): string {
+  if (index !== null && index !== undefined) return hovered === null ? '—' : format(hovered);
+  const first = (chart.data[1] ?? []) as (number | null | undefined)[];
+  let latest = first.length - 1;
+  while (latest > 0 && (first[latest] === null || first[latest] === undefined)) latest -= 1;
+  const value = (chart.data[seriesIndex] as (number | null | undefined)[])[latest];
+  return value === null || value === undefined ? '—' : `${format(value)} (latest)`;
+}
+
+function legendValue(format: (value: number) => string): uPlot.Series['value'] {
+  return (chart, value, seriesIndex, index) => latestText(chart, seriesIndex, index, format, value);
 }
 
 function formatGpus(value: number): string {
@@ -199,7 +287,24 @@ function statusBadge(status = 'on_track'): HTMLTableCellElement {
 }
 
 function fillTable(id: string, rows: HTMLTableRowElement[]): void {
-  byId<HTMLTableElement>(id).tBodies[0].replaceChildren(...rows);
+  const table = byId<HTMLTableElement>(id);
+  table.tBodies[0].replaceChildren(...labelled(table, rows));
+}
+
+/**
+ * Each cell carries its column's header as `data-label`: at phone width the rows stack as cards and
+ * every figure shows beside its name instead of in a column scrolled out of sight.
+ */
+function labelled(table: HTMLTableElement, rows: HTMLTableRowElement[]): HTMLTableRowElement[] {
+  const headers = [...(table.tHead?.rows[0]?.cells ?? [])].map((header) =>
+    header.querySelector('.visually-hidden') ? '' : (header.textContent ?? '').trim(),
+  );
+  for (const tableRow of rows) {
+    [...tableRow.cells].forEach((tableCell, index) => {
+      tableCell.dataset.label = tableRow.cells.length === 1 ? '' : (headers[index] ?? '');
+    });
+  }
+  return rows;
 }
 
 function row(cells: HTMLTableCellElement[], attributes: Record<string, string> = {}): HTMLTableRowElement {
@@ -225,18 +330,24 @@ const PALETTE = ['#2563eb', '#db2777', '#16a34a', '#ea580c', '#7c3aed', '#0891b2
 
 async function loadCapacity(): Promise<void> {
   const { data } = await api<Capacity>(inCluster('/v1/capacity?interval=day'));
+  capacity = data;
+  timeZone = data.timezone ?? 'UTC';
+  teamNames.clear();
+  for (const initiative of data.initiatives) teamNames.set(initiative.initiative_id!, initiative.name ?? '');
   const summary = data.summary;
   const exhaustion = summary.projected_exhaustion_date;
+  const periodEnd = data.period.end;
   byId('capacity-summary').innerHTML = '';
   byId('capacity-summary').append(
-    `Period ${formatDate(data.period.start)} to ${formatDate(data.period.end)}: `,
+    `Period ${formatDate(data.period.start)} to ${formatLastDay(periodEnd)} (days in ${timeZone}): `,
     figure('summary-used', summary.total_used_gpu_hours, 'used'),
     ' of ',
     figure('summary-allocated', summary.total_allocated_gpu_hours, 'allocated'),
-    ' GPU-hours; ',
+    ' GPU-hours used; ',
     figure('summary-remaining', summary.total_remaining_gpu_hours, 'remaining'),
-    ` remaining; ${exhaustion ? `runs out ${formatDate(exhaustion)} at the last 7 days' rate` : 'not running out at this rate'}.`,
+    ` remaining; ${exhaustionSentence(exhaustion, periodEnd)}.`,
   );
+  byId('capacity-summary').dataset.timezone = timeZone;
   const entries = [
     ...data.pools.map((entry) => ({ kind: 'Pool', id: entry.pool_id!, entry })),
     ...data.initiatives.map((entry) => ({ kind: 'Team', id: entry.initiative_id!, entry })),
@@ -252,13 +363,31 @@ async function loadCapacity(): Promise<void> {
           cell(formatNumber(entry.used_gpu_hours), entry.used_gpu_hours, 'number'),
           cell(formatNumber(entry.remaining_gpu_hours), entry.remaining_gpu_hours, 'number'),
           statusBadge(entry.budget_status),
-          cell(formatDate(entry.projected_exhaustion_date), entry.projected_exhaustion_date),
+          exhaustionCell(entry.projected_exhaustion_date, periodEnd),
         ],
         { kind: kind.toLowerCase(), id, status: entry.budget_status ?? '' },
       ),
     ),
   );
-  drawBurnDown(summary, data.period.end);
+  drawBurnDown(summary, periodEnd);
+}
+
+function afterPeriodEnd(exhaustion: string, periodEnd: string): boolean {
+  return Date.parse(exhaustion) >= Date.parse(periodEnd);
+}
+
+function exhaustionSentence(exhaustion: string | null, periodEnd: string): string {
+  if (!exhaustion) return 'not running out at this rate';
+  if (afterPeriodEnd(exhaustion, periodEnd)) return "lasts past the period's end at the last 7 days' rate";
+  return `runs out ${formatDate(exhaustion)} at the last 7 days' rate`;
+}
+
+/** A projected exhaustion after the period ends is no risk to it: it says so instead of a date. */
+function exhaustionCell(exhaustion: string | null, periodEnd: string): HTMLTableCellElement {
+  if (!exhaustion || !afterPeriodEnd(exhaustion, periodEnd)) return cell(formatDate(exhaustion), exhaustion);
+  const td = cell('after period end', exhaustion, 'after-end');
+  td.title = `At the last 7 days' rate: ${formatDate(exhaustion)}`;
+  return td;
 }
 
 function figure(id: string, value: number | undefined, label: string, digits = 1): HTMLElement {
@@ -274,27 +403,33 @@ function figure(id: string, value: number | undefined, label: string, digits = 1
 function drawBurnDown(summary: BudgetEntry, periodEnd: string): void {
   const days = summary.daily ?? [];
   if (days.length === 0) return;
-  const times = days.map((day) => Date.parse(`${day.date}T12:00:00Z`) / 1000);
-  const remaining = days.map((day) => day.remaining_gpu_hours);
+  const times = days.map((day) => dayTime(day.date));
+  const remaining: (number | null)[] = days.map((day) => day.remaining_gpu_hours);
   const projection: (number | null)[] = remaining.map(() => null);
   const exhaustion = summary.projected_exhaustion_date;
-  if (exhaustion && Date.parse(exhaustion) <= Date.parse(periodEnd)) {
-    projection[projection.length - 1] = remaining[remaining.length - 1];
-    times.push(Date.parse(exhaustion) / 1000);
-    remaining.push(null as unknown as number);
-    projection.push(0);
+  if (exhaustion && !afterPeriodEnd(exhaustion, periodEnd)) {
+    const end = dayTime(formatDate(exhaustion));
+    if (end > times[times.length - 1]) {
+      projection[projection.length - 1] = remaining[remaining.length - 1];
+      times.push(end);
+      remaining.push(null);
+      projection.push(0);
+    }
   }
+  const day = dayAxis();
+  const hours = (value: number) => `${formatNumber(value)} GPU-h`;
   drawChart(
     'capacity-chart',
     {
+      tzDate: day.tzDate,
       series: [
-        {},
-        { label: 'Remaining GPU-h', stroke: PALETTE[0], width: 2 },
-        { label: 'Projected', stroke: PALETTE[1], dash: [6, 4], spanGaps: true },
+        day.x,
+        { label: 'Remaining', stroke: PALETTE[0], width: 2, value: legendValue(hours) },
+        { label: 'Projected', stroke: PALETTE[1], dash: [6, 4], spanGaps: true, value: legendValue(hours) },
       ],
-      axes: [{}, { label: 'GPU-hours', size: 70 }],
+      axes: [day.axis, { label: 'GPU-hours', size: 70 }],
     },
-    [times, remaining, projection],
+    [times, remaining, projection] as uPlot.AlignedData,
   );
 }
 
@@ -315,7 +450,7 @@ async function loadIdle(): Promise<void> {
       return row(
         [
           cell(entry.name, entry.workload_id),
-          cell(entry.initiative_id, entry.initiative_id),
+          cell(teamName(entry.initiative_id), entry.initiative_id),
           gpuCell(entry),
           cell(formatNumber(entry.idle_gpu_hours.avg), entry.idle_gpu_hours.avg, 'number'),
           action,
@@ -342,7 +477,19 @@ async function loadSeries(entry: RankedEntry): Promise<void> {
   drawChart(
     'series-chart',
     {
-      series: [{}, { label: 'GPU utilization %', stroke: PALETTE[2], width: 2 }],
+      tzDate: (time) => uPlot.tzDate(new Date(time * 1000), timeZone),
+      series: [
+        {
+          label: 'Time',
+          value: (chart, time, _series, index) => latestText(chart, 0, index, formatTime, time),
+        },
+        {
+          label: 'GPU utilization',
+          stroke: PALETTE[2],
+          width: 2,
+          value: legendValue((value) => `${formatNumber(value)} %`),
+        },
+      ],
       axes: [{}, { label: '%', size: 50 }],
       scales: { y: { range: [0, 100] } },
     },
@@ -360,41 +507,58 @@ async function loadStats(): Promise<void> {
   );
   byId('stats-summary').replaceChildren(
     figure('stats-workloads', data.summary.total_workloads, 'workloads', 0),
-    ' workloads, ',
+    ' workloads submitted, ',
     figure('stats-gpu-hours', data.summary.total_gpu_hours, 'GPU-hours'),
-    ` GPU-hours, success rate ${formatPercent(data.summary.success_rate)}.`,
+    ` GPU-hours over their whole runs, success rate ${formatPercent(data.summary.success_rate)}.`,
   );
   fillTable(
     'stats-table',
     data.grouped.map((group) =>
       row(
         [
-          cell(group.initiative_id, group.initiative_id),
+          cell(teamName(group.initiative_id), group.initiative_id),
           cell(String(group.workload_count), group.workload_count, 'number'),
           cell(formatNumber(group.gpu_hours), group.gpu_hours, 'number'),
-          cell(formatPercent(group.success_rate), group.success_rate, 'number'),
+          cell(formatPercent(group.success_rate).replace(' %', ''), group.success_rate, 'number'),
         ],
         { team: group.initiative_id },
       ),
     ),
   );
-  const teams = data.grouped.map((group) => group.initiative_id);
+  drawDailyUse(range === 'last_7_days' ? 7 : 30);
+}
+
+/**
+ * GPU-hours each team used on each local day (the burn-down's `used_gpu_hours`): a long run counts
+ * on every day it ran, not all on the day it was submitted. The budget period's last `dayCount` days.
+ */
+function drawDailyUse(dayCount: number): void {
+  const teams = (capacity?.initiatives ?? []).filter((team) => (team.daily ?? []).length > 0);
+  const days = (teams[0]?.daily ?? []).slice(-dayCount);
+  const first = (teams[0]?.daily ?? []).length - days.length;
+  const chart = byId('stats-chart');
+  chart.dataset.days = String(days.length);
+  chart.dataset.from = days[0]?.date ?? '';
+  const day = dayAxis();
+  const hours = (value: number) => `${formatNumber(value)} GPU-h`;
   drawChart(
     'stats-chart',
     {
+      tzDate: day.tzDate,
       series: [
-        {},
-        ...teams.map((team, index) => ({ label: team, stroke: PALETTE[index % PALETTE.length], width: 2 })),
+        day.x,
+        ...teams.map((team, index) => ({
+          label: team.name ?? team.initiative_id,
+          stroke: PALETTE[index % PALETTE.length],
+          width: 2,
+          value: legendValue(hours),
+        })),
       ],
-      axes: [{}, { label: 'GPU-hours', size: 70 }],
+      axes: [day.axis, { label: 'GPU-hours used', size: 70 }],
     },
     [
-      data.timeline.map((bucket) => Date.parse(bucket.bucket_start) / 1000),
-      ...teams.map((team) =>
-        data.timeline.map(
-          (bucket) => bucket.grouped.find((group) => group.initiative_id === team)?.gpu_hours ?? 0,
-        ),
-      ),
+      days.map((entry) => dayTime(entry.date)),
+      ...teams.map((team) => (team.daily ?? []).slice(first).map((entry) => entry.used_gpu_hours)),
     ],
   );
 }
@@ -412,7 +576,7 @@ async function loadWorkloads(more = false): Promise<void> {
     row(
       [
         cell(workload.name, workload.workload_id),
-        cell(workload.initiative_id, workload.initiative_id),
+        cell(teamName(workload.initiative_id), workload.initiative_id),
         cell(workload.status, workload.status),
         cell(workload.cluster_id ?? '—', workload.cluster_id ?? null),
         cell(workload.instance_type, workload.instance_type),
@@ -423,8 +587,15 @@ async function loadWorkloads(more = false): Promise<void> {
     ),
   );
   const body = byId<HTMLTableElement>('workloads-table').tBodies[0];
+  labelled(byId<HTMLTableElement>('workloads-table'), rows);
   if (more) body.append(...rows);
-  else body.replaceChildren(...(rows.length ? rows : [row([cell('No workload.')])]));
+  else
+    body.replaceChildren(
+      ...labelled(
+        byId<HTMLTableElement>('workloads-table'),
+        rows.length ? rows : [row([cell('No workload.')])],
+      ),
+    );
   workloadsNextToken = metadata?.next_token ?? null;
   byId('workloads-more').hidden = workloadsNextToken === null;
   byId<HTMLTableElement>('workloads-table').dataset.status = status || 'all';

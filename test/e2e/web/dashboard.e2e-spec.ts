@@ -8,7 +8,7 @@ import request from 'supertest';
 import { Clock } from '../../../src/common/clock';
 import { projectRoot } from '../../../src/database/project-root';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../../src/demo/demo-data';
-import { DEMO_CLUSTERS } from '../../../src/demo/demo-organization';
+import { DEMO_CLUSTERS, DEMO_TIMEZONE } from '../../../src/demo/demo-organization';
 import { createApiToken } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import { createTestApp, type TestApp } from '../../support/test-app';
@@ -36,6 +36,73 @@ interface Holding {
   cluster_id: string;
   gpu_share: number;
   gpu_sharing: { mode: string; profile?: string; replicas?: number } | null;
+}
+
+interface BudgetEntry {
+  name: string;
+  initiative_id?: string;
+  pool_id?: string;
+  used_gpu_hours: number;
+  budget_status: string;
+  projected_exhaustion_date: string | null;
+  daily: { date: string; used_gpu_hours: number; remaining_gpu_hours: number }[];
+}
+
+/** As the page writes GPU-hours: one decimal, thousands separated. */
+function hours(value: number): string {
+  return value.toLocaleString('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 });
+}
+
+/**
+ * What, inside one panel at the current width, is cut off or out of sight: text wider than its box,
+ * a scroll box that scrolls sideways, an element reaching past the panel's edges, a table cell not
+ * shown, or a cell shown without its column's name.
+ */
+function layoutProblems(panelId: string): string[] {
+  const panel = document.getElementById(panelId)!;
+  const bounds = panel.getBoundingClientRect();
+  const problems: string[] = [];
+  const name = (element: Element) =>
+    `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${element.className && typeof element.className === 'string' ? `.${element.className.split(' ').join('.')}` : ''} "${(element.textContent ?? '').trim().slice(0, 40)}"`;
+  const hidden = (element: Element) =>
+    element.closest('thead, .visually-hidden, [hidden]') !== null || element.getClientRects().length === 0;
+  for (const element of Array.from(panel.querySelectorAll('*'))) {
+    if (hidden(element)) continue;
+    const box = element.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) continue;
+    if (box.left < bounds.left - 1 || box.right > bounds.right + 1)
+      problems.push(
+        `${name(element)} reaches past the panel (${Math.round(box.left)}–${Math.round(box.right)})`,
+      );
+    const style = getComputedStyle(element);
+    if (
+      style.display !== 'inline' &&
+      element.scrollWidth > element.clientWidth + 1 &&
+      element.clientWidth > 0
+    )
+      problems.push(
+        `${name(element)} is cut: ${element.scrollWidth} px of content in ${element.clientWidth}`,
+      );
+  }
+  for (const table of Array.from(panel.querySelectorAll('table:not(.u-legend)'))) {
+    const headers = Array.from(table.querySelectorAll('thead th')).map((header) =>
+      header.querySelector('.visually-hidden') ? '' : (header.textContent ?? '').trim(),
+    );
+    for (const row of Array.from(table.querySelectorAll('tbody tr'))) {
+      const cells = Array.from(row.querySelectorAll('td'));
+      cells.forEach((cell, index) => {
+        if (cell.getClientRects().length === 0) problems.push(`${name(cell)} is not shown`);
+        if (cells.length === 1) return;
+        const label = (cell as HTMLElement).dataset.label ?? '';
+        if (label !== headers[index])
+          problems.push(`${name(cell)} is labelled "${label}", not "${headers[index]}"`);
+        const shown = getComputedStyle(cell, '::before').content;
+        if (label && shown !== JSON.stringify(label))
+          problems.push(`${name(cell)} shows ${shown} instead of its column "${label}"`);
+      });
+    }
+  }
+  return problems;
 }
 
 /** Whole GPUs as a count, up to 2 decimals otherwise: 0.2857 reads 0.29, 0.5 reads 0.5. */
@@ -88,7 +155,7 @@ describeInBrowser('the dashboard page at GET /', () => {
   });
 
   /** A page whose console errors and off-origin requests are collected. */
-  async function openPage(viewport = { width: 1280, height: 800 }) {
+  async function openPage(viewport = { width: 1400, height: 900 }) {
     const context = await browser.newContext({ viewport });
     const page = await context.newPage();
     const consoleErrors: string[] = [];
@@ -206,6 +273,7 @@ describeInBrowser('the dashboard page at GET /', () => {
     );
     expect(await page.$$('#capacity-chart canvas')).toHaveLength(1);
     expect(await page.$$('#stats-chart canvas')).toHaveLength(1);
+    await checkReadability(page, capacity, stats, idle, running);
 
     for (const panel of ['capacity', 'idle', 'stats', 'workloads']) {
       await page.locator(`#${panel}`).screenshot({ path: join(SCREENSHOTS, `${label}-${panel}.png`) });
@@ -214,14 +282,133 @@ describeInBrowser('the dashboard page at GET /', () => {
     return idle.workloads as { workload_id: string }[];
   }
 
+  /** The organization's local date of an instant, as the page writes it. */
+  function localDate(iso: string): string {
+    return new Intl.DateTimeFormat('en-CA', {
+      timeZone: DEMO_TIMEZONE,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }).format(new Date(iso));
+  }
+
+  async function texts(page: Page, selector: string): Promise<string[]> {
+    return page.$$eval(selector, (all) => all.map((element) => (element.textContent ?? '').trim()));
+  }
+
+  /** Legend rows of a chart as `label=value`, the x series (the day) first. */
+  async function legend(page: Page, chart: string): Promise<string[]> {
+    return page.$$eval(`#${chart} .u-legend .u-series`, (rows) =>
+      rows.map(
+        (row) =>
+          `${(row.querySelector('.u-label')?.textContent ?? '').trim()}=${(row.querySelector('.u-value')?.textContent ?? '').trim()}`,
+      ),
+    );
+  }
+
+  /**
+   * Units in headers, team names in every table, "after period end" for exhaustion past the period,
+   * day labels without hours, legends that carry figures before any hover, and a per-day chart of the
+   * GPU-hours each team used on each day (the burn-down's daily use).
+   */
+  async function checkReadability(
+    page: Page,
+    capacity: {
+      timezone: string;
+      period: { end: string };
+      pools: BudgetEntry[];
+      initiatives: BudgetEntry[];
+      summary: { daily: BudgetEntry['daily'] };
+    },
+    stats: { grouped: { initiative_id: string }[] },
+    idle: { workloads: { initiative_id: string }[] },
+    running: { workload_id: string }[],
+  ) {
+    expect(capacity.timezone).toBe(DEMO_TIMEZONE);
+    expect(await page.getAttribute('#capacity-summary', 'data-timezone')).toBe(DEMO_TIMEZONE);
+    expect(await texts(page, '#capacity-table thead th')).toEqual([
+      'Kind',
+      'Name',
+      'Allocated (GPU-h)',
+      'Used (GPU-h)',
+      'Remaining (GPU-h)',
+      'Status',
+      'Runs out',
+    ]);
+    expect(await texts(page, '#idle-table thead th')).toContain('Idle (GPU-h)');
+    expect(await texts(page, '#stats-table thead th')).toEqual([
+      'Team',
+      'Workloads',
+      'GPU-hours',
+      'Success rate (%)',
+    ]);
+
+    const entries = [...capacity.pools, ...capacity.initiatives];
+    const periodEnd = Date.parse(capacity.period.end);
+    expect(await texts(page, '#capacity-table tbody td:nth-child(7)')).toEqual(
+      entries.map(({ projected_exhaustion_date: date }) =>
+        date === null ? '—' : Date.parse(date) >= periodEnd ? 'after period end' : localDate(date),
+      ),
+    );
+
+    const names = new Map(capacity.initiatives.map((team) => [team.initiative_id!, team.name]));
+    expect(await texts(page, '#idle-table tbody td:nth-child(2)')).toEqual(
+      idle.workloads.map((entry) => names.get(entry.initiative_id)),
+    );
+    expect(await texts(page, '#stats-table tbody td:nth-child(1)')).toEqual(
+      stats.grouped.map((group) => names.get(group.initiative_id)),
+    );
+    const listed = await page.$$eval('#workloads-table tbody tr[data-workload]', (rows) =>
+      rows.map((row) => [
+        (row as HTMLElement).dataset.workload,
+        row.querySelector('td:nth-child(2)')?.textContent,
+      ]),
+    );
+    expect(listed.map(([, team]) => team).every((team) => [...names.values()].includes(team!))).toBe(true);
+    expect(listed.map(([id]) => id)).toEqual(running.map((workload) => workload.workload_id));
+
+    const days = capacity.summary.daily;
+    const burnDown = await legend(page, 'capacity-chart');
+    expect(burnDown[0]).toBe(`Day=${days[days.length - 1].date} (latest)`);
+    expect(burnDown[1]).toBe(`Remaining=${hours(days[days.length - 1].remaining_gpu_hours)} GPU-h (latest)`);
+    for (const entry of burnDown) expect(entry).not.toMatch(/=(--)?$/);
+
+    const teams = capacity.initiatives.filter((team) => team.daily.length > 0);
+    const shown = teams[0].daily.slice(-30);
+    expect(await page.getAttribute('#stats-chart', 'data-from')).toBe(shown[0].date);
+    expect(await page.getAttribute('#stats-chart', 'data-days')).toBe(String(shown.length));
+    expect(await page.textContent('#stats-title')).toBe('GPU-hours used per team per day');
+    expect(await legend(page, 'stats-chart')).toEqual([
+      `Day=${shown[shown.length - 1].date} (latest)`,
+      ...teams.map(
+        (team) => `${team.name}=${hours(team.daily[team.daily.length - 1].used_gpu_hours)} GPU-h (latest)`,
+      ),
+    ]);
+  }
+
   it('shows an ORG_ADMIN the figures the API gives, and a workload utilization on click', async () => {
     const { page, consoleErrors, foreignRequests, close } = await openPage();
     await signIn(page, adminToken);
     expect(await page.getAttribute('body', 'data-state')).toBe('loaded');
     const idle = await checkPanels(page, adminToken, 'org-admin');
     expect(idle.length).toBeGreaterThan(0);
+    // A day on the daily charts reads as a date, hovered or not.
+    await page.locator('#capacity-chart').scrollIntoViewIfNeeded();
+    const chart = (await page.locator('#capacity-chart .u-over').boundingBox())!;
+    await page.mouse.move(chart.x + 5, chart.y + chart.height / 2);
+    await page.mouse.move(chart.x + chart.width / 2, chart.y + chart.height / 2, { steps: 5 });
+    await page.waitForFunction(
+      () => !document.querySelector('#capacity-chart .u-legend .u-value')?.textContent?.includes('latest'),
+    );
+    const [day, remaining] = await legend(page, 'capacity-chart');
+    expect(day).toMatch(/^Day=\d{4}-\d{2}-\d{2}$/);
+    expect(remaining).toMatch(/^Remaining=[\d,]+\.\d GPU-h$/);
+    expect(await page.textContent('#idle-title')).toBe('Running workloads by idle GPU-hours');
     await page.click('#idle-table tbody tr:first-child button');
     await page.waitForSelector('#series-chart canvas');
+    const [time, utilization] = await legend(page, 'series-chart');
+    expect(time).toMatch(/^Time=\d{4}-\d{2}-\d{2} \d{2}:\d{2} \(latest\)$/);
+    expect(utilization).toMatch(/^GPU utilization=[\d,]+\.\d % \(latest\)$/);
     expect(await page.getAttribute('#series-title', 'data-workload')).toBe(idle[0].workload_id);
     await page.locator('#idle').screenshot({ path: join(SCREENSHOTS, 'org-admin-idle-series.png') });
     // The token stays in this tab's sessionStorage, never in the address.
@@ -366,15 +553,72 @@ describeInBrowser('the dashboard page at GET /', () => {
     await close();
   });
 
-  it('fits a phone-width screen', async () => {
-    const { page, consoleErrors, close } = await openPage({ width: 390, height: 844 });
+  it('says "after period end" for a budget projected to run out after the period', async () => {
+    const { page, consoleErrors, close } = await openPage();
+    let team = '';
+    let late = '';
+    await page.route('**/v1/capacity?*', async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as {
+        data: { period: { end: string }; summary: BudgetEntry; initiatives: BudgetEntry[] };
+      };
+      late = new Date(Date.parse(body.data.period.end) + 9 * 86_400_000).toISOString();
+      const [first] = body.data.initiatives;
+      team = first.initiative_id!;
+      Object.assign(first, { projected_exhaustion_date: late, budget_status: 'on_track' });
+      Object.assign(body.data.summary, { projected_exhaustion_date: late, budget_status: 'on_track' });
+      await route.fulfill({ response, json: body });
+    });
     await signIn(page, adminToken);
-    expect(await page.isVisible('#cluster')).toBe(true);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: join(SCREENSHOTS, 'phone.png'), fullPage: true });
+    const runsOut = page.locator(`#capacity-table tr[data-kind=team][data-id="${team}"] td:nth-child(7)`);
+    expect(await runsOut.textContent()).toBe('after period end');
+    expect(await runsOut.getAttribute('title')).toContain(localDate(late));
+    expect(await page.textContent('#capacity-summary')).toContain("lasts past the period's end");
     expect(consoleErrors).toEqual([]);
     await close();
+  });
+
+  describe('at phone width (390 px)', () => {
+    let phone: Awaited<ReturnType<typeof openPage>>;
+
+    beforeAll(async () => {
+      phone = await openPage({ width: 390, height: 844 });
+      await signIn(phone.page, adminToken);
+      // Every workload, so rows on MIG and shared GPUs (the longest texts) are on the page.
+      await phone.page.selectOption('#workloads-status', '');
+      await phone.page.waitForSelector('#workloads-table[data-status=all]');
+    });
+
+    afterAll(async () => {
+      expect(phone.consoleErrors).toEqual([]);
+      await phone.close();
+    });
+
+    it('fits the screen without sideways scrolling', async () => {
+      const { page } = phone;
+      expect(await page.isVisible('#cluster')).toBe(true);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await page.screenshot({ path: join(SCREENSHOTS, 'phone.png'), fullPage: true });
+    });
+
+    it.each(['capacity', 'idle', 'stats', 'workloads'])(
+      'shows every column of the %s panel with its name, and cuts no text',
+      async (panel) => {
+        const { page } = phone;
+        if (panel === 'idle') {
+          await page.click('#idle-table tbody tr:first-child button');
+          await page.waitForSelector('#series-chart canvas');
+        }
+        const rows = await page.$$eval(
+          `#${panel} table:not(.u-legend) tbody tr`,
+          (all) => all.filter((row) => row.querySelectorAll('td').length > 1).length,
+        );
+        expect(rows).toBeGreaterThan(0);
+        expect(await page.evaluate(layoutProblems, panel)).toEqual([]);
+        await page.locator(`#${panel}`).screenshot({ path: join(SCREENSHOTS, `phone-${panel}.png`) });
+      },
+    );
   });
 
   it('serves its own assets under 300 KB gzipped, with a strict content security policy', async () => {
