@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
+import { projectRoot } from '../../../src/database/project-root';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /**
@@ -91,6 +94,27 @@ describe('OpenAPI document: descriptions', () => {
                 found,
               );
     expect(found).toEqual([]);
+  });
+
+  it('names every response property in the text of docs/api.md', () => {
+    // Names inside inline code spans of the prose and tables (not in example blocks): `daily[]`,
+    // `summary.total_gpu_hours`, `gpu_sharing`.
+    const prose = readFileSync(join(projectRoot(), 'docs', 'api.md'), 'utf8').replace(/```[\s\S]*?```/g, '');
+    const named = new Set(
+      [...prose.matchAll(/`([^`\n]+)`/g)].flatMap((span) => span[1].match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []),
+    );
+    const missing = new Set<string>();
+    const visit = (schema: Schema, where: string) => {
+      for (const [name, property] of Object.entries(schema.properties ?? {})) {
+        if (!named.has(name)) missing.add(`${where}.${name}`);
+        visit(property, `${where}.${name}`);
+      }
+      if (schema.items) visit(schema.items, `${where}[]`);
+      for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])])
+        visit(part, where);
+    };
+    for (const [name, schema] of Object.entries(document.components.schemas)) visit(schema, name);
+    expect([...missing]).toEqual([]);
   });
 
   it('has schemas to check', () => {
