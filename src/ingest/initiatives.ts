@@ -33,6 +33,11 @@ export class InitiativeResolver {
     return null;
   }
 
+  /** The initiatives this run creates (named after their ids, with no allocation: no budget). */
+  created(): string[] {
+    return [...this.toCreate];
+  }
+
   records(): SyncRecord[] {
     return [...this.toCreate].map((initiativeId) => ({
       section: 'initiatives',

@@ -1,4 +1,4 @@
-/** A source could not be read; the message is one line, without host names or credentials. */
+/** A source could not be read; the message is one line, its URLs without credentials or query. */
 export class SourceUnavailableError extends Error {}
 
 const NETWORK_CODES = [
@@ -38,11 +38,24 @@ export async function withDeadline<T>(work: Promise<T>, seconds: number, message
   }
 }
 
-/** One line for a report: the first line of the message, without URLs. */
+/**
+ * A URL as a report may show it: scheme, host, port and path, never the user, password, query or
+ * fragment (where tokens travel).
+ */
+export function safeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return '<url>';
+  }
+}
+
+/** One line for a report: the first line of the message, its URLs as `safeUrl` shows them. */
 export function oneLine(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text
     .split('\n')[0]
-    .replace(/https?:\/\/\S+/g, '<url>')
+    .replace(/https?:\/\/[^\s'"()]+/g, (url) => safeUrl(url))
     .slice(0, 400);
 }

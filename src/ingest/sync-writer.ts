@@ -16,6 +16,8 @@ export interface SyncRecord {
 export interface WriteResult {
   records: number;
   written: number;
+  /** Rows inserted or changed, by section: what the report tells apart. */
+  writtenBySection: Record<SyncRecord['section'], number>;
 }
 
 /** Which watermark a write moves: a source of a cluster (`''` for the config's top-level sources). */
@@ -78,6 +80,9 @@ export async function writeSyncRecords(
     return {
       records: sections.reduce((sum, name) => sum + summary.records[name], 0),
       written: sections.reduce((sum, name) => sum + summary.written[name], 0),
+      writtenBySection: Object.fromEntries(
+        sections.map((name) => [name, summary.written[name]]),
+      ) as WriteResult['writtenBySection'],
     };
   } catch (error) {
     await loader.abort();

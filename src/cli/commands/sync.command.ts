@@ -1,6 +1,6 @@
 import { createRootLogger } from '../../common/logging/request-logging';
 import { loadSyncConfig, SyncConfigError } from '../../ingest/sync-config';
-import { reportLine } from '../../ingest/sync-report';
+import { reportLine, reportWarnings } from '../../ingest/sync-report';
 import { syncEvery, syncOnce } from '../../ingest/sync-runner';
 import { Command, UsageError } from '../cli-context';
 import { helpText, parseFor } from '../command-line';
@@ -41,7 +41,10 @@ export const syncCommand: Command = async (args, context) => {
   return withDatabase(context, async (dataSource) => {
     if (intervalMs === null) {
       const reports = await syncOnce(dataSource, config);
-      for (const report of reports) context.stdout.write(`${reportLine(report)}\n`);
+      for (const report of reports) {
+        context.stdout.write(`${reportLine(report)}\n`);
+        for (const warning of reportWarnings(report)) context.stderr.write(`${warning}\n`);
+      }
       const troubled = reports.some((report) => !report.ok || Object.keys(report.refused).length > 0);
       return troubled ? 1 : 0;
     }
@@ -61,6 +64,9 @@ export const syncCommand: Command = async (args, context) => {
         };
         if (report.ok) logger.info(entry, reportLine(report));
         else logger.warn(entry, reportLine(report));
+        for (const warning of reportWarnings(report)) {
+          logger.warn({ organization_id: config.organizationId, source: report.source }, warning);
+        }
       },
     });
     logger.info({ organization_id: config.organizationId }, 'sync stopped');

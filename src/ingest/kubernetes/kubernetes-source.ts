@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { GPU_SHARE_UNITS, GpuSharing } from '../../common/gpu-sharing';
 import type { KubernetesConfig } from '../sync-config';
 import { InitiativeResolver } from '../initiatives';
-import { ReasonCounter, SourceReport } from '../sync-report';
+import { ReasonCounter, SourceReport, writeCounts } from '../sync-report';
 import { changedWorkloads, ChangedWorkload, SyncRecord, writeSyncRecords } from '../sync-writer';
 import { networkReason, SourceUnavailableError, withDeadline } from '../source-failure';
 import { mapPod, PodLike } from './pod-mapping';
@@ -247,8 +247,7 @@ export async function syncKubernetes(
   );
   return {
     read: pods.length,
-    written: result.written,
-    unchanged: result.records - result.written,
+    ...writeCounts(result, resolver.created()),
     skipped: skipped.counts,
     refused: refused.counts,
     changed,

@@ -1,5 +1,5 @@
 import type { PrometheusConfig } from '../sync-config';
-import { networkReason, SourceUnavailableError } from '../source-failure';
+import { networkReason, safeUrl, SourceUnavailableError } from '../source-failure';
 
 /** `ECONNREFUSED`, else the cause undici gives (`UND_ERR_SOCKET: other side closed`). */
 function failureReason(error: unknown): string {
@@ -43,11 +43,14 @@ export class PrometheusClient {
         const name = (error as { name?: string }).name;
         if (name === 'TimeoutError' || name === 'AbortError') {
           throw new SourceUnavailableError(
-            `Prometheus did not answer within ${this.config.timeoutSeconds} s`,
+            `Prometheus at ${safeUrl(this.config.url)} did not answer within ${this.config.timeoutSeconds} s`,
           );
         }
-        if (attempt >= ATTEMPTS)
-          throw new SourceUnavailableError(`cannot reach Prometheus (${failureReason(error)})`);
+        if (attempt >= ATTEMPTS) {
+          throw new SourceUnavailableError(
+            `cannot reach Prometheus at ${safeUrl(this.config.url)} (${failureReason(error)})`,
+          );
+        }
         await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
       }
     }

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { ClusterSources, PROMETHEUS_MAX_POINTS, PrometheusConfig, SyncTarget } from '../sync-config';
-import { ReasonCounter, SourceReport, SourceName } from '../sync-report';
+import { NOTHING_WRITTEN, ReasonCounter, SourceName, SourceReport, writeCounts } from '../sync-report';
 import { ChangedWorkload, readWatermarks, SyncRecord, writeSyncRecords } from '../sync-writer';
 import { SourceUnavailableError } from '../source-failure';
 import { PrometheusClient, RangeSeries } from './prometheus-client';
@@ -361,13 +361,12 @@ export async function syncPrometheus(
   if ('waitingFor' in range) {
     return {
       read: 0,
-      written: 0,
-      unchanged: 0,
+      ...NOTHING_WRITTEN,
       skipped: { [`waiting for a first ${range.waitingFor} listing`]: 1 },
       refused: {},
     };
   }
-  if (range.start > range.end) return { read: 0, written: 0, unchanged: 0, skipped: {}, refused: {} };
+  if (range.start > range.end) return { read: 0, ...NOTHING_WRITTEN, skipped: {}, refused: {} };
   const earliest = Math.min(range.start, ...changed.map((workload) => workload.from.getTime() / 1000));
   const index = await joinIndex(
     dataSource,
@@ -391,8 +390,7 @@ export async function syncPrometheus(
   if (reader.unjoined.size > 0) reader.skipped.add('series of no synced workload', reader.unjoined.size);
   return {
     read: reader.read,
-    written: result.written,
-    unchanged: result.records - result.written,
+    ...writeCounts(result),
     skipped: reader.skipped.counts,
     refused: {},
   };

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { DataSource } from 'typeorm';
 import type { SlurmConfig } from '../sync-config';
 import { InitiativeResolver } from '../initiatives';
-import { ReasonCounter, SourceReport } from '../sync-report';
+import { ReasonCounter, SourceReport, writeCounts } from '../sync-report';
 import {
   changedWorkloads,
   ChangedWorkload,
@@ -139,8 +139,7 @@ export async function syncSlurm(
   );
   return {
     read: jobs.length,
-    written: result.written,
-    unchanged: result.records - result.written,
+    ...writeCounts(result, resolver.created()),
     skipped: skipped.counts,
     refused: refused.counts,
     changed,

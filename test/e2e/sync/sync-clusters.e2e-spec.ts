@@ -253,11 +253,13 @@ describe('gpucap sync over several clusters (sliced and shared GPUs, one cluster
     const run = await sync();
     expect(run.stderr).toBe('');
     expect(run.lines).toEqual([
-      'kubernetes[eks-west]: read 7, written 7, unchanged 0, skipped 0',
-      expect.stringMatching(/^prometheus\[eks-west\]: read 120, written 120, unchanged 0, skipped 0$/),
+      'kubernetes[eks-west]: read 7 pods; wrote 7 workloads, 0 samples; unchanged 0; skipped 0',
+      expect.stringMatching(
+        /^prometheus\[eks-west\]: read 120 readings; wrote 0 workloads, 120 samples; unchanged 0; skipped 0$/,
+      ),
       'kubernetes[eks-east]: FAILED: cannot reach the Kubernetes API (ECONNREFUSED)',
-      'prometheus[eks-east]: read 0, written 0, unchanged 0, skipped 1 (1 waiting for a first kubernetes listing)',
-      'slurm[hpc2]: read 5, written 5, unchanged 0, skipped 0',
+      'prometheus[eks-east]: read 0 readings; wrote 0 workloads, 0 samples; unchanged 0; skipped 1 (1 waiting for a first kubernetes listing)',
+      'slurm[hpc2]: read 5 jobs; wrote 5 workloads, 0 samples; unchanged 0; skipped 0',
     ]);
     expect(run.code).toBe(1);
 
@@ -300,7 +302,7 @@ describe('gpucap sync over several clusters (sliced and shared GPUs, one cluster
     await east.start(east.port);
     const up = await sync();
     expect(up.lines[2]).toBe(
-      'kubernetes[eks-east]: read 5, written 5, unchanged 0, skipped 1 (1 no nvidia.com/gpu limit)',
+      'kubernetes[eks-east]: read 5 pods; wrote 4 workloads, 0 samples; created 1 team (no budget: it shows as exhausted until an allocation is imported); unchanged 0; skipped 1 (1 no nvidia.com/gpu limit)',
     );
     expect(up.code).toBe(0);
     const stored = await shares();

@@ -99,7 +99,7 @@ describe('gpucap sync --every', () => {
     expect(prometheusEntries[0]).toMatchObject({
       level: 'warn',
       ok: false,
-      error: 'cannot reach Prometheus (ECONNREFUSED)',
+      error: expect.stringMatching(/^cannot reach Prometheus at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)$/),
       next_attempt_in_s: 5,
     });
     // Kubernetes ran every second while Prometheus waited out its back-off.
@@ -139,7 +139,10 @@ describe('gpucap sync --every', () => {
     expect(refused.code).toBe(1);
 
     const created = await runGpucap(['sync', '--config', config('create')], env);
-    expect(created.stdout).toMatch(/^slurm: read 3, written 4, unchanged 0, skipped 1 \(1 no gres\/gpu\)/);
+    expect(created.stdout).toMatch(
+      /^slurm: read 3 jobs; wrote 2 workloads, 0 samples; created 2 teams \(no budget: they show as exhausted until an allocation is imported\); unchanged 0; skipped 1 \(1 no gres\/gpu\)/,
+    );
+    expect(created.stderr).toContain("slurm: warning: created team '");
     expect(created.code).toBe(0);
     const [organization] = await t.dataSource.query(
       'SELECT name, timezone FROM organizations WHERE organization_id = $1',

@@ -235,16 +235,20 @@ describe('gpucap sync (real Prometheus, served pod lists, sacct --json)', () => 
   it('writes every pod, job and reading with the right status, owner, type, GPUs, GPU-hours and averages', async () => {
     if (!available) return;
     const run = await sync(writeConfig());
-    expect(run.stderr).toBe('');
+    expect(run.stderr.split('\n')).toEqual([
+      "kubernetes: warning: created team 'nlp' (unknown_initiatives: create) with no budget: its capacity shows as exhausted until an allocation for it is imported with gpucap import",
+      "slurm: warning: created team 'chemistry' (unknown_initiatives: create) with no budget: its capacity shows as exhausted until an allocation for it is imported with gpucap import",
+      '',
+    ]);
     expect(
       run.stdout
         .split('\n')
         .filter(Boolean)
         .map((line) => line.replace(/ in [\d.]+ s$/, '')),
     ).toEqual([
-      'kubernetes: read 5, written 5, unchanged 0, skipped 1 (1 no nvidia.com/gpu limit)',
-      'slurm: read 3, written 3, unchanged 0, skipped 1 (1 no gres/gpu)',
-      'prometheus: read 338, written 338, unchanged 0, skipped 1 (1 series of no synced workload)',
+      'kubernetes: read 5 pods; wrote 4 workloads, 0 samples; created 1 team (no budget: it shows as exhausted until an allocation is imported); unchanged 0; skipped 1 (1 no nvidia.com/gpu limit)',
+      'slurm: read 3 jobs; wrote 2 workloads, 0 samples; created 1 team (no budget: it shows as exhausted until an allocation is imported); unchanged 0; skipped 1 (1 no gres/gpu)',
+      'prometheus: read 338 readings; wrote 0 workloads, 338 samples; unchanged 0; skipped 1 (1 series of no synced workload)',
     ]);
     expect(run.code).toBe(0);
     expect(kubernetes.requests).toContain('/api/v1/namespaces/ml-vision/pods');
@@ -344,10 +348,12 @@ describe('gpucap sync (real Prometheus, served pod lists, sacct --json)', () => 
     const run = await sync(config);
     const lines = run.stdout.split('\n').filter(Boolean);
     expect(lines[0]).toMatch(
-      /^kubernetes: read 4, written 2, unchanged 2, skipped 1 \(1 no nvidia.com\/gpu limit\)/,
+      /^kubernetes: read 4 pods; wrote 2 workloads, 0 samples; unchanged 2; skipped 1 \(1 no nvidia.com\/gpu limit\)/,
     );
-    expect(lines[1]).toMatch(/^slurm: read 3, written 1, unchanged 1, skipped 1 \(1 no gres\/gpu\)/);
-    expect(lines[2]).toMatch(/^prometheus: read \d+, written 21, unchanged \d+/);
+    expect(lines[1]).toMatch(
+      /^slurm: read 3 jobs; wrote 1 workload, 0 samples; unchanged 1; skipped 1 \(1 no gres\/gpu\)/,
+    );
+    expect(lines[2]).toMatch(/^prometheus: read \d+ readings; wrote 0 workloads, 21 samples; unchanged \d+/);
     expect(run.code).toBe(0);
 
     const resnet = await detail(POD_RESNET);
@@ -384,7 +390,7 @@ describe('gpucap sync (real Prometheus, served pod lists, sacct --json)', () => 
     const again = await sync(config);
     expect(again.code).toBe(0);
     for (const line of again.stdout.split('\n').filter(Boolean))
-      expect(line).toMatch(/: read \d+, written 0,/);
+      expect(line).toMatch(/: read \d+ \w+; wrote 0 workloads, 0 samples;/);
   });
 
   it('a source that is down fails alone, in one line, and --once exits non-zero', async () => {
@@ -400,9 +406,11 @@ describe('gpucap sync (real Prometheus, served pod lists, sacct --json)', () => 
     const run = await sync(downConfig);
     const lines = run.stdout.split('\n').filter(Boolean);
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^kubernetes: read 4, written 0,/);
-    expect(lines[1]).toMatch(/^slurm: read 3, written 0,/);
-    expect(lines[2]).toBe('prometheus: FAILED: cannot reach Prometheus (ECONNREFUSED)');
+    expect(lines[0]).toMatch(/^kubernetes: read 4 pods; wrote 0 workloads,/);
+    expect(lines[1]).toMatch(/^slurm: read 3 jobs; wrote 0 workloads,/);
+    expect(lines[2]).toMatch(
+      /^prometheus: FAILED: cannot reach Prometheus at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)$/,
+    );
     expect(run.code).toBe(1);
   });
 });
