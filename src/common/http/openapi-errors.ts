@@ -103,9 +103,17 @@ function addSharedComponents(document: OpenAPIObject): void {
       type: 'object',
       required: ['field', 'location', 'issue'],
       properties: {
-        field: { type: 'string', example: 'limit' },
-        location: { type: 'string', enum: ['query', 'path', 'header'] },
-        issue: { type: 'string', example: 'must be an integer from 1 to 100' },
+        field: { type: 'string', example: 'limit', description: 'The parameter or header at fault' },
+        location: {
+          type: 'string',
+          enum: ['query', 'path', 'header'],
+          description: 'Where that field was sent',
+        },
+        issue: {
+          type: 'string',
+          example: 'must be an integer from 1 to 100',
+          description: 'The rule it broke',
+        },
         value: { type: 'string', description: 'The offending value (left out for secrets)', example: '0' },
       },
     },
@@ -115,14 +123,26 @@ function addSharedComponents(document: OpenAPIObject): void {
       properties: {
         error: {
           type: 'object',
+          description: 'What went wrong',
           required: ['code', 'message', 'details'],
           properties: {
-            code: { type: 'string', enum: Object.values(ErrorCode) },
-            message: { type: 'string' },
-            details: { type: 'array', items: { $ref: '#/components/schemas/ErrorDetail' } },
+            code: {
+              type: 'string',
+              enum: Object.values(ErrorCode),
+              description: 'A stable code for programs',
+            },
+            message: { type: 'string', description: 'A sentence for people' },
+            details: {
+              type: 'array',
+              items: { $ref: '#/components/schemas/ErrorDetail' },
+              description: 'Every offending field (empty when the error is not about one)',
+            },
           },
         },
-        request_id: { type: 'string' },
+        request_id: {
+          type: 'string',
+          description: 'Names the request in the service logs; also the X-Request-Id header',
+        },
       },
     },
   };
