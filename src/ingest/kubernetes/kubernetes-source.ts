@@ -4,7 +4,7 @@ import type { KubernetesConfig } from '../sync-config';
 import { InitiativeResolver } from '../initiatives';
 import { ReasonCounter, SourceReport, writeCounts } from '../sync-report';
 import { changedWorkloads, ChangedWorkload, SyncRecord, writeSyncRecords } from '../sync-writer';
-import { networkReason, SourceUnavailableError, withDeadline } from '../source-failure';
+import { networkReason, safeUrl, SourceUnavailableError, withDeadline } from '../source-failure';
 import { mapPod, PodLike } from './pod-mapping';
 
 const PAGE_SIZE = 500;
@@ -16,6 +16,8 @@ interface PodPage {
 
 /** What the sync needs from the API server (`@kubernetes/client-node`'s CoreV1Api in production). */
 interface KubernetesApi {
+  /** The API server's URL, for failure lines (`safeUrl` drops credentials and query). */
+  server: string;
   clusterId: string;
   listPods(namespace: string | null, continueToken: string | undefined): Promise<PodPage>;
   listNodes(): Promise<{ items: { metadata?: { name?: string; labels?: Record<string, string> | null } }[] }>;
@@ -43,6 +45,7 @@ async function connect(config: KubernetesConfig): Promise<KubernetesApi> {
   const api = kubeConfig.makeApiClient(k8s.CoreV1Api);
   const timeoutSeconds = Math.ceil(config.timeoutSeconds);
   return {
+    server: kubeConfig.getCurrentCluster()?.server ?? '',
     clusterId: config.clusterId ?? kubeConfig.getCurrentCluster()?.name ?? 'kubernetes',
     listPods: (namespace, continueToken) =>
       namespace
@@ -56,7 +59,7 @@ async function connect(config: KubernetesConfig): Promise<KubernetesApi> {
   };
 }
 
-function describeFailure(error: unknown, what: string): Error {
+function describeFailure(error: unknown, what: string, server: string): Error {
   if (error instanceof SourceUnavailableError) return error;
   const status = (error as { code?: unknown }).code;
   if (typeof status === 'number')
@@ -64,12 +67,12 @@ function describeFailure(error: unknown, what: string): Error {
   const reason = networkReason(error);
   return new SourceUnavailableError(
     reason
-      ? `cannot reach the Kubernetes API (${reason})`
+      ? `cannot reach the Kubernetes API${server ? ` at ${safeUrl(server)}` : ''} (${reason})`
       : `${what} failed: ${(error as Error).message?.split('\n')[0]}`,
   );
 }
 
-async function call<T>(work: () => Promise<T>, what: string, seconds: number): Promise<T> {
+async function call<T>(work: () => Promise<T>, what: string, seconds: number, server: string): Promise<T> {
   try {
     return await withDeadline(
       work(),
@@ -77,7 +80,7 @@ async function call<T>(work: () => Promise<T>, what: string, seconds: number): P
       `the Kubernetes API did not answer ${what} within ${seconds} s`,
     );
   } catch (error) {
-    throw describeFailure(error, what);
+    throw describeFailure(error, what, server);
   }
 }
 
@@ -94,6 +97,7 @@ async function listAllPods(api: KubernetesApi, config: KubernetesConfig): Promis
         () => api.listPods(namespace, token),
         namespace ? `list pods in namespace ${namespace}` : 'list pods',
         config.timeoutSeconds,
+        api.server,
       );
       for (const pod of page.items) {
         if (namespace && pod.metadata?.namespace !== namespace) continue;
@@ -116,7 +120,7 @@ async function labelsOfNodes(
   skipped: ReasonCounter,
 ): Promise<Map<string, Record<string, string>>> {
   try {
-    const nodes = await call(() => api.listNodes(), 'list nodes', config.timeoutSeconds);
+    const nodes = await call(() => api.listNodes(), 'list nodes', config.timeoutSeconds, api.server);
     return new Map(nodes.items.map((node) => [node.metadata?.name ?? '', node.metadata?.labels ?? {}]));
   } catch (error) {
     skipped.add(
