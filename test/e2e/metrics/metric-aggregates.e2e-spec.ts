@@ -196,6 +196,9 @@ describe('metric aggregates stay equal to a recomputation from raw samples', () 
         workload_id: row.workload_id,
         name: 'training-job',
         initiative_id: 'init-a',
+        gpu_count: 1,
+        gpu_share: 1,
+        gpu_sharing: null,
         power_usage: {
           avg: Math.round(row.avg * 10_000) / 10_000,
           current: Math.round(row.current * 10_000) / 10_000,

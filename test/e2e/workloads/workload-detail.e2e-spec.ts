@@ -99,6 +99,8 @@ describe('GET /v1/workloads/:workload_id', () => {
       initiative_id: 'init-a',
       instance_type: 'p4d.24xlarge',
       gpu_count: 8,
+      gpu_share: 8,
+      gpu_sharing: null,
       submitted_at: '2026-11-20T08:00:00.000Z',
       started_at: '2026-11-20T08:02:00.000Z',
       completed_at: '2026-11-20T10:02:07.900Z',
