@@ -445,10 +445,11 @@ WITH running AS MATERIALIZED (
 --   $7 = "eks-use1"
 WITH ranked AS MATERIALIZED (
       SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas,
-             gpucap_idle_gpu_hours(CASE WHEN w.status = 'running' THEN w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) ELSE a.settled_gpu_seconds::float8 END, a.gpu_utilization_avg) AS avg_value, gpucap_idle_gpu_hours(CASE WHEN w.status = 'running' THEN w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) ELSE a.settled_gpu_seconds::float8 END, a.gpu_utilization_avg) AS current_value
+             v.avg_value, v.avg_value AS current_value
       FROM workloads w
       JOIN metric_aggregates a
         ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+      CROSS JOIN LATERAL (SELECT gpucap_idle_gpu_hours(CASE WHEN w.status = 'running' THEN w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) ELSE a.settled_gpu_seconds::float8 END, a.gpu_utilization_avg) AS avg_value) v
       WHERE w.organization_id = $1 AND w.cluster_id = $7 AND w.status = ANY ($4::text[])
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND a.sample_count > 0

@@ -1,3 +1,5 @@
+import { round4 } from './http/decimal';
+
 /**
  * GPU shares: the physical GPUs a workload holds when its devices are MIG instances or time-sliced
  * or MPS replicas. Shares are kept as integers in units of 1/GPU_SHARE_UNITS of a GPU, so the
@@ -77,6 +79,16 @@ export function gpusOfUnits(units: number): number {
   return units / GPU_SHARE_UNITS;
 }
 
+/** GPU-seconds in share units (as the rollups sum them) as GPU-hours, unrounded. */
+export function gpuHoursOfUnitSeconds(unitSeconds: number): number {
+  return gpusOfUnits(unitSeconds) / 3600;
+}
+
+/** A workload's `gpu_share` and `gpu_sharing`, as every answer that names a workload carries them. */
+export function shareFieldsOf(row: GpuShareColumns): { gpu_share: number; gpu_sharing: GpuSharing | null } {
+  return { gpu_share: round4(gpusOfUnits(row.gpu_share_units)), gpu_sharing: gpuSharingOf(row) };
+}
+
 export function gpuSharingOf(row: GpuShareColumns): GpuSharing | null {
   if (row.gpu_sharing_mode === null) return null;
   return row.gpu_sharing_mode === 'mig'
@@ -84,8 +96,8 @@ export function gpuSharingOf(row: GpuShareColumns): GpuSharing | null {
     : { mode: row.gpu_sharing_mode, replicas: row.gpu_sharing_replicas ?? 1 };
 }
 
-/** gpu_sharing as three flat cells (CSV), the same columns whether or not a workload shares. */
-export function gpuSharingCells(sharing: GpuSharing | null) {
+/** gpu_sharing as its three columns (the table's and the CSV's), the same whether or not a workload shares. */
+export function gpuSharingColumns(sharing: GpuSharing | null) {
   return {
     gpu_sharing_mode: sharing?.mode ?? null,
     gpu_sharing_profile: sharing?.mode === 'mig' ? sharing.profile : null,

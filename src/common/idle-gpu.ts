@@ -1,4 +1,4 @@
-import { gpusOfUnits } from './gpu-sharing';
+import { gpuHoursOfUnitSeconds } from './gpu-sharing';
 import { round4 } from './http/decimal';
 
 /**
@@ -21,8 +21,8 @@ export interface IdleGpuJson {
 /** Idle GPU-hours and efficiency of a set of workloads, over their sampled time only. */
 export function idleGpuFigures(sums: IdleGpuSums): IdleGpuJson {
   return {
-    sampled_gpu_hours: round4(gpusOfUnits(sums.sampled_gpu_seconds) / 3600),
-    idle_gpu_hours: round4(gpusOfUnits(sums.sampled_gpu_seconds - sums.busy_gpu_seconds) / 3600),
+    sampled_gpu_hours: round4(gpuHoursOfUnitSeconds(sums.sampled_gpu_seconds)),
+    idle_gpu_hours: round4(gpuHoursOfUnitSeconds(sums.sampled_gpu_seconds - sums.busy_gpu_seconds)),
     gpu_efficiency:
       sums.sampled_gpu_seconds === 0 ? null : round4(sums.busy_gpu_seconds / sums.sampled_gpu_seconds),
   };

@@ -1,4 +1,4 @@
-import { GPU_SHARE_UNITS, type GpuSharing, gpuShareUnits } from '../common/gpu-sharing';
+import { GPU_SHARE_UNITS, type GpuSharing, gpuSharingColumns, gpuShareUnits } from '../common/gpu-sharing';
 import { COPY_NULL, copyNullable, copyText, copyTextArray, copyTimestamp } from './copy-text';
 import type { SectionName, SectionRows } from './import-sections';
 
@@ -10,10 +10,10 @@ function copyShareUnits(row: SectionRows['workloads']): string {
 
 /** gpu_sharing as the mode, profile and replicas columns. */
 function copySharing(sharing: GpuSharing | null): string {
-  if (sharing === null) return [COPY_NULL, COPY_NULL, COPY_NULL].join('\t');
-  return sharing.mode === 'mig'
-    ? [sharing.mode, copyText(sharing.profile), COPY_NULL].join('\t')
-    : [sharing.mode, COPY_NULL, String(sharing.replicas)].join('\t');
+  const columns = gpuSharingColumns(sharing);
+  return [columns.gpu_sharing_mode, columns.gpu_sharing_profile, columns.gpu_sharing_replicas]
+    .map((value) => (value === null ? COPY_NULL : copyText(String(value))))
+    .join('\t');
 }
 
 interface StagingTable<S extends SectionName> {

@@ -2,7 +2,7 @@ import { Controller, Get, Param, Query, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
-import { gpuSharingCells } from '../common/gpu-sharing';
+import { gpuSharingColumns } from '../common/gpu-sharing';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
@@ -36,7 +36,7 @@ export class MetricsController {
     // One row per ranked workload of the page, in rank order: workload_id, name, initiative_id, <metric>_avg, <metric>_current.
     return csvTable(
       ranked.data.workloads.map(({ gpu_sharing: sharing, ...entry }) =>
-        flattenRow({ ...entry, ...gpuSharingCells(sharing) }),
+        flattenRow({ ...entry, ...gpuSharingColumns(sharing) }),
       ),
       'workload-metrics.csv',
     );

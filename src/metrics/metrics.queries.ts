@@ -513,29 +513,21 @@ export function rankedInClusterQuery(
   now: Date,
 ): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
-  const unitSeconds = `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE ${SETTLED_GPU_SECONDS} END`;
-  const figures: Record<RankedValue, { avg: string; current: string; sampled: boolean }> = {
-    gpu_utilization: { avg: 'a.gpu_utilization_avg', current: 'a.gpu_utilization_latest', sampled: true },
-    memory_utilization: {
-      avg: 'a.memory_utilization_avg',
-      current: 'a.memory_utilization_latest',
-      sampled: true,
-    },
-    power_usage: { avg: 'a.power_usage_avg', current: 'a.power_usage_latest', sampled: true },
-    gpu_hours: {
-      avg: `(${unitSeconds}) ${UNIT_SECONDS_TO_HOURS}`,
-      current: `(${unitSeconds}) ${UNIT_SECONDS_TO_HOURS}`,
-      sampled: false,
-    },
+  // A cumulative figure: the running ones' up to now, the settled ones' as stored.
+  const cumulative = (settled: string) =>
+    `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE ${settled} END`;
+  const sampleAverage = (metric: string) => ({
+    avg: `a.${metric}_avg`,
+    current: `a.${metric}_latest`,
+    sampled: true,
+  });
+  const figures: Record<RankedValue, { avg: string; current?: string; sampled: boolean }> = {
+    gpu_utilization: sampleAverage('gpu_utilization'),
+    memory_utilization: sampleAverage('memory_utilization'),
+    power_usage: sampleAverage('power_usage'),
+    gpu_hours: { avg: `(${cumulative(SETTLED_GPU_SECONDS)}) ${UNIT_SECONDS_TO_HOURS}`, sampled: false },
     idle_gpu_hours: {
-      avg: idleGpuHoursSql(
-        `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE a.settled_gpu_seconds::float8 END`,
-        'a.gpu_utilization_avg',
-      ),
-      current: idleGpuHoursSql(
-        `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE a.settled_gpu_seconds::float8 END`,
-        'a.gpu_utilization_avg',
-      ),
+      avg: idleGpuHoursSql(cumulative('a.settled_gpu_seconds::float8'), 'a.gpu_utilization_avg'),
       sampled: true,
     },
   };
@@ -545,10 +537,11 @@ export function rankedInClusterQuery(
   const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
   const sql = `WITH ranked AS MATERIALIZED (
       SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)},
-             ${figure.avg} AS avg_value, ${figure.current} AS current_value
+             v.avg_value, ${figure.current ?? 'v.avg_value'} AS current_value
       FROM workloads w
       ${figure.sampled ? 'JOIN' : 'LEFT JOIN'} metric_aggregates a
         ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+      CROSS JOIN LATERAL (SELECT ${figure.avg} AS avg_value) v
       WHERE w.organization_id = $1 AND w.cluster_id = $7 AND w.status = ANY ($4::text[])
         AND ${initiativeScopeSql('w')} ${figure.sampled ? 'AND a.sample_count > 0' : ''} ${clock}
     )

@@ -4,8 +4,8 @@ import { ScopedDatabase } from '../common/database/scoped-database';
 import type { ScopedStatement } from '../common/database/scoped-statement';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { ApiError } from '../common/http/api-error';
-import { gpuSharingOf, gpusOfUnits } from '../common/gpu-sharing';
-import { round4, round4OrNull } from '../common/http/decimal';
+import { gpusOfUnits, shareFieldsOf } from '../common/gpu-sharing';
+import { round4OrNull } from '../common/http/decimal';
 import { WithMetadata, type CountMetadata } from '../common/http/envelope';
 import type {
   MetricSummaryDto,
@@ -101,13 +101,9 @@ export class MetricsService {
     );
     if (!percentiles?.in_scope || rows.length === 0)
       throw ApiError.notFound(`Workload '${workloadId}' not found`);
-    for (const name of names) {
-      Object.assign(
-        answer.metrics[name]!,
-        percentilesOf(percentiles, name, gpusOfUnits(window.gpu_share_units)),
-      );
-    }
-    answer.series = rows.map((row) => seriesPoint(row, names, gpusOfUnits(window.gpu_share_units)));
+    const gpus = gpusOfUnits(window.gpu_share_units);
+    for (const name of names) Object.assign(answer.metrics[name]!, percentilesOf(percentiles, name, gpus));
+    answer.series = rows.map((row) => seriesPoint(row, names, gpus));
     return answer;
   }
 
@@ -133,7 +129,8 @@ export class MetricsService {
       workload_id: row.workload_id,
       name: row.name,
       initiative_id: row.initiative_id,
-      ...rankedShare(row),
+      gpu_count: row.gpu_count,
+      ...shareFieldsOf(row),
       [sortBy]: { avg: scaled(row.avg_value, scale), current: scaled(row.current_value, scale) },
     }));
     const totalCount = rows[0]?.total_count ?? 0;
@@ -143,14 +140,6 @@ export class MetricsService {
       { total_count: totalCount },
     );
   }
-}
-
-function rankedShare(row: RankedRow) {
-  return {
-    gpu_count: row.gpu_count,
-    gpu_share: round4(gpusOfUnits(row.gpu_share_units)),
-    gpu_sharing: gpuSharingOf(row),
-  };
 }
 
 function rankedStatementFor(

@@ -1,6 +1,6 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
-import { gpusOfUnits } from '../common/gpu-sharing';
+import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import {
@@ -196,7 +196,7 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
   const summary: StatsSummaryJson = summaryRow
     ? {
         total_workloads: summaryRow.workload_count,
-        total_gpu_hours: round4(gpusOfUnits(summaryRow.gpu_seconds) / 3600),
+        total_gpu_hours: round4(gpuHoursOfUnitSeconds(summaryRow.gpu_seconds)),
         average_duration_seconds:
           summaryRow.finished_count === 0
             ? null
@@ -217,7 +217,7 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
         .map((row) => ({
           [groupBy]: row.group_key,
           workload_count: row.workload_count,
-          gpu_hours: round4(gpusOfUnits(row.gpu_seconds) / 3600),
+          gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
           success_rate: successRate(row),
           ...idleGpuFigures(row),
         }))

@@ -1,6 +1,6 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
-import { gpusOfUnits } from '../common/gpu-sharing';
+import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import {
   organizationStatement,
@@ -163,7 +163,7 @@ export function toTimeline(
       bucket_start: start.toISOString(),
       bucket_end: boundaries[index + 1].toISOString(),
       total_workloads: summary?.workload_count ?? 0,
-      total_gpu_hours: round4(gpusOfUnits(summary?.gpu_seconds ?? 0) / 3600),
+      total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
       success_rate: summary ? successRate(summary) : null,
       ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
     };
@@ -173,7 +173,7 @@ export function toTimeline(
         .map((row) => ({
           [groupBy]: row.group_key,
           workload_count: row.workload_count,
-          gpu_hours: round4(gpusOfUnits(row.gpu_seconds) / 3600),
+          gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
           success_rate: successRate(row),
           ...idleGpuFigures(row),
         }));

@@ -18,7 +18,7 @@ import {
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
 import { type WorkloadStatsResult, WorkloadsService } from './workloads.service';
 import type { WorkloadSummaryJson } from './workloads.queries';
-import { gpuSharingCells } from '../common/gpu-sharing';
+import { gpuSharingColumns } from '../common/gpu-sharing';
 
 @ApiTags('workloads')
 @Controller('workloads')
@@ -92,7 +92,7 @@ const WORKLOAD_CSV_COLUMNS = [
 
 async function* flattenRows(rows: AsyncIterable<WorkloadSummaryJson>): AsyncIterable<CsvRow> {
   for await (const { gpu_sharing: sharing, ...row } of rows)
-    yield flattenRow({ ...row, ...gpuSharingCells(sharing) });
+    yield flattenRow({ ...row, ...gpuSharingColumns(sharing) });
 }
 
 /** Timeline buckets (× groups when grouped) with an interval, else the groups, else the summary. */

@@ -12,8 +12,8 @@ import {
   GPU_SHARE_COLUMNS,
   type GpuShareColumns,
   type GpuSharing,
-  gpuSharingOf,
   gpusOfUnits,
+  shareFieldsOf,
 } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import {
@@ -332,8 +332,7 @@ export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): 
     instance_type: row.instance_type,
     gpu_count: row.gpu_count,
     cluster_id: row.cluster_id,
-    gpu_share: round4(gpusOfUnits(row.gpu_share_units)),
-    gpu_sharing: gpuSharingOf(row),
+    ...shareFieldsOf(row),
     submitted_at: row.submitted_at.toISOString(),
     started_at: row.started_at === null ? null : row.started_at.toISOString(),
   };

@@ -1,3 +1,4 @@
+import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
 import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
@@ -176,12 +177,9 @@ export class CapacityEnvelopeDto {
   @ApiProperty({ type: CapacityReportDto, description: 'the capacity report' })
   data: CapacityReportDto;
 
-  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
+  @ApiAsOfMetadataProperty()
   metadata: AsOfMetadataDto;
 
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }

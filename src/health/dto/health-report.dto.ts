@@ -1,3 +1,4 @@
+import { ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export class HealthChecksDto {
@@ -44,10 +45,7 @@ export class HealthEnvelopeDto {
   @ApiProperty({ type: HealthReport, description: 'the health report' })
   data: HealthReport;
 
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }
 
@@ -73,9 +71,6 @@ export class LivenessEnvelopeDto {
   @ApiProperty({ type: LivenessReport, description: 'the liveness report' })
   data: LivenessReport;
 
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }

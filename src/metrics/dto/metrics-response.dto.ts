@@ -1,3 +1,4 @@
+import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import type { GpuSharing } from '../../common/gpu-sharing';
 import { GpuSharingDto } from '../../workloads/dto/workload-response.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
@@ -127,13 +128,10 @@ export class WorkloadMetricsEnvelopeDto {
   @ApiProperty({ type: WorkloadMetricsDto, description: "the workload's metrics" })
   data: WorkloadMetricsDto;
 
-  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
+  @ApiAsOfMetadataProperty()
   metadata: AsOfMetadataDto;
 
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }
 
@@ -271,9 +269,6 @@ export class RankedMetricsEnvelopeDto {
   })
   metadata: TotalCountMetadataDto;
 
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }

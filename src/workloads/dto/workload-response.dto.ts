@@ -1,3 +1,4 @@
+import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { GPU_SHARING_MODES, type GpuSharing, type GpuSharingMode } from '../../common/gpu-sharing';
 import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
@@ -114,21 +115,15 @@ export class WorkloadListEnvelopeDto {
   @ApiProperty({ type: WorkloadListDto, description: 'the page of workloads' }) data: WorkloadListDto;
   @ApiProperty({ type: PageMetadataDto, description: 'paging and the instant the answer describes' })
   metadata: PageMetadataDto;
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }
 
 export class WorkloadDetailEnvelopeDto {
   @ApiProperty({ type: WorkloadDetailDto, description: 'the workload' }) data: WorkloadDetailDto;
-  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
+  @ApiAsOfMetadataProperty()
   metadata: AsOfMetadataDto;
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }
 
@@ -202,11 +197,8 @@ export class WorkloadStatsDto {
 
 export class WorkloadStatsEnvelopeDto {
   @ApiProperty({ type: WorkloadStatsDto, description: 'the statistics' }) data: WorkloadStatsDto;
-  @ApiProperty({ type: AsOfMetadataDto, description: 'the instant the answer describes' })
+  @ApiAsOfMetadataProperty()
   metadata: AsOfMetadataDto;
-  @ApiProperty({
-    description:
-      'your X-Request-Id when it is 1 to 128 printable ASCII characters, else a new UUID; also in the X-Request-Id header',
-  })
+  @ApiRequestIdProperty()
   request_id: string;
 }
