@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import type { AuthScope } from '../src/common/auth/auth-scope';
 import { filterFingerprint, KeysetCursorCodec } from '../src/common/pagination/keyset-cursor';
 import { parseContractDate } from '../src/common/validation/contract-date';
-import type { WorkloadStatus } from '../src/workloads/entities/workload.entity';
+import type { WorkloadStatus } from '../src/core/workload-status';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,

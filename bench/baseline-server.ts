@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import { Pool } from 'pg';
 import { BASELINE_SQL_SOURCE, detailResponse, listResponse } from './baseline-queries';
-import type { AuthScope, Role } from '../src/common/auth/auth-scope';
+import type { AuthScope } from '../src/common/auth/auth-scope';
+import type { Role } from '../src/core/roles';
 import { parseApiToken, secretMatches } from '../src/common/auth/api-token-format';
 
 const pool = new Pool({

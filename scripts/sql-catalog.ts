@@ -23,7 +23,8 @@ import {
   workloadWindowQuery,
 } from '../src/metrics/metrics.queries';
 import { resolveRangeStartQuery, workloadStatsQuery } from '../src/workloads/workload-stats.queries';
-import { timelineBoundariesQuery, workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
+import { timelineBoundariesQuery } from '../src/common/calendar-boundaries.queries';
+import { workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,

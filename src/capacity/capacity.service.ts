@@ -25,7 +25,7 @@ import {
   type WindowUsageRow,
 } from './capacity.queries';
 import { type BurnDownDay, burnDown } from './burn-down';
-import { timelineBoundariesQuery } from '../workloads/workload-timeline.queries';
+import { timelineBoundariesQuery } from '../common/calendar-boundaries.queries';
 import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityPoolDto, CapacityReportDto, CapacitySummaryDto } from './dto/capacity-report.dto';
 import { DAY_MS, type UsageWindow } from './usage-window';

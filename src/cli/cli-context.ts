@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { AppConfig, loadConfig } from '../common/config/app-config';
+import { AppConfig, loadConfig } from '../core/config/app-config';
 
 /** What every command receives: validated configuration and the streams to write to. */
 export interface CliContext {

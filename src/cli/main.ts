@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { packageVersion } from '../core/version';
 import type { Command } from './cli-context';
 import {
   COMMAND_SPECS,
@@ -20,22 +19,6 @@ import { UsageError } from './usage-error';
 const EXTRA_COMMANDS: Record<string, Command> = {};
 export function registerCommand(name: string, command: Command): void {
   EXTRA_COMMANDS[name] = command;
-}
-
-/** The version in package.json, found from here in the sources (src/cli) and the build (dist/src/cli). */
-export function packageVersion(): string {
-  for (let directory = __dirname, depth = 0; depth < 5; directory = dirname(directory), depth += 1) {
-    try {
-      const manifest = JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (manifest.name === 'gpucap' && manifest.version) return manifest.version;
-    } catch {
-      // not this directory
-    }
-  }
-  return 'unknown';
 }
 
 export interface CliStreams {
@@ -132,7 +115,7 @@ async function runLoaded(
 
 /** A bad configuration or an embedded database that cannot start: one line, exit 2, no stack. */
 async function isSetupError(error: unknown): Promise<boolean> {
-  const { ConfigError } = await import('../common/config/app-config');
+  const { ConfigError } = await import('../core/config/app-config');
   const { EmbeddedDatabaseError } = await import('../database/embedded-binaries');
   return error instanceof ConfigError || error instanceof EmbeddedDatabaseError;
 }

@@ -1,8 +1,8 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
-import type { AppConfig } from '../common/config/app-config';
+import type { AppConfig } from '../core/config/app-config';
 import { dataSourceOptions, MIGRATION_BOUNDS } from './data-source-options';
 import { defaultEmbeddedDirectory, EmbeddedDatabase } from './embedded-database';
-import { projectRoot } from './project-root';
+import { projectRoot } from '../core/project-root';
 import { ensureUpcomingSamplePartitions } from './sample-partitions';
 
 export interface DatabaseTarget {

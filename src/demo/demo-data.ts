@@ -16,6 +16,8 @@ export { DEMO_ORGANIZATION_ID } from './demo-organization';
 
 export interface DemoOptions {
   workloads: number;
+  /** Each statement's time on stderr (GPUCAP_IMPORT_TRACE). */
+  trace?: boolean;
   seed: number;
   /** Defaults to the current time rounded down to the hour: two runs in one hour write the same rows. */
   now?: Date;
@@ -203,7 +205,7 @@ function runningSamples(plan: WorkloadPlan, cap: number): number {
 
 /** Writes the demo organization through the import's bulk loader (upserts: running it twice duplicates nothing). */
 export async function writeDemoData(dataSource: DataSource, options: DemoOptions): Promise<DemoSummary> {
-  const loader = await BulkLoader.open(dataSource);
+  const loader = await BulkLoader.open(dataSource, { trace: options.trace });
   let count = 0;
   const started = Date.now();
   try {

@@ -1,4 +1,4 @@
-import type { Role } from '../common/auth/auth-scope';
+import type { Role } from '../core/roles';
 import type { GpuSharing } from '../common/gpu-sharing';
 
 export const DEMO_ORGANIZATION_ID = 'org-demo';

@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { API_VERSION } from '../core/version';
 import { RATE_LIMIT_STORE, RateLimitStore } from '../common/rate-limit/rate-limit.store';
 import { RedisRateLimitStore } from '../common/rate-limit/redis-rate-limit.store';
 import { HealthChecksDto, HealthReport, LivenessReport } from './dto/health-report.dto';
 
-/** Reported version of the interface; kept to the reference deployment's so monitors keep matching. */
-export const API_VERSION = '1.4.0';
 const DATABASE_PING_TIMEOUT_MS = 1500;
 
 @Injectable()

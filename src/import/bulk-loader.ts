@@ -70,11 +70,16 @@ export class BulkLoader {
   private constructor(
     private readonly dataSource: DataSource,
     private readonly connection: DedicatedConnection,
+    private readonly trace: boolean,
   ) {}
 
-  static async open(dataSource: DataSource): Promise<BulkLoader> {
+  /** `trace`: each statement's time on stderr (GPUCAP_IMPORT_TRACE), to see where a slow load spends it. */
+  static async open(
+    dataSource: DataSource,
+    { trace = false }: { trace?: boolean } = {},
+  ): Promise<BulkLoader> {
     const connection = await takeConnection(dataSource);
-    const loader = new BulkLoader(dataSource, connection);
+    const loader = new BulkLoader(dataSource, connection, trace);
     try {
       await loader.begin();
     } catch (error) {
@@ -88,11 +93,10 @@ export class BulkLoader {
     return this.connection.client;
   }
 
-  /** Statement timings on stderr with GPUCAP_IMPORT_TRACE=1, to see where a slow load spends its time. */
   private async run(sql: string, params?: unknown[]) {
     const started = Date.now();
     const result = await this.client.query(sql, params);
-    if (process.env.GPUCAP_IMPORT_TRACE) {
+    if (this.trace) {
       process.stderr.write(
         `[import] ${Date.now() - started} ms  ${result.rowCount ?? ''}  ${sql.replace(/\s+/g, ' ').slice(0, 70)}\n`,
       );
@@ -244,7 +248,7 @@ export class BulkLoader {
       const started = Date.now();
       const stream = this.client.query(copyFrom(`COPY ${table} FROM STDIN`));
       await pipeline(Readable.from([payload]), stream);
-      if (process.env.GPUCAP_IMPORT_TRACE) {
+      if (this.trace) {
         process.stderr.write(
           `[import] ${Date.now() - started} ms  COPY ${payload.length} bytes into ${table}\n`,
         );

@@ -1,6 +1,6 @@
-import type { Role } from '../common/auth/auth-scope';
+import type { Role } from '../core/roles';
 import type { GpuSharing } from '../common/gpu-sharing';
-import type { WorkloadStatus } from '../workloads/entities/workload.entity';
+import type { WorkloadStatus } from '../core/workload-status';
 
 /** Sections of an import document, in the order they are written (parents before children). */
 export const SECTIONS = [

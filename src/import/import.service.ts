@@ -13,6 +13,8 @@ const PROGRESS_EVERY = 100_000;
 
 export interface ImportOptions {
   onProgress?: (records: number, seconds: number) => void;
+  /** Each statement's time on stderr (GPUCAP_IMPORT_TRACE). */
+  trace?: boolean;
 }
 
 export interface ImportSummary extends LoadSummary {
@@ -33,7 +35,7 @@ export async function importDataset(
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   const source = await openImportSource(input);
   const tracker = new ReferenceTracker();
-  const loader = await BulkLoader.open(dataSource);
+  const loader = await BulkLoader.open(dataSource, { trace: options.trace });
   const issues = new IssueList();
   try {
     let seen = 0;

@@ -1,8 +1,8 @@
-import { ROLES } from '../common/auth/auth-scope';
+import { ROLES } from '../core/roles';
 import { derivedGpuShare, GPU_SHARE_UNITS, type GpuSharing, gpuShareUnits } from '../common/gpu-sharing';
 import { parseContractTimestamp } from '../common/validation/contract-date';
-import { IDENTIFIER_PATTERN as IDENTIFIER } from '../common/validation/identifier';
-import { WORKLOAD_STATUSES } from '../workloads/entities/workload.entity';
+import { IDENTIFIER_PATTERN as IDENTIFIER } from '../core/identifier';
+import { WORKLOAD_STATUSES } from '../core/workload-status';
 import type { SectionName, SectionRows } from './import-sections';
 
 const MAX_TEXT = 256;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { IDENTIFIER_PATTERN } from '../common/validation/identifier';
+import { IDENTIFIER_PATTERN } from '../core/identifier';
 
 /** A config file that cannot be used: the message names the key and the rule. */
 export class SyncConfigError extends Error {}

@@ -9,7 +9,7 @@ import { Scope } from '../common/auth/auth-scope.decorator';
 import { AsOf } from '../common/http/as-of.decorator';
 import { RankedMetricsEnvelopeDto, WorkloadMetricsEnvelopeDto } from './dto/metrics-response.dto';
 import { RankedMetricsQueryDto } from './dto/ranked-metrics-query.dto';
-import { WorkloadIdParams } from '../workloads/dto/workload-id-params.dto';
+import { WorkloadIdParams } from '../common/validation/workload-id-params.dto';
 import { WorkloadMetricsQueryDto } from './dto/workload-metrics-query.dto';
 import { MetricsService } from './metrics.service';
 

@@ -6,7 +6,7 @@ import {
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
-import { WORKLOAD_STATUSES, type WorkloadStatus } from '../workloads/entities/workload.entity';
+import { WORKLOAD_STATUSES, type WorkloadStatus } from '../core/workload-status';
 import { SAMPLE_METRICS, type SampleMetric, type SortOrder } from './metric-names';
 
 /** UTC text with microseconds: window bounds go back to PostgreSQL without losing precision. */

@@ -1,3 +1,5 @@
+import { parseDurationMs } from '../core/duration';
+
 /** A dashboard draws at most this many points per series, as Prometheus caps query_range. */
 export const MAX_SERIES_POINTS = 11_000;
 
@@ -6,13 +8,11 @@ export const MAX_STEP_SECONDS = 86_400;
 
 export const STEP_ISSUE = 'must be a whole number of minutes from 1m to 1d, such as 5m, 2h or 1d';
 
-const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 };
-
 /** `5m`, `2h`, `1d` (or `120s`) in seconds; null when malformed, not whole minutes, or out of 1m..1d. */
 export function parseStep(text: string): number | null {
-  const match = /^([1-9]\d{0,5})([smhd])$/.exec(text);
-  if (!match) return null;
-  const seconds = Number(match[1]) * UNIT_SECONDS[match[2]];
+  const ms = parseDurationMs(text);
+  if (ms === null) return null;
+  const seconds = ms / 1000;
   const wholeMinutes = seconds % 60 === 0;
   return wholeMinutes && seconds >= MIN_STEP_SECONDS && seconds <= MAX_STEP_SECONDS ? seconds : null;
 }

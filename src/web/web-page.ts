@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
-import { projectRoot } from '../database/project-root';
+import { projectRoot } from '../core/project-root';
 
 /** The page's own files, built from web/ (the checkout's sources) once per process. */
 export interface WebPage {

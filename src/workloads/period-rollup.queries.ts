@@ -1,5 +1,5 @@
 import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
-import type { WorkloadStatus } from './entities/workload.entity';
+import type { WorkloadStatus } from '../core/workload-status';
 import type { PeriodSplit, Span } from './period-split';
 
 /** The duration of a finished run, whole seconds (floor): the one definition of `duration_seconds`. */

@@ -2,11 +2,7 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { round4 } from '../common/http/decimal';
 import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
-import {
-  organizationStatement,
-  type ScopedStatement,
-  scopedStatement,
-} from '../common/database/scoped-statement';
+import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { RAW_STATS_MEASURES, STATS_FACT_COLUMNS, WORKLOADS_WITH_AGGREGATE } from './period-rollup.queries';
 import { type Span, splitByPeriod } from './period-split';
 import {
@@ -22,55 +18,6 @@ import {
   statsSplit,
   successRate,
 } from './workload-stats.queries';
-
-export const TIMELINE_INTERVALS = ['hour', 'day', 'week'] as const;
-export type TimelineInterval = (typeof TIMELINE_INTERVALS)[number];
-
-/** A timeline is drawn, not paged: as many buckets as a chart can show, like a series' points. */
-export const MAX_TIMELINE_BUCKETS = 11_000;
-
-/**
- * The boundaries of the buckets that overlap [from, to), in the organization's time zone: local
- * midnights (Mondays for weeks) from PostgreSQL's time zone database, so a DST day lasts 23 or 25
- * hours; hours step in absolute time from a local hour. The last boundary ends the last bucket.
- * At most one boundary more than the limit allows is made, so the caller can tell it was passed,
- * and no more than the range can need (its length over the shortest bucket: a 23-hour day, a week
- * less an hour): making and converting the limit's 11,000 took ~7 ms of every burn-down.
- * Each comes with its local date.
- */
-export function timelineBoundariesQuery(
-  scope: AuthScope,
-  interval: TimelineInterval,
-  from: Date,
-  to: Date,
-): ScopedStatement {
-  return organizationStatement(
-    scope,
-    `WITH org AS (
-       SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz
-     ),
-     boundaries AS (
-       SELECT CASE $2::text
-                WHEN 'hour' THEN (date_trunc('hour', $3::timestamptz AT TIME ZONE org.tz) AT TIME ZONE org.tz)
-                                 + make_interval(hours => n)
-                WHEN 'day' THEN (date_trunc('day', $3::timestamptz AT TIME ZONE org.tz) + make_interval(days => n))
-                                AT TIME ZONE org.tz
-                ELSE (date_trunc('week', $3::timestamptz AT TIME ZONE org.tz) + make_interval(weeks => n))
-                     AT TIME ZONE org.tz
-              END AS boundary
-       FROM org, generate_series(0, least($5::int, ceil(date_part('epoch', $4::timestamptz - $3::timestamptz)
-                                   / CASE $2::text WHEN 'hour' THEN 3600 WHEN 'day' THEN 82800 ELSE 601200 END)::int) + 1) AS n
-     )
-     SELECT b.boundary, to_char(b.boundary AT TIME ZONE org.tz, 'YYYY-MM-DD') AS local_date
-     FROM org, (
-       SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
-       UNION ALL
-       SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
-     ) b
-     ORDER BY 1`,
-    [scope.organizationId, interval, from, to, MAX_TIMELINE_BUCKETS],
-  );
-}
 
 /** Whole `unit`s of a span, by their starts. */
 function unitStarts(span: Span, unitMs: number): Date[] {

@@ -9,7 +9,7 @@ import { AsOf } from '../common/http/as-of.decorator';
 import { AggregateRead } from '../common/database/aggregate-read-gate';
 import { ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { NoQueryDto } from '../common/validation/no-query.dto';
-import { WorkloadIdParams } from './dto/workload-id-params.dto';
+import { WorkloadIdParams } from '../common/validation/workload-id-params.dto';
 import {
   WorkloadDetailEnvelopeDto,
   WorkloadListEnvelopeDto,

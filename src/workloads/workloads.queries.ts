@@ -7,7 +7,7 @@ import {
   scopedStatement,
 } from '../common/database/scoped-statement';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
-import type { WorkloadStatus } from './entities/workload.entity';
+import type { WorkloadStatus } from '../core/workload-status';
 import {
   GPU_SHARE_COLUMNS,
   type GpuShareColumns,

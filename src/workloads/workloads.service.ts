@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
-import { AppConfig } from '../common/config/app-config';
+import { AppConfig } from '../core/config/app-config';
 import { ApiError, ErrorDetail } from '../common/http/api-error';
 import { PageMetadata, WithMetadata } from '../common/http/envelope';
 import {
@@ -29,10 +29,12 @@ import {
 } from './workload-stats.queries';
 import {
   MAX_TIMELINE_BUCKETS,
-  type TimelineBucketJson,
   type TimelineInterval,
-  type TimelineRow,
   timelineBoundariesQuery,
+} from '../common/calendar-boundaries.queries';
+import {
+  type TimelineBucketJson,
+  type TimelineRow,
   toTimeline,
   workloadTimelineQuery,
 } from './workload-timeline.queries';

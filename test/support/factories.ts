@@ -4,10 +4,10 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { Readable } from 'node:stream';
 import { importDataset, type ImportSummary } from '../../src/import/import.service';
 import { withWriterLock } from '../../src/import/writer-lock';
-import type { Role } from '../../src/common/auth/auth-scope';
+import type { Role } from '../../src/core/roles';
 import { ApiTokenService } from '../../src/common/auth/api-token.service';
-import { ApiToken } from '../../src/common/auth/entities/api-token.entity';
-import type { WorkloadStatus } from '../../src/workloads/entities/workload.entity';
+import { ApiToken } from '../../src/database/entities/api-token.entity';
+import type { WorkloadStatus } from '../../src/core/workload-status';
 import { GPU_SHARE_UNITS, type GpuSharing } from '../../src/common/gpu-sharing';
 import { TEST_JWT_SECRET } from './test-app';
 

@@ -1,6 +1,6 @@
 import { migrate } from '../../src/database/database-target';
 import { EmbeddedDatabase } from '../../src/database/embedded-database';
-import { projectRoot } from '../../src/database/project-root';
+import { projectRoot } from '../../src/core/project-root';
 import { createDatabase, TEST_DATABASE_PREFIX, withDatabaseName } from './test-database';
 import { join } from 'node:path';
 

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.factory';
-import { loadConfig } from '../../src/common/config/app-config';
+import { loadConfig } from '../../src/core/config/app-config';
 
 export const TEST_JWT_SECRET = 'test-only-jwt-secret-not-for-production';
 

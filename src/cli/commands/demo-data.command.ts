@@ -22,6 +22,7 @@ export const demoDataCommand: Command = async (args, context) => {
     const progress = progressWriter(context.stderr);
     const started = Date.now();
     const summary = await writeDemoData(dataSource, {
+      trace: context.config.GPUCAP_IMPORT_TRACE,
       workloads,
       seed,
       samples,

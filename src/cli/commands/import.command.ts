@@ -38,6 +38,7 @@ export const importCommand: Command = async (args, context) => {
     const progress = progressWriter(context.stderr);
     try {
       const summary = await importDataset(dataSource, input, {
+        trace: context.config.GPUCAP_IMPORT_TRACE,
         onProgress: (records, seconds) =>
           progress.update(
             `${records.toLocaleString('en-US')} records read (${Math.round(records / seconds).toLocaleString('en-US')}/s)`,

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { Command, UsageError } from '../cli-context';
 import { helpText, parseFor } from '../command-line';
-import { parseDuration } from '../duration';
+import { parseDurationFlag } from '../duration';
 import { withDatabase } from '../with-database';
 import { withWriterLock } from '../../import/writer-lock';
 
@@ -117,7 +117,7 @@ export const pruneCommand: Command = async (args, context) => {
   }
   const olderThan = values['older-than'] as string | undefined;
   if (!olderThan) throw new UsageError('--older-than is required');
-  const cutoff = new Date(Date.now() - parseDuration(olderThan, '--older-than'));
+  const cutoff = new Date(Date.now() - parseDurationFlag(olderThan, '--older-than'));
   const dryRun = values['dry-run'] === true;
 
   return withDatabase(context, async (dataSource) => {

@@ -3,17 +3,17 @@ import type { Server } from 'node:http';
 import pino from 'pino';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../app.factory';
-import type { AppConfig } from '../../common/config/app-config';
+import type { AppConfig } from '../../core/config/app-config';
 import type { DatabaseConnectOptions } from '../../database/database-connector';
 import { migrate, openDatabaseTarget, openDataSource } from '../../database/database-target';
 import { defaultEmbeddedDirectory, EmbeddedDatabase } from '../../database/embedded-database';
-import { projectRoot } from '../../database/project-root';
+import { projectRoot } from '../../core/project-root';
 import { ensureUpcomingSamplePartitions } from '../../database/sample-partitions';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../demo/demo-data';
-import { Organization } from '../../organizations/entities/organization.entity';
+import { Organization } from '../../database/entities/organization.entity';
 import { CliContext, Command } from '../cli-context';
 import { helpText, parseFor } from '../command-line';
-import { packageVersion } from '../main';
+import { packageVersion } from '../../core/version';
 import { HttpDrain } from '../http-drain';
 import { tokenService } from './tokens.command';
 
@@ -31,7 +31,7 @@ export const serveCommand: Command = async (args, context) => {
     return 0;
   }
   const noMigrate = values['no-migrate'] === true;
-  const notice = noticeWriter(context.stderr);
+  const notice = noticeWriter(context.stderr, config);
   const target = await openDatabaseTarget(config);
   const running: { app?: INestApplication; drain?: HttpDrain } = {};
   const shutdown = async (signal: string) => {
@@ -68,7 +68,7 @@ export const serveCommand: Command = async (args, context) => {
   keepSamplePartitionsAhead(app.get(DataSource), context);
   await app.listen(config.PORT, config.HOST);
   const dataFolder = target.embedded ? embeddedDataFolder(config) : undefined;
-  noticeWriter(context.stdout)(greeting(config, listeningPort(server), demoTokens, dataFolder));
+  noticeWriter(context.stdout, config)(greeting(config, listeningPort(server), demoTokens, dataFolder));
   logs.started();
   return new Promise<number>(() => undefined);
 };
@@ -96,8 +96,8 @@ function embeddedDataFolder(config: AppConfig): string {
 }
 
 /** Plain text for a person at a terminal; in production, a line in the structured log instead. */
-function noticeWriter(stream: NodeJS.WritableStream): (message: string) => void {
-  if (process.env.NODE_ENV === 'production') {
+function noticeWriter(stream: NodeJS.WritableStream, config: AppConfig): (message: string) => void {
+  if (config.NODE_ENV === 'production') {
     const logger = new Logger('gpucap');
     // The first line that says something, without the greeting's frame.
     return (message) =>

@@ -1,12 +1,12 @@
-import { Role, ROLES } from '../../common/auth/auth-scope';
+import { Role, ROLES } from '../../core/roles';
 import { ApiTokenService } from '../../common/auth/api-token.service';
-import { ApiToken } from '../../common/auth/entities/api-token.entity';
-import { Initiative } from '../../organizations/entities/initiative.entity';
-import { Organization } from '../../organizations/entities/organization.entity';
+import { ApiToken } from '../../database/entities/api-token.entity';
+import { Initiative } from '../../database/entities/initiative.entity';
+import { Organization } from '../../database/entities/organization.entity';
 import type { DataSource } from 'typeorm';
 import { CliContext, Command, UsageError } from '../cli-context';
 import { commandSpec, helpText, parseFor } from '../command-line';
-import { parseDuration } from '../duration';
+import { parseDurationFlag } from '../duration';
 import { withDatabase } from '../with-database';
 
 export const tokensCommand: Command = async (args, context) => {
@@ -49,7 +49,7 @@ async function createToken(args: string[], context: CliContext): Promise<number>
     throw new UsageError(`--initiative is required at least once for ${role}`);
   }
   const expiresAt = values['expires-in']
-    ? new Date(Date.now() + parseDuration(values['expires-in'], '--expires-in'))
+    ? new Date(Date.now() + parseDurationFlag(values['expires-in'], '--expires-in'))
     : null;
 
   return withDatabase(context, async (dataSource) => {

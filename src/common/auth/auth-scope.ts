@@ -1,5 +1,4 @@
-export const ROLES = ['ORG_ADMIN', 'TEAM_LEAD', 'MEMBER'] as const;
-export type Role = (typeof ROLES)[number];
+import type { Role } from '../../core/roles';
 
 /**
  * What the caller may see, resolved once per request by the global guard from the membership

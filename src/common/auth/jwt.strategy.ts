@@ -4,7 +4,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import { passportJwtSecret } from 'jwks-rsa';
 import { ExtractJwt, Strategy, StrategyOptionsWithoutRequest } from 'passport-jwt';
 import type { Algorithm } from 'jsonwebtoken';
-import { AppConfig } from '../config/app-config';
+import { AppConfig } from '../../core/config/app-config';
 import { loggableError } from '../logging/loggable-error';
 
 export interface JwtIdentity {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
-import { Member } from '../../organizations/entities/member.entity';
+import { Member } from '../../database/entities/member.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
 import { SingleFlight } from '../single-flight';
 

@@ -8,7 +8,7 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { from, lastValueFrom, Observable } from 'rxjs';
-import { AppConfig } from '../config/app-config';
+import { AppConfig } from '../../core/config/app-config';
 import { ApiError } from '../http/api-error';
 import { CONNECTION_WAIT_MS } from '../../database/data-source-options';
 

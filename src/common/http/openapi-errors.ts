@@ -6,7 +6,6 @@ import type {
   ReferenceObject,
   ResponseObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { DEMO_ORGANIZATION_ID } from '../../demo/demo-organization';
 import { ErrorCode, HTTP_STATUS_OF } from './error-codes';
 
 /**
@@ -94,7 +93,7 @@ function addSharedComponents(document: OpenAPIObject): void {
       description: 'The organization the request is about',
       schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
       // Swagger UI pre-fills it: the organization `npm start` creates.
-      example: DEMO_ORGANIZATION_ID,
+      example: 'org-demo',
     },
   };
   components.schemas = {

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { parseApiToken, redactApiTokens } from '../auth/api-token-format';
 import type { RequestWithScope } from '../auth/auth-scope.decorator';
 import { assignRequestId } from '../http/request-id';
-import { IDENTIFIER_PATTERN } from '../validation/identifier';
+import { IDENTIFIER_PATTERN } from '../../core/identifier';
 import { errorCodeOf } from './error-code-of-response';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { ApiError } from '../http/api-error';
-import { IDENTIFIER_PATTERN } from '../validation/identifier';
+import { IDENTIFIER_PATTERN } from '../../core/identifier';
 
 /** Where the next page starts: the sort key and the id of the last item of the previous page. */
 export interface KeysetPosition {

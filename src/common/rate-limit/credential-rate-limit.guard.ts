@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import type { RequestWithScope } from '../auth/auth-scope.decorator';
-import { AppConfig } from '../config/app-config';
+import { AppConfig } from '../../core/config/app-config';
 import { RateLimiter, rateLimitedError, setRateLimitHeaders } from './rate-limiter';
 
 /**

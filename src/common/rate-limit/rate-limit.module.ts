@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { AppConfig } from '../../core/config/app-config';
 import { InProcessRateLimitStore } from './in-process-rate-limit.store';
 import { RATE_LIMIT_STORE, RateLimitStore } from './rate-limit.store';
 import { RateLimiter } from './rate-limiter';

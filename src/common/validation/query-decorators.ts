@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInstance, IsInt, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { parseContractDate } from './contract-date';
-import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from './identifier';
+import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../../core/identifier';
 
 /** An identifier (contract §4): 1..128 characters of [A-Za-z0-9._:-]. */
 export function IsIdentifier(): PropertyDecorator {

@@ -1,5 +1,5 @@
-import { IDENTIFIER_PATTERN } from '../../common/validation/identifier';
-import type { WorkloadStatus } from '../../workloads/entities/workload.entity';
+import { IDENTIFIER_PATTERN } from '../../core/identifier';
+import type { WorkloadStatus } from '../../core/workload-status';
 import { DeviceRequest, shareFields } from '../gpu-shares';
 import type { KubernetesConfig } from '../sync-config';
 

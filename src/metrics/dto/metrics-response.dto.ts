@@ -1,6 +1,6 @@
 import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import type { GpuSharing } from '../../common/gpu-sharing';
-import { GpuSharingDto } from '../../workloads/dto/workload-response.dto';
+import { GpuSharingDto } from '../../common/gpu-sharing.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
 

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { IsClusterId, IsIdentifier, QueryEnum, QueryInteger } from '../../common/validation/query-decorators';
-import { WORKLOAD_STATUSES, type WorkloadStatus } from '../../workloads/entities/workload.entity';
+import { WORKLOAD_STATUSES, type WorkloadStatus } from '../../core/workload-status';
 import { RANK_METRICS, SORT_ORDERS, type RankMetric, type SortOrder } from '../metric-names';
 
 export class RankedMetricsQueryDto {

@@ -8,7 +8,7 @@ import {
   QueryEnum,
   QueryInteger,
 } from '../../common/validation/query-decorators';
-import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
+import { WORKLOAD_STATUSES, WorkloadStatus } from '../../core/workload-status';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

@@ -1,21 +1,10 @@
 import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { GPU_SHARING_MODES, type GpuSharing, type GpuSharingMode } from '../../common/gpu-sharing';
-import { WORKLOAD_STATUSES, WorkloadStatus } from '../entities/workload.entity';
+import { type GpuSharing } from '../../common/gpu-sharing';
+import { GpuSharingDto } from '../../common/gpu-sharing.dto';
+import { WORKLOAD_STATUSES, WorkloadStatus } from '../../core/workload-status';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
 import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
-
-export class GpuSharingDto {
-  @ApiProperty({ enum: GPU_SHARING_MODES, description: 'mig, time-slicing or mps' }) mode: GpuSharingMode;
-  @ApiPropertyOptional({ description: 'MIG only: the instance profile, e.g. 1g.10gb', example: '1g.10gb' })
-  profile?: string;
-  @ApiPropertyOptional({
-    type: 'integer',
-    description: 'time-slicing and MPS only: replicas per physical GPU',
-    example: 4,
-  })
-  replicas?: number;
-}
 
 export class WorkloadSummaryDto {
   @ApiProperty({ example: 'wl-0001', description: 'the workload id, unique in the organization' })

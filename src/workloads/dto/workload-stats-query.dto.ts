@@ -2,7 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { IsClusterId, IsIdentifier, QueryDate, QueryEnum } from '../../common/validation/query-decorators';
 import { STATS_GROUP_BY, STATS_TIME_RANGES, StatsGroupBy, StatsTimeRange } from '../workload-stats.queries';
-import { TIMELINE_INTERVALS, type TimelineInterval } from '../workload-timeline.queries';
+import { TIMELINE_INTERVALS, type TimelineInterval } from '../../common/calendar-boundaries.queries';
 
 export class WorkloadStatsQueryDto {
   @ApiPropertyOptional({

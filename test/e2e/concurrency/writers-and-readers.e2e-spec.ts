@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { pruneSamples } from '../../../src/cli/commands/prune.command';
-import { projectRoot } from '../../../src/database/project-root';
+import { projectRoot } from '../../../src/core/project-root';
 import { authHeaders, createApiToken, importDocument, seedOrganization } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import {

@@ -4,7 +4,7 @@ import { get as httpGet } from 'node:http';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ts from 'typescript';
-import { projectRoot } from '../../../src/database/project-root';
+import { projectRoot } from '../../../src/core/project-root';
 import { createApiToken, insertWorkloads, seedOrganization } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
 

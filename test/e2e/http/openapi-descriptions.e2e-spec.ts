@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { projectRoot } from '../../../src/database/project-root';
+import { projectRoot } from '../../../src/core/project-root';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /**

@@ -7,7 +7,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../../src/app.factory';
 import { parseApiToken } from '../../../src/common/auth/api-token-format';
-import { loadConfig } from '../../../src/common/config/app-config';
+import { loadConfig } from '../../../src/core/config/app-config';
 import { authHeaders, createApiToken, seedOrganization, signJwt } from '../../support/factories';
 import { listenOnLoopback, rawRequest } from '../../support/raw-http';
 import { TEST_JWT_SECRET, testDatabaseUrl } from '../../support/test-app';

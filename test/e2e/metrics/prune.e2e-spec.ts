@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { pruneCommand } from '../../../src/cli/commands/prune.command';
-import { loadConfig } from '../../../src/common/config/app-config';
+import { loadConfig } from '../../../src/core/config/app-config';
 import { migrate, openDataSource } from '../../../src/database/database-target';
 import { insertSamples, insertWorkloads, seedOrganization } from '../../support/factories';
 import { TEST_JWT_SECRET } from '../../support/test-app';

@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { Clock } from '../../../src/common/clock';
-import { projectRoot } from '../../../src/database/project-root';
+import { projectRoot } from '../../../src/core/project-root';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../../src/demo/demo-data';
 import { DEMO_CLUSTERS, DEMO_TIMEZONE } from '../../../src/demo/demo-organization';
 import { createApiToken } from '../../support/factories';

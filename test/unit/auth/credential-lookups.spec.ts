@@ -1,10 +1,10 @@
 import type { Repository } from 'typeorm';
 import { generateApiToken, hashSecret } from '../../../src/common/auth/api-token-format';
 import { ApiTokenService, VERIFIED_TOKEN_TTL_MS } from '../../../src/common/auth/api-token.service';
-import type { ApiToken } from '../../../src/common/auth/entities/api-token.entity';
+import type { ApiToken } from '../../../src/database/entities/api-token.entity';
 import { MembershipService } from '../../../src/common/auth/membership.service';
 import type { DatabaseStallWatch } from '../../../src/database/database-stall-watch';
-import type { Member } from '../../../src/organizations/entities/member.entity';
+import type { Member } from '../../../src/database/entities/member.entity';
 
 /*
  * When a credential's verification expires (every second under load), the requests of that moment

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { ConfigError, loadConfig } from '../../../src/common/config/app-config';
+import { ConfigError, loadConfig } from '../../../src/core/config/app-config';
 
 describe('loadConfig', () => {
   it('applies the contract defaults', () => {

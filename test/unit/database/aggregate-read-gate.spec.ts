@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../src/common/config/app-config';
+import { loadConfig } from '../../../src/core/config/app-config';
 import { AggregateReadGate } from '../../../src/common/database/aggregate-read-gate';
 import { ApiError } from '../../../src/common/http/api-error';
 import { CONNECTION_WAIT_MS } from '../../../src/database/data-source-options';

@@ -1,4 +1,4 @@
-import { loadConfig } from '../../../src/common/config/app-config';
+import { loadConfig } from '../../../src/core/config/app-config';
 import { dataSourceOptions, MIGRATION_BOUNDS } from '../../../src/database/data-source-options';
 
 const URL = 'postgres://gpucap@127.0.0.1:5432/gpucap';

@@ -1,4 +1,4 @@
-import type { AppConfig } from '../../../src/common/config/app-config';
+import type { AppConfig } from '../../../src/core/config/app-config';
 import type { CachedAnswer } from '../../../src/common/http/response-cache/cached-answer';
 import { ResponseCache } from '../../../src/common/http/response-cache/response-cache';
 

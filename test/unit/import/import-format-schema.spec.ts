@@ -1,7 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../../src/database/project-root';
+import { projectRoot } from '../../../src/core/project-root';
 import { SECTION_BY_KIND, SECTIONS, type SectionName } from '../../../src/import/import-sections';
 import { validateRecord } from '../../../src/import/record-validator';
 import { parseSacctDocument } from '../../../src/ingest/slurm/slurm-source';

@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from '../../../src/common/config/app-config';
-import { trustedProxyList } from '../../../src/common/rate-limit/trusted-proxies';
+import { ConfigError, loadConfig } from '../../../src/core/config/app-config';
+import { trustedProxyList } from '../../../src/core/config/trusted-proxies';
 
 describe('TRUSTED_PROXIES', () => {
   it('accepts addresses, CIDR ranges and proxy-addr names, comma-separated', () => {

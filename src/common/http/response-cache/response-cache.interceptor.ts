@@ -3,12 +3,12 @@ import type { Request, Response } from 'express';
 import { from, lastValueFrom, map, Observable, switchMap } from 'rxjs';
 import type { RequestWithScope } from '../../auth/auth-scope.decorator';
 import { Clock } from '../../clock';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig } from '../../../core/config/app-config';
 import { prefersCsv } from '../csv/csv-table';
 import { requestIdOf } from '../request-id';
 import { answerBody, type CachedAnswer, cachedAnswer, type Envelope } from './cached-answer';
 import { cacheKey } from './cache-key';
-import { DataVersions } from './data-versions';
+import { DataVersions } from '../../database/data-versions';
 import { ResponseCache } from './response-cache';
 
 /**

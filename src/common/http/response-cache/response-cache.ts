@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig } from '../../../core/config/app-config';
 import { SingleFlight } from '../../single-flight';
 import type { CachedAnswer } from './cached-answer';
 

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Role } from '../../common/auth/auth-scope';
+import type { Role } from '../../core/roles';
 
 /** A person's role and initiatives in one organization; the only source of a JWT caller's access. */
 @Entity({ name: 'members' })

@@ -1,8 +1,8 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { sidePool } from '../../../database/side-pool';
-import { DatabaseStallWatch } from '../../../database/database-stall-watch';
+import { sidePool } from '../../database/side-pool';
+import { DatabaseStallWatch } from '../../database/database-stall-watch';
 
 interface PendingRead {
   organizationIds: Set<string>;

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { Role } from '../auth-scope';
+import type { Role } from '../../core/roles';
 
 @Entity({ name: 'api_tokens' })
 export class ApiToken {

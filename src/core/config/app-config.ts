@@ -1,7 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import { plainToInstance, Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
-import { isValidTrustedProxyList } from '../rate-limit/trusted-proxies';
+import { isValidTrustedProxyList } from './trusted-proxies';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -139,6 +139,21 @@ export class AppConfig {
   @IsOptional()
   @IsString()
   EMBEDDED_PG_DIR?: string;
+
+  /** `production`: start-up notices go to the structured log instead of a terminal's plain text. */
+  @IsOptional()
+  @IsString()
+  NODE_ENV?: string;
+
+  /** Set (to anything but `0` or `false`): the import's loader prints each statement's time on stderr. */
+  @Transform(({ value }: { value: unknown }) => value !== undefined && value !== '0' && value !== 'false')
+  @IsBoolean()
+  GPUCAP_IMPORT_TRACE = false;
+
+  /** Set by Kubernetes in every pod: sync's Kubernetes source may then use the pod's service account. */
+  @IsOptional()
+  @IsString()
+  KUBERNETES_SERVICE_HOST?: string;
 }
 
 export class ConfigError extends Error {}

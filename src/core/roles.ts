@@ -1,0 +1,2 @@
+export const ROLES = ['ORG_ADMIN', 'TEAM_LEAD', 'MEMBER'] as const;
+export type Role = (typeof ROLES)[number];
