@@ -27,8 +27,22 @@ export default tseslint.config(
     },
   },
   {
-    // Tenant modules reach PostgreSQL only through ScopedDatabase (docs/architecture.md, "Scope by construction").
-    files: ['src/workloads/**/*.ts', 'src/metrics/**/*.ts', 'src/capacity/**/*.ts'],
+    // Database access is refused everywhere in src/ except the writers and the infrastructure listed
+    // in `ignores`: a new folder reads tenant data only through ScopedDatabase (docs/architecture.md,
+    // "Scope by construction"), so it cannot forget the scope.
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/database/**',
+      'src/common/database/**',
+      'src/common/auth/**',
+      'src/common/observability/**',
+      'src/import/**',
+      'src/ingest/*.ts',
+      'src/demo/**',
+      'src/cli/**',
+      'src/app.module.ts',
+      'src/app.factory.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -41,6 +55,7 @@ export default tseslint.config(
             },
             { name: '@nestjs/typeorm', message: TENANT_DATA_ACCESS },
             { name: 'pg', message: TENANT_DATA_ACCESS },
+            { name: 'pg-copy-streams', message: TENANT_DATA_ACCESS },
           ],
         },
       ],

@@ -40,9 +40,51 @@ export function scopedStatement(scope: AuthScope, text: string, values: unknown[
   return issue(text, values);
 }
 
-/** A statement over rows of the organization itself (its settings, its pools): only $1 is required. */
+/**
+ * Every table, by whose rows they are. A tenant table's rows belong to initiatives and are read only
+ * through scopedStatement; an organization table's rows are the organization's own (settings, pools)
+ * and any member may read them; the rest (credentials, bookkeeping) no tenant statement reads.
+ * test/e2e/database/table-classes.e2e-spec.ts fails when a migration adds a table missing here.
+ */
+export const TENANT_TABLES = [
+  'allocations',
+  'capacity_usage_daily',
+  'capacity_usage_hourly',
+  'initiatives',
+  'metric_aggregates',
+  'metric_ranked_totals',
+  'metric_samples',
+  'workload_period_rollups',
+  'workload_status_totals',
+  'workloads',
+] as const;
+export const ORGANIZATION_TABLES = [
+  'capacity_pools',
+  'organizations',
+  'pool_instance_types',
+  'sample_retention',
+] as const;
+export const UNREADABLE_TABLES = [
+  'api_tokens',
+  'members',
+  'organization_data_versions',
+  'schema_migrations',
+  'sync_watermarks',
+] as const;
+
+const NOT_ORGANIZATION_TABLE = new RegExp(
+  `\\b(${[...TENANT_TABLES, ...UNREADABLE_TABLES].join('|')})\\b`,
+  'i',
+);
+
+/**
+ * A statement over rows of the organization itself (its settings, its pools): only $1 is required,
+ * so it must name no table whose rows belong to initiatives or hold credentials.
+ */
 export function organizationStatement(scope: AuthScope, text: string, values: unknown[]): ScopedStatement {
   assertOrganizationAtFirst(scope, text, values);
+  const named = NOT_ORGANIZATION_TABLE.exec(text);
+  if (named) throw new Error(`An organization statement must not read ${named[1]}: use scopedStatement`);
   return issue(text, values);
 }
 

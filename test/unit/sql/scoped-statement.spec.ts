@@ -60,6 +60,16 @@ describe('scopedStatement', () => {
     expect(() => organizationStatement(member, text, ['org-b'])).toThrow("caller's organization");
   });
 
+  it("refuses an organization statement that reads a tenant's rows or credentials", () => {
+    const workloads =
+      'SELECT count(*) FROM organizations o JOIN workloads w USING (organization_id) WHERE o.organization_id = $1';
+    expect(() => organizationStatement(member, workloads, ['org-a'])).toThrow('must not read workloads');
+    const listed = 'SELECT 1 FROM organizations, metric_samples WHERE organizations.organization_id = $1';
+    expect(() => organizationStatement(admin, listed, ['org-a'])).toThrow('must not read metric_samples');
+    const tokens = 'SELECT token_hash FROM api_tokens WHERE organization_id = $1';
+    expect(() => organizationStatement(admin, tokens, ['org-a'])).toThrow('must not read api_tokens');
+  });
+
   it('lets a statement without a scope read no table', () => {
     expect(constantStatement('SELECT 0::float8 AS total_count').values).toEqual([]);
     expect(() => constantStatement('SELECT count(*) FROM workloads')).toThrow('must not read a table');
