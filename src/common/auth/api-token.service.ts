@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
@@ -32,7 +33,9 @@ const DECOY_HASH = hashSecret('decoy');
 
 @Injectable()
 export class ApiTokenService {
-  private readonly verified = new Map<string, { token: ApiToken; checkedAt: number }>();
+  private readonly verified = new LRUCache<string, { token: ApiToken; checkedAt: number }>({
+    max: VERIFIED_TOKEN_CACHE_SIZE,
+  });
   /**
    * Lookups in flight by cache key: when a verification expires, the requests of that moment share
    * one lookup instead of making one each (up to 50 at once, every second, in the warm benchmark).
@@ -110,11 +113,7 @@ export class ApiTokenService {
   }
 
   private remember(cacheKey: string, token: ApiToken, now: Date): void {
-    this.verified.delete(cacheKey);
     this.verified.set(cacheKey, { token, checkedAt: now.getTime() });
-    if (this.verified.size > VERIFIED_TOKEN_CACHE_SIZE) {
-      this.verified.delete(this.verified.keys().next().value as string);
-    }
   }
 
   private touch(token: ApiToken, now: Date): void {
