@@ -7,10 +7,10 @@ const fs = require('node:fs');
 const { spawn } = require('node:child_process');
 
 // An import streams any input size with little live data, but V8 grows its heap far past what is live
-// when nothing caps it (1 GB for a 1M-workload file, 430 MB capped): it runs with a cap
+// when nothing caps it (docs/benchmarks.md, "Import memory"): it runs with a cap
 // unless the caller chose one.
 const HEAP_FLAG = '--max-old-space-size';
-// sync holds one query window of DCGM series at a time (10,000 pods: ~380 MB RSS under this cap, 820 MB without).
+// sync holds one query window of DCGM series at a time: the cap keeps its RSS to about this size.
 const HEAP_CAP_MB = { import: 320, sync: 384 };
 const heapCapped = [...process.execArgv, process.env.NODE_OPTIONS || ''].some((arg) =>
   arg.includes(HEAP_FLAG),

@@ -13,7 +13,7 @@ export const MAX_TIMELINE_BUCKETS = 11_000;
  * hours; hours step in absolute time from a local hour. The last boundary ends the last bucket.
  * At most one boundary more than the limit allows is made, so the caller can tell it was passed,
  * and no more than the range can need (its length over the shortest bucket: a 23-hour day, a week
- * less an hour): making and converting the limit's 11,000 took ~7 ms of every burn-down.
+ * less an hour): making and converting the limit's boundaries would cost every burn-down.
  * Each comes with its local date.
  */
 export function timelineBoundariesQuery(

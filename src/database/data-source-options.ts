@@ -19,7 +19,7 @@ export interface ConnectionBounds {
   clientSideTimeout: boolean;
   /**
    * Turn PostgreSQL's JIT off for the session. The request statements are estimated expensive
-   * (joins over rollups and edge rows) but run in milliseconds; compiling them took ~0.9 s.
+   * (joins over rollups and edge rows) but run in milliseconds; compiling them costs far more.
    */
   noJit?: boolean;
 }

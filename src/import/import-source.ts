@@ -87,7 +87,7 @@ async function probe(chunks: AsyncIterator<Chunk>) {
 /**
  * The whole input again (what detection read, then the rest), in 8 kB pieces: the tokens of one
  * piece live until its records are handled, and fewer of them then outlive a young-generation
- * collection (with 64 kB reads, the old generation filled with dead tokens: peak RSS +150 MB).
+ * collection (with larger reads, the old generation fills with dead tokens and the peak RSS grows).
  */
 function replay(head: Chunk[], rest: AsyncIterator<Chunk>): Readable {
   async function* all() {

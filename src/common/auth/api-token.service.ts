@@ -38,7 +38,7 @@ export class ApiTokenService {
   });
   /**
    * Lookups in flight by cache key: when a verification expires, the requests of that moment share
-   * one lookup instead of making one each (up to 50 at once, every second, in the warm benchmark).
+   * one lookup instead of making one each (a dashboard's concurrent requests all arrive at once).
    */
   private readonly lookups = new SingleFlight<string, TokenCheck>();
 

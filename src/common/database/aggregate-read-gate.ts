@@ -22,8 +22,8 @@ interface Waiter {
  * arrival order. Their statements are CPU-bound in PostgreSQL, so running 20 at once on a server
  * with a few cores does not finish more of them per second: it shares the cores out, every one of
  * them takes 20 turns longer, and a request with two statements queues twice. In arrival order each
- * waits for the ones before it and then runs at full speed (docs/benchmarks.md: at 50 connections,
- * cold statistics p99 1.1 s → 0.49 s and capacity 0.70 s → 0.45 s at the same throughput). Cache
+ * waits for the ones before it and then runs at full speed, so the slowest answers come back sooner at
+ * the same throughput (docs/benchmarks.md, "Aggregate read gate"). Cache
  * hits and coalesced requests never take a turn: the response cache answers them before this gate.
  *
  * A request that waits longer than a connection may be waited for gets the same 503 as a pool with

@@ -65,7 +65,7 @@ export class DataVersions implements OnModuleDestroy {
   }
 
   private async readVersions(organizationIds: string[]): Promise<Map<string, string>> {
-    // Named: parsed and planned once per connection (0.8x the time, bench/prepared-statements.ts).
+    // Named: parsed and planned once per connection (measured by bench/prepared-statements.ts).
     const { rows } = await this.pool.query<{ organization_id: string; version: string }>({
       name: 'gpucap_data_versions',
       text: `SELECT organization_id, version::text AS version

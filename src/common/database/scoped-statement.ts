@@ -98,7 +98,7 @@ export function constantStatement(text: string): ScopedStatement {
  * The same statement, run as a named prepared statement: parsed and planned once per connection,
  * after PostgreSQL's five custom plans a generic one. Only for statements measured to gain and whose
  * generic plan is as good for every parameter value (bench/prepared-statements.ts: the detail and
- * series reads, 0.4-0.7x the time), and of a fixed text: every distinct text is kept on every
+ * series reads), and of a fixed text: every distinct text is kept on every
  * connection, so a builder whose text varies with the filters must not use it.
  */
 export function preparedStatement(statement: ScopedStatement): ScopedStatement {

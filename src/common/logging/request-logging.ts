@@ -41,9 +41,8 @@ type RequestLevel = 'info' | 'warn' | 'error';
  * One log line per request with its id, status and time; 4xx at warn and 5xx at error, with the
  * error code, organization and credential id. Plain Express middleware rather than nestjs-pino's
  * LoggerModule, whose per-request AsyncLocalStorage binding enables promise hooks for every promise
- * of the request (measured at ~40% of a detail request's CPU, docs/benchmarks.md), and rather than
- * pino-http, which builds a child logger per request even when its line is below the level (15% of
- * a cached answer's CPU): here a request below the level costs one listener and one clock read.
+ * of the request (a large share of a short request's CPU), and rather than pino-http, which builds a
+ * child logger per request even when its line is below the level: here a request below the level costs one listener and one clock read.
  */
 export function requestLogging(root: pino.Logger) {
   return (request: LoggedRequest, response: ServerResponse, next: () => void): void => {

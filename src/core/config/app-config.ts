@@ -90,8 +90,8 @@ export class AppConfig {
 
   /**
    * Server-side limit per request statement; the client gives up a little later if the server is
-   * silent. Every read statement runs in well under a second at 1M workloads (docs/benchmarks.md):
-   * one still running after 10 s is waiting on a lock or a starved server, and a 503 to retry serves
+   * silent. Every read statement is designed to run in well under a second at 1M workloads: one
+   * still running after 10 s is waiting on a lock or a starved server, and a 503 to retry serves
    * a dashboard better than a longer wait.
    */
   @Type(() => Number)
@@ -116,8 +116,8 @@ export class AppConfig {
 
   /**
    * Memory the response cache may hold (JSON bytes); least recently used answers go first. V8 sizes
-   * its heap to a multiple of what stays live: in the quick benchmark 32 MiB kept raised the peak RSS
-   * by ~110 MB, 8 MiB by ~20 MB (docs/benchmarks.md). 8 MiB still holds a few hundred dashboard answers.
+   * its heap to a multiple of what stays live, so the peak RSS grows several times faster than this
+   * (docs/benchmarks.md, "Response cache memory"). 8 MiB still holds a few hundred dashboard answers.
    */
   @Type(() => Number)
   @IsInt()

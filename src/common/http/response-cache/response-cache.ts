@@ -15,8 +15,8 @@ const LARGEST_ENTRY_SHARE = 8;
 
 /**
  * Background recomputations running at once. Keys computed together (a dashboard's first load) pass
- * half their validity together; recomputing all of them at that instant took both cores of the
- * benchmark host and was the warm p99. A key refused here is tried again by its next hit, and the
+ * half their validity together; recomputing all of them at that instant would take every core of
+ * the database server and make the slowest warm answers wait on it. A key refused here is tried again by its next hit, and the
  * other half of its validity leaves time for that.
  */
 const MAX_BACKGROUND_REFRESHES = 2;
