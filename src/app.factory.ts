@@ -19,7 +19,7 @@ import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
 import { ResponseCache } from './common/http/response-cache/response-cache';
-import { AggregateReadGate } from './common/database/aggregate-read-gate';
+import { AggregateReadGate } from './common/http/aggregate-read/aggregate-read-gate';
 import { metricsEndpoint, ServiceMetrics } from './common/observability/service-metrics';
 
 /** Bodies smaller than this gain less from compression than it costs. */

@@ -18,7 +18,7 @@ import { dataSourceOptions } from './database/data-source-options';
 import { DatabaseConnectOptions, DatabaseConnector } from './database/database-connector';
 import { DatabaseReadyGuard } from './common/database/database-ready.guard';
 import { DatabaseStallWatchModule } from './database/database-stall-watch';
-import { AggregateReadGateModule } from './common/database/aggregate-read-gate';
+import { AggregateReadGateModule } from './common/http/aggregate-read/aggregate-read.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { WorkloadsModule } from './workloads/workloads.module';

@@ -4,7 +4,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
 import { AsOf } from '../common/http/as-of.decorator';
-import { AggregateRead } from '../common/database/aggregate-read-gate';
+import { AggregateRead } from '../common/http/aggregate-read/aggregate-read.decorator';
 import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { CapacityService } from './capacity.service';

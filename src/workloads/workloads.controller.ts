@@ -6,7 +6,7 @@ import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { Scope } from '../common/auth/auth-scope.decorator';
 import { AsOf } from '../common/http/as-of.decorator';
-import { AggregateRead } from '../common/database/aggregate-read-gate';
+import { AggregateRead } from '../common/http/aggregate-read/aggregate-read.decorator';
 import { ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { NoQueryDto } from '../common/validation/no-query.dto';
 import { WorkloadIdParams } from '../common/validation/workload-id-params.dto';

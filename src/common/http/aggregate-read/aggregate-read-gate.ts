@@ -1,16 +1,7 @@
-import {
-  CallHandler,
-  ExecutionContext,
-  Global,
-  Injectable,
-  Module,
-  NestInterceptor,
-  UseInterceptors,
-} from '@nestjs/common';
-import { from, lastValueFrom, Observable } from 'rxjs';
-import { AppConfig } from '../../core/config/app-config';
-import { ApiError } from '../http/api-error';
-import { CONNECTION_WAIT_MS } from '../../database/data-source-options';
+import { Injectable } from '@nestjs/common';
+import { AppConfig } from '../../../core/config/app-config';
+import { CONNECTION_WAIT_MS } from '../../../database/data-source-options';
+import { ApiError } from '../api-error';
 
 interface Waiter {
   admit: () => void;
@@ -83,22 +74,3 @@ export class AggregateReadGate {
     else this.running -= 1;
   }
 }
-
-@Injectable()
-export class AggregateReadInterceptor implements NestInterceptor {
-  constructor(private readonly gate: AggregateReadGate) {}
-
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return from(this.gate.run(() => lastValueFrom(next.handle())));
-  }
-}
-
-/** Marks a handler whose statements aggregate: it computes only when AggregateReadGate gives it a turn. */
-export const AggregateRead = () => UseInterceptors(AggregateReadInterceptor);
-
-@Global()
-@Module({
-  providers: [AggregateReadGate, AggregateReadInterceptor],
-  exports: [AggregateReadGate, AggregateReadInterceptor],
-})
-export class AggregateReadGateModule {}

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../../src/core/config/app-config';
-import { AggregateReadGate } from '../../../src/common/database/aggregate-read-gate';
+import { AggregateReadGate } from '../../../src/common/http/aggregate-read/aggregate-read-gate';
 import { ApiError } from '../../../src/common/http/api-error';
 import { CONNECTION_WAIT_MS } from '../../../src/database/data-source-options';
 
