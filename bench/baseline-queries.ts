@@ -57,7 +57,7 @@ export async function listResponse(
   const token = params.get('next_token');
   const after = token === null ? null : cursors.decode(token, fingerprint);
   const limit = Number(params.get('limit') ?? 20);
-  const page = listWorkloadsPageQuery(scope, filters, after, limit);
+  const page = listWorkloadsPageQuery(scope, filters, after, limit, new Date());
   const count = countWorkloadsQuery(scope, filters);
   const [rows, counted] = await Promise.all([
     pool.query<WorkloadSummaryRow>(page.text, page.values),
@@ -83,7 +83,7 @@ export async function detailResponse(
   scope: AuthScope,
   workloadId: string,
 ): Promise<BaselineResult> {
-  const { text, values } = workloadDetailQuery(scope, workloadId);
+  const { text, values } = workloadDetailQuery(scope, workloadId, new Date());
   const { rows } = await pool.query<WorkloadDetailRow>(text, values);
   if (rows.length === 0) {
     return {

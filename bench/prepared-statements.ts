@@ -78,10 +78,10 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
         values: [[ORGANIZATION_ID]],
       }),
     },
-    { name: 'detail', statement: (run) => asStatement(workloadDetailQuery(ADMIN, pick(ids, run))) },
+    { name: 'detail', statement: (run) => asStatement(workloadDetailQuery(ADMIN, pick(ids, run), now)) },
     {
       name: 'detail, MEMBER',
-      statement: (run) => asStatement(workloadDetailQuery(member, pick(fixtures.workloadIds.member, run))),
+      statement: (run) => asStatement(workloadDetailQuery(member, pick(fixtures.workloadIds.member, run), now)),
     },
     {
       name: 'series statistics, last 24 h',
@@ -110,18 +110,18 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
     },
     {
       name: 'list page, no filter',
-      statement: (run) => asStatement(listWorkloadsPageQuery(ADMIN, {}, null, pick([20, 50, 100], run))),
+      statement: (run) => asStatement(listWorkloadsPageQuery(ADMIN, {}, null, pick([20, 50, 100], run), now)),
     },
     {
       name: 'list page, status',
       statement: (run) =>
         asStatement(
-          listWorkloadsPageQuery(ADMIN, { status: pick(['running', 'completed', 'failed'], run) }, null, 20),
+          listWorkloadsPageQuery(ADMIN, { status: pick(['running', 'completed', 'failed'], run) }, null, 20, now),
         ),
     },
     {
       name: 'list page, initiative, MEMBER',
-      statement: () => asStatement(listWorkloadsPageQuery(member, {}, null, 20)),
+      statement: () => asStatement(listWorkloadsPageQuery(member, {}, null, 20, now)),
     },
     { name: 'list total_count', statement: () => asStatement(countWorkloadsQuery(ADMIN, {})) },
     {

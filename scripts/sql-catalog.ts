@@ -64,24 +64,27 @@ function workloads(): Catalog {
   };
   const after = { key: '2026-03-10 08:00:00+00', id: 'wl-0042' };
   return {
-    'GET /v1/workloads: page, ORG_ADMIN, no filters': listWorkloadsPageQuery(ORG_ADMIN, {}, null, 20),
+    'GET /v1/workloads: page, ORG_ADMIN, no filters': listWorkloadsPageQuery(ORG_ADMIN, {}, null, 20, NOW),
     'GET /v1/workloads: page, ORG_ADMIN, every filter, after a page token': listWorkloadsPageQuery(
       ORG_ADMIN,
       everyFilter,
       after,
       50,
+      NOW,
     ),
     'GET /v1/workloads: page, MEMBER, no filters (merged per initiative)': listWorkloadsPageQuery(
       MEMBER,
       {},
       null,
       20,
+      NOW,
     ),
     'GET /v1/workloads: page, MEMBER, initiative_id': listWorkloadsPageQuery(
       MEMBER,
       { initiativeId: 'init-a' },
       null,
       20,
+      NOW,
     ),
     'GET /v1/workloads: total_count, ORG_ADMIN, no filters': countWorkloadsQuery(ORG_ADMIN, {}),
     'GET /v1/workloads: total_count, MEMBER, status and dates (period rollups)': countWorkloadsQuery(MEMBER, {
@@ -97,6 +100,7 @@ function workloads(): Catalog {
       { clusterId: 'eks-use1' },
       null,
       20,
+      NOW,
     ),
     'GET /v1/workloads: total_count, MEMBER, cluster_id and dates (raw rows)': countWorkloadsQuery(MEMBER, {
       ...dates,
@@ -106,8 +110,8 @@ function workloads(): Catalog {
       startDate: NOW,
       endDate: NOW,
     }),
-    'GET /v1/workloads/{workload_id}: ORG_ADMIN': workloadDetailQuery(ORG_ADMIN, 'wl-0042'),
-    'GET /v1/workloads/{workload_id}: MEMBER': workloadDetailQuery(MEMBER, 'wl-0042'),
+    'GET /v1/workloads/{workload_id}: ORG_ADMIN': workloadDetailQuery(ORG_ADMIN, 'wl-0042', NOW),
+    'GET /v1/workloads/{workload_id}: MEMBER': workloadDetailQuery(MEMBER, 'wl-0042', NOW),
     'GET /v1/workloads/stats: start of a named time_range': resolveRangeStartQuery(MEMBER, 'this_week', NOW),
     'GET /v1/workloads/stats: ORG_ADMIN, last_30_days': workloadStatsQuery(ORG_ADMIN, {
       from: daysBefore(30),

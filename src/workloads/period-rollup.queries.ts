@@ -5,6 +5,18 @@ import type { PeriodSplit, Span } from './period-split';
 /** The duration of a finished run, whole seconds (floor): the one definition of `duration_seconds`. */
 export const DURATION_SECONDS_SQL = 'floor(extract(epoch FROM completed_at - started_at))';
 
+/** How long a started workload waited in the queue, whole seconds (floor): the one definition of its wait. */
+export const WAIT_SECONDS_SQL = 'floor(extract(epoch FROM started_at - submitted_at))';
+
+/**
+ * `wait_seconds` of a workload at `asOf` (a placeholder): its wait once started, the wait so far while
+ * pending, null for one cancelled before it started.
+ */
+export function waitSecondsAtSql(asOf: string): string {
+  return `(CASE WHEN started_at IS NOT NULL THEN ${WAIT_SECONDS_SQL}
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM ${asOf}::timestamptz - submitted_at))) END)::float8`;
+}
+
 export type PeriodDimension = 'none' | 'submitted_by' | 'instance_type';
 
 const STATUS_COUNT_COLUMNS: Record<WorkloadStatus, string> = {

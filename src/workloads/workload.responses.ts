@@ -19,6 +19,8 @@ export interface WorkloadSummaryJson {
   gpu_sharing: GpuSharing | null;
   submitted_at: string;
   started_at: string | null;
+  /** Seconds from submission to start; for a pending workload, to the answer's as_of; null if cancelled unstarted. */
+  wait_seconds: number | null;
 }
 
 export interface WorkloadDetailJson extends WorkloadSummaryJson {
@@ -45,6 +47,7 @@ export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): 
     ...shareFieldsOf(row),
     submitted_at: row.submitted_at.toISOString(),
     started_at: row.started_at === null ? null : row.started_at.toISOString(),
+    wait_seconds: row.wait_seconds,
   };
 }
 

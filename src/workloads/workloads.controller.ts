@@ -32,9 +32,14 @@ export class WorkloadsController {
   })
   @ApiOkResponse({ type: WorkloadListEnvelopeDto })
   @ApiProducesCsv()
-  async list(@Scope() scope: AuthScope, @Query() query: ListWorkloadsQueryDto, @Req() request: Request) {
-    if (!prefersCsv(request)) return this.workloads.list(scope, query);
-    const rows = await this.workloads.listCsv(scope, query);
+  async list(
+    @Scope() scope: AuthScope,
+    @Query() query: ListWorkloadsQueryDto,
+    @Req() request: Request,
+    @AsOf() asOf: Date,
+  ) {
+    if (!prefersCsv(request)) return this.workloads.list(scope, query, asOf);
+    const rows = await this.workloads.listCsv(scope, query, asOf);
     return csvStream(WORKLOAD_CSV_COLUMNS, flattenRows(rows), 'workloads.csv');
   }
 
@@ -88,6 +93,7 @@ const WORKLOAD_CSV_COLUMNS = [
   'cluster_id',
   'submitted_at',
   'started_at',
+  'wait_seconds',
 ];
 
 async function* flattenRows(rows: AsyncIterable<WorkloadSummaryJson>): AsyncIterable<CsvRow> {

@@ -13,6 +13,7 @@ import {
   DURATION_SECONDS_SQL,
   FACT_COLUMNS,
   periodFactsSql,
+  waitSecondsAtSql,
   workloadCountSql,
 } from './period-rollup.queries';
 import { splitByPeriod } from './period-split';
@@ -37,12 +38,18 @@ export interface WorkloadListFilters {
 
 const DAY_MS = 86_400_000;
 
-const SUMMARY_COLUMNS = `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  ${GPU_SHARE_COLUMNS}, cluster_id, submitted_at, started_at, submitted_at::text AS submitted_at_key`;
+/** The list's columns; `asOf` is the placeholder of the instant a pending workload's wait runs to. */
+function summaryColumns(asOf: string): string {
+  return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
+  ${GPU_SHARE_COLUMNS}, cluster_id, submitted_at, started_at, ${waitSecondsAtSql(asOf)} AS wait_seconds,
+  submitted_at::text AS submitted_at_key`;
+}
 
-const DETAIL_COLUMNS = `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  ${GPU_SHARE_COLUMNS}, submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
-  ${DURATION_SECONDS_SQL}::bigint::float8 AS finished_duration_seconds`;
+function detailColumns(asOf: string): string {
+  return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
+  ${GPU_SHARE_COLUMNS}, submitted_at, started_at, ${waitSecondsAtSql(asOf)} AS wait_seconds, completed_at,
+  exit_code, is_managed, cluster_id, namespace, ${DURATION_SECONDS_SQL}::bigint::float8 AS finished_duration_seconds`;
+}
 
 /** Collects positional parameters while a statement is assembled from fixed fragments. */
 class Params {
@@ -90,6 +97,7 @@ export function listWorkloadsPageQuery(
   filters: WorkloadListFilters,
   after: KeysetPosition | null,
   limit: number,
+  asOf: Date,
 ): ScopedStatement {
   const params = new Params();
   const organization = params.add(scope.organizationId);
@@ -106,19 +114,20 @@ export function listWorkloadsPageQuery(
     );
   }
   const rows = params.add(limit + 1);
+  const columns = summaryColumns(params.add(asOf));
   const order = 'ORDER BY submitted_at DESC, workload_id DESC';
   if (!mergePerInitiative) {
     conditions.push(...scopeCondition(params, scope));
     return scopedStatement(
       scope,
-      `SELECT ${SUMMARY_COLUMNS} FROM workloads WHERE ${conditions.join(' AND ')} ${order} LIMIT ${rows}`,
+      `SELECT ${columns} FROM workloads WHERE ${conditions.join(' AND ')} ${order} LIMIT ${rows}`,
       params.values,
     );
   }
   const scoped = params.add(initiatives);
   const text = `SELECT page.* FROM unnest(${scoped}::text[]) AS scoped(initiative_id)
     CROSS JOIN LATERAL (
-      SELECT ${SUMMARY_COLUMNS} FROM workloads
+      SELECT ${columns} FROM workloads
       WHERE ${conditions.join(' AND ')} AND workloads.initiative_id = scoped.initiative_id
       ${order} LIMIT ${rows}
     ) AS page
@@ -244,17 +253,18 @@ function countRawQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedSt
  * lifetime average utilization from metric_aggregates (one primary-key lookup) for the idle figures;
  * null when the workload has no sample.
  */
-export function workloadDetailQuery(scope: AuthScope, workloadId: string): ScopedStatement {
+export function workloadDetailQuery(scope: AuthScope, workloadId: string, asOf: Date): ScopedStatement {
   const params = new Params();
   const conditions = [
     `organization_id = ${params.add(scope.organizationId)}`,
     `workload_id = ${params.add(workloadId)}`,
     ...scopeCondition(params, scope),
   ];
+  const columns = detailColumns(params.add(asOf));
   return preparedStatement(
     scopedStatement(
       scope,
-      `SELECT ${DETAIL_COLUMNS},
+      `SELECT ${columns},
        (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
         WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
           AND a.sample_count > 0) AS average_gpu_utilization
@@ -275,6 +285,8 @@ export interface WorkloadSummaryRow extends GpuShareColumns {
   cluster_id: string;
   submitted_at: Date;
   started_at: Date | null;
+  /** Whole seconds; see waitSecondsAtSql. */
+  wait_seconds: number | null;
   submitted_at_key: string;
 }
 

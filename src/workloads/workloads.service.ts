@@ -67,10 +67,11 @@ export class WorkloadsService {
   async list(
     scope: AuthScope,
     query: ListWorkloadsQueryDto,
+    asOf: Date,
   ): Promise<WithMetadata<{ workloads: WorkloadSummaryJson[] }, PageMetadata>> {
     const { filters, fingerprint, after } = this.listRequest(scope, query);
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const page = listWorkloadsPageQuery(scope, filters, after, limit);
+    const page = listWorkloadsPageQuery(scope, filters, after, limit, asOf);
     const count = countWorkloadsQuery(scope, filters);
     const [rows, counted] = await Promise.all([
       this.database.run<WorkloadSummaryRow>(page),
@@ -93,7 +94,11 @@ export class WorkloadsService {
    * JSON list (from `next_token` when given). The count comes first, so a set over the cap is
    * refused with a JSON error before any byte of CSV is sent.
    */
-  async listCsv(scope: AuthScope, query: ListWorkloadsQueryDto): Promise<AsyncIterable<WorkloadSummaryJson>> {
+  async listCsv(
+    scope: AuthScope,
+    query: ListWorkloadsQueryDto,
+    asOf: Date,
+  ): Promise<AsyncIterable<WorkloadSummaryJson>> {
     const { filters, after } = this.listRequest(scope, query);
     const [{ total_count: total }] = await this.database.run<{ total_count: number }>(
       countWorkloadsQuery(scope, filters),
@@ -105,18 +110,19 @@ export class WorkloadsService {
         `a CSV export holds at most ${CSV_ROW_CAP} rows and ${total} match: narrow the filters (e.g. start_date, end_date)`,
       );
     }
-    return this.pages(scope, filters, after);
+    return this.pages(scope, filters, after, asOf);
   }
 
   private async *pages(
     scope: AuthScope,
     filters: WorkloadListFilters,
     after: KeysetPosition | null,
+    asOf: Date,
   ): AsyncIterable<WorkloadSummaryJson> {
     let position = after;
     for (;;) {
       const rows = await this.database.run<WorkloadSummaryRow>(
-        listWorkloadsPageQuery(scope, filters, position, CSV_PAGE_SIZE),
+        listWorkloadsPageQuery(scope, filters, position, CSV_PAGE_SIZE, asOf),
       );
       const page = rows.slice(0, CSV_PAGE_SIZE);
       for (const row of page) yield toWorkloadSummary(row);
@@ -145,7 +151,7 @@ export class WorkloadsService {
   }
 
   async detail(scope: AuthScope, workloadId: string, now: Date): Promise<WorkloadDetailJson> {
-    const rows = await this.database.run<WorkloadDetailRow>(workloadDetailQuery(scope, workloadId));
+    const rows = await this.database.run<WorkloadDetailRow>(workloadDetailQuery(scope, workloadId, now));
     if (rows.length === 0) throw ApiError.notFound(`Workload '${workloadId}' was not found`);
     return toWorkloadDetail(rows[0], now);
   }

@@ -49,6 +49,14 @@ export class WorkloadSummaryDto {
   submitted_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while pending' })
   started_at: string | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 95,
+    description:
+      'Additive: whole seconds from submitted_at to started_at; while pending, to metadata.as_of (the wait so far); null for a workload cancelled before it started',
+  })
+  wait_seconds: number | null;
 }
 
 export class WorkloadDetailDto extends WorkloadSummaryDto {

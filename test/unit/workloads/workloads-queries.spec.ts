@@ -34,16 +34,18 @@ describe('splitByUtcDay', () => {
   });
 });
 
+const AS_OF = new Date('2026-11-02T12:00:00Z');
+
 describe('listWorkloadsPageQuery', () => {
   it('parameterises every value and fetches one row more than the page', () => {
-    const query = listWorkloadsPageQuery(admin, { status: 'running', submittedBy: "x' OR 1=1" }, null, 20);
+    const query = listWorkloadsPageQuery(admin, { status: 'running', submittedBy: "x' OR 1=1" }, null, 20, AS_OF);
     expect(query.text).not.toContain("x' OR");
-    expect(query.values).toEqual(['org-a', 'running', "x' OR 1=1", 21]);
+    expect(query.values).toEqual(['org-a', 'running', "x' OR 1=1", 21, AS_OF]);
   });
 
   it('merges per initiative for a team scope, matching nothing for an empty one', () => {
     const member = { ...admin, role: 'MEMBER' as const, initiativeIds: [] };
-    const query = listWorkloadsPageQuery(member, {}, null, 5);
+    const query = listWorkloadsPageQuery(member, {}, null, 5, AS_OF);
     expect(query.text).toContain('unnest(');
     expect(query.values).toContainEqual([]);
   });
@@ -64,6 +66,7 @@ describe('toWorkloadDetail', () => {
     gpu_sharing_replicas: null,
     submitted_at: new Date('2026-11-20T08:00:00Z'),
     started_at: new Date('2026-11-20T08:00:00Z'),
+    wait_seconds: 0,
     completed_at: null,
     exit_code: null,
     is_managed: true,
