@@ -81,7 +81,8 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
     { name: 'detail', statement: (run) => asStatement(workloadDetailQuery(ADMIN, pick(ids, run), now)) },
     {
       name: 'detail, MEMBER',
-      statement: (run) => asStatement(workloadDetailQuery(member, pick(fixtures.workloadIds.member, run), now)),
+      statement: (run) =>
+        asStatement(workloadDetailQuery(member, pick(fixtures.workloadIds.member, run), now)),
     },
     {
       name: 'series statistics, last 24 h',
@@ -116,7 +117,13 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
       name: 'list page, status',
       statement: (run) =>
         asStatement(
-          listWorkloadsPageQuery(ADMIN, { status: pick(['running', 'completed', 'failed'], run) }, null, 20, now),
+          listWorkloadsPageQuery(
+            ADMIN,
+            { status: pick(['running', 'completed', 'failed'], run) },
+            null,
+            20,
+            now,
+          ),
         ),
     },
     {

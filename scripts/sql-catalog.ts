@@ -25,6 +25,7 @@ import {
 import { resolveRangeStartQuery, workloadStatsQuery } from '../src/workloads/workload-stats.queries';
 import { timelineBoundariesQuery } from '../src/common/calendar-boundaries.queries';
 import { workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
+import { queueWaitQuery, queueWaitTimelineQuery } from '../src/workloads/queue-wait.queries';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,
@@ -158,6 +159,21 @@ function workloads(): Catalog {
     ),
     'GET /v1/workloads/stats: MEMBER, last_7_days, interval=day, group_by=initiative_id':
       workloadTimelineQuery(
+        MEMBER,
+        { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'initiative_id' },
+        Array.from({ length: 9 }, (_, day) => new Date(Date.UTC(2026, 2, 8 + day))),
+      ),
+    'GET /v1/workloads/stats: queue wait and pending, ORG_ADMIN, last_30_days': queueWaitQuery(ORG_ADMIN, {
+      from: daysBefore(30),
+      to: NOW,
+      now: NOW,
+    }),
+    'GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type': queueWaitQuery(
+      MEMBER,
+      { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'instance_type' },
+    ),
+    'GET /v1/workloads/stats: queue wait and pending, MEMBER, interval=day, group_by=initiative_id':
+      queueWaitTimelineQuery(
         MEMBER,
         { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'initiative_id' },
         Array.from({ length: 9 }, (_, day) => new Date(Date.UTC(2026, 2, 8 + day))),

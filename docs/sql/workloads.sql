@@ -3,8 +3,11 @@
 -- GET /v1/workloads: page, ORG_ADMIN, no filters
 --   $1 = "org-example"
 --   $2 = 21
+--   $3 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
+  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
 
 -- GET /v1/workloads: page, ORG_ADMIN, every filter, after a page token
 --   $1 = "org-example"
@@ -17,17 +20,23 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 --   $8 = "2026-03-10 08:00:00+00"
 --   $9 = "wl-0042"
 --   $10 = 51
+--   $11 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $11::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
+  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
 
 -- GET /v1/workloads: page, MEMBER, no filters (merged per initiative)
 --   $1 = "org-example"
 --   $2 = 21
---   $3 = ["init-a","init-b"]
-SELECT page.* FROM unnest($3::text[]) AS scoped(initiative_id)
+--   $3 = "2026-03-15T12:34:56.789Z"
+--   $4 = ["init-a","init-b"]
+SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
     CROSS JOIN LATERAL (
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, submitted_at::text AS submitted_at_key FROM workloads
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
+  submitted_at::text AS submitted_at_key FROM workloads
       WHERE organization_id = $1 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $2
     ) AS page
@@ -37,9 +46,12 @@ SELECT page.* FROM unnest($3::text[]) AS scoped(initiative_id)
 --   $1 = "org-example"
 --   $2 = "init-a"
 --   $3 = 21
---   $4 = ["init-a","init-b"]
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = ["init-a","init-b"]
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND initiative_id = ANY($4::text[]) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
+  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND initiative_id = ANY($5::text[]) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
 -- GET /v1/workloads: total_count, ORG_ADMIN, no filters
 --   $1 = "org-example"
@@ -99,11 +111,14 @@ SELECT ((SELECT coalesce(sum(completed_count), 0) FROM workload_period_rollups W
 --   $1 = "org-example"
 --   $2 = "eks-use1"
 --   $3 = 21
---   $4 = ["init-a","init-b"]
-SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = ["init-a","init-b"]
+SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
     CROSS JOIN LATERAL (
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, submitted_at::text AS submitted_at_key FROM workloads
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
+  submitted_at::text AS submitted_at_key FROM workloads
       WHERE organization_id = $1 AND cluster_id = $2 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $3
     ) AS page
@@ -123,9 +138,11 @@ SELECT 0::float8 AS total_count;
 -- GET /v1/workloads/{workload_id}: ORG_ADMIN
 --   $1 = "org-example"
 --   $2 = "wl-0042"
+--   $3 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
-  floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
+  exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
        (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
         WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
           AND a.sample_count > 0) AS average_gpu_utilization
@@ -135,9 +152,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 --   $1 = "org-example"
 --   $2 = "wl-0042"
 --   $3 = ["init-a","init-b"]
+--   $4 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, completed_at, exit_code, is_managed, cluster_id, namespace,
-  floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+      WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
+  exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
        (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
         WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
           AND a.sample_count > 0) AS average_gpu_utilization
@@ -457,3 +476,76 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
         AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key))
     ORDER BY 1, 2 DESC, 4 DESC, group_key COLLATE "C";
+
+-- GET /v1/workloads/stats: queue wait and pending, ORG_ADMIN, last_30_days
+--   $1 = "org-example"
+--   $2 = "2026-02-13T12:34:56.789Z"
+--   $3 = "2026-03-15T12:34:56.789Z"
+SELECT true AS is_summary,
+      NULL::text AS group_key,
+      count(wait)::float8 AS started,
+      avg(wait) AS avg_seconds,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
+      max(wait) AS max_seconds,
+      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
+      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
+    FROM (SELECT NULL::text, submitted_at, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL::integer, NULL::integer
+      FROM workloads WHERE organization_id = $1 AND started_at IS NOT NULL AND submitted_at >= $2 AND submitted_at < $3
+    UNION ALL
+    SELECT NULL::text, submitted_at, NULL::float8, gpu_count, gpu_share_units
+      FROM workloads WHERE organization_id = $1 AND status = 'pending' AND submitted_at >= $2 AND submitted_at < $3
+    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
+    GROUP BY ();
+
+-- GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
+SELECT GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key,
+      count(wait)::float8 AS started,
+      avg(wait) AS avg_seconds,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
+      max(wait) AS max_seconds,
+      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
+      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
+    FROM (SELECT instance_type, submitted_at, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL::integer, NULL::integer
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND started_at IS NOT NULL AND submitted_at >= $3 AND submitted_at < $4
+    UNION ALL
+    SELECT instance_type, submitted_at, NULL::float8, gpu_count, gpu_share_units
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND status = 'pending' AND submitted_at >= $3 AND submitted_at < $4
+    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
+    GROUP BY GROUPING SETS ((), (group_key));
+
+-- GET /v1/workloads/stats: queue wait and pending, MEMBER, interval=day, group_by=initiative_id
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
+SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index,
+      GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key,
+      count(wait)::float8 AS started,
+      avg(wait) AS avg_seconds,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
+      max(wait) AS max_seconds,
+      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
+      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
+    FROM (SELECT initiative_id, submitted_at, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL::integer, NULL::integer
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND started_at IS NOT NULL AND submitted_at >= $3 AND submitted_at < $4
+    UNION ALL
+    SELECT initiative_id, submitted_at, NULL::float8, gpu_count, gpu_share_units
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND status = 'pending' AND submitted_at >= $3 AND submitted_at < $4
+    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
+    GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key));

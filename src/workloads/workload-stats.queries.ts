@@ -123,11 +123,12 @@ export const STATS_SUMS = `coalesce(sum(${workloadCountSql()}), 0)::float8 AS wo
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds`;
 
 /**
- * $1 the organization, $2 now; the caller's initiatives and the initiative filter as conditions valid
- * on both workloads and workload_period_rollups; `add` appends further parameters.
+ * $1 the organization, $2 now (unless `withNow` is false: a statement that does not read the clock
+ * cannot leave a parameter untyped); the caller's initiatives and the initiative filter as conditions
+ * valid on both workloads and workload_period_rollups; `add` appends further parameters.
  */
-export function statsParameters(scope: AuthScope, request: StatsRequest) {
-  const values: unknown[] = [scope.organizationId, request.now];
+export function statsParameters(scope: AuthScope, request: StatsRequest, withNow = true) {
+  const values: unknown[] = withNow ? [scope.organizationId, request.now] : [scope.organizationId];
   const add = (value: unknown) => `$${values.push(value)}`;
   const where = ['organization_id = $1'];
   const initiatives = scopedInitiativeIds(scope);

@@ -1,18 +1,20 @@
 import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
+import type { QueueWaitRow } from './queue-wait.queries';
+import { queueFigures, type QueueFiguresJson, queueRowsByGroup } from './queue-wait.responses';
 import type { StatsGroupBy, StatsRow } from './workload-stats.queries';
 
 /** Rows of workload-stats.queries.ts shaped into the statistics' JSON. */
 
-export interface StatsSummaryJson extends IdleGpuJson {
+export interface StatsSummaryJson extends IdleGpuJson, QueueFiguresJson {
   total_workloads: number;
   total_gpu_hours: number;
   average_duration_seconds: number | null;
   success_rate: number | null;
 }
 
-export type StatsGroupJson = Record<string, string | number | null>;
+export type StatsGroupJson = Record<string, string | number | null | object>;
 
 export interface StatsJson {
   summary: StatsSummaryJson;
@@ -25,17 +27,27 @@ export function successRate(row: StatsRow): number | null {
 }
 
 /** One `grouped[]` entry, in the summary and in each timeline bucket alike. */
-export function toStatsGroup(row: StatsRow, groupBy: StatsGroupBy): StatsGroupJson {
+export function toStatsGroup(
+  row: StatsRow,
+  groupBy: StatsGroupBy,
+  queue: Map<string | null, QueueWaitRow>,
+): StatsGroupJson {
   return {
     [groupBy]: row.group_key,
     workload_count: row.workload_count,
     gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
     success_rate: successRate(row),
     ...idleGpuFigures(row),
+    ...queueFigures(queue.get(row.group_key)),
   };
 }
 
-export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefined): StatsJson {
+export function toWorkloadStats(
+  rows: StatsRow[],
+  groupBy: StatsGroupBy | undefined,
+  queueRows: QueueWaitRow[],
+): StatsJson {
+  const queue = queueRowsByGroup(queueRows);
   const summaryRow = rows.find((row) => row.is_summary);
   const summary: StatsSummaryJson = summaryRow
     ? {
@@ -47,6 +59,7 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
             : round4(summaryRow.duration_seconds / summaryRow.finished_count),
         success_rate: successRate(summaryRow),
         ...idleGpuFigures(summaryRow),
+        ...queueFigures(queue.get(null)),
       }
     : {
         total_workloads: 0,
@@ -54,9 +67,10 @@ export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefi
         average_duration_seconds: null,
         success_rate: null,
         ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
+        ...queueFigures(undefined),
       };
   const grouped = groupBy
-    ? rows.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy))
+    ? rows.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy, queue))
     : [];
   return { summary, grouped };
 }

@@ -1,11 +1,13 @@
 import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
+import type { QueueWaitTimelineRow } from './queue-wait.queries';
+import { queueFigures, type QueueFiguresJson, queueRowsByGroup } from './queue-wait.responses';
 import type { StatsGroupBy } from './workload-stats.queries';
 import { type StatsGroupJson, successRate, toStatsGroup } from './workload-stats.responses';
 import type { TimelineRow } from './workload-timeline.queries';
 
-export interface TimelineBucketJson extends IdleGpuJson {
+export interface TimelineBucketJson extends IdleGpuJson, QueueFiguresJson {
   bucket_start: string;
   bucket_end: string;
   total_workloads: number;
@@ -19,9 +21,11 @@ export function toTimeline(
   rows: TimelineRow[],
   boundaries: Date[],
   groupBy: StatsGroupBy | undefined,
+  queueRows: QueueWaitTimelineRow[],
 ): TimelineBucketJson[] {
   return boundaries.slice(0, -1).map((start, index) => {
     const inBucket = rows.filter((row) => row.bucket_index === index + 1);
+    const queue = queueRowsByGroup(queueRows.filter((row) => row.bucket_index === index + 1));
     const summary = inBucket.find((row) => row.is_summary);
     const bucket: TimelineBucketJson = {
       bucket_start: start.toISOString(),
@@ -30,9 +34,12 @@ export function toTimeline(
       total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
       success_rate: summary ? successRate(summary) : null,
       ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
+      ...queueFigures(queue.get(null)),
     };
     if (groupBy) {
-      bucket.grouped = inBucket.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy));
+      bucket.grouped = inBucket
+        .filter((row) => !row.is_summary)
+        .map((row) => toStatsGroup(row, groupBy, queue));
     }
     return bucket;
   });

@@ -27,6 +27,12 @@ import {
   timelineBoundariesQuery,
 } from '../common/calendar-boundaries.queries';
 import { type TimelineRow, workloadTimelineQuery } from './workload-timeline.queries';
+import {
+  type QueueWaitRow,
+  queueWaitQuery,
+  queueWaitTimelineQuery,
+  type QueueWaitTimelineRow,
+} from './queue-wait.queries';
 import { type TimelineBucketJson, toTimeline } from './workload-timeline.responses';
 import {
   countWorkloadsQuery,
@@ -177,9 +183,12 @@ export class WorkloadsService {
       clusterId: query.cluster_id,
       groupBy: query.group_by,
     };
-    const rows = await this.database.run<StatsRow>(workloadStatsQuery(scope, request));
+    const [rows, queueRows] = await Promise.all([
+      this.database.run<StatsRow>(workloadStatsQuery(scope, request)),
+      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request)),
+    ]);
     const result: WorkloadStatsResult = {
-      ...toWorkloadStats(rows, query.group_by),
+      ...toWorkloadStats(rows, query.group_by, queueRows),
       range: { time_range: timeRange, start: from.toISOString(), end: to.toISOString() },
     };
     if (query.interval) result.timeline = await this.timeline(scope, request, query.interval);
@@ -205,10 +214,11 @@ export class WorkloadsService {
         interval,
       );
     }
-    const rows = await this.database.run<TimelineRow>(
-      workloadTimelineQuery(scope, request, boundaries as Date[]),
-    );
-    return toTimeline(rows, boundaries as Date[], request.groupBy);
+    const [rows, queueRows] = await Promise.all([
+      this.database.run<TimelineRow>(workloadTimelineQuery(scope, request, boundaries as Date[])),
+      this.database.run<QueueWaitTimelineRow>(queueWaitTimelineQuery(scope, request, boundaries as Date[])),
+    ]);
+    return toTimeline(rows, boundaries as Date[], request.groupBy, queueRows);
   }
 }
 

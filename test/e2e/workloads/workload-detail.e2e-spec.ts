@@ -103,6 +103,7 @@ describe('GET /v1/workloads/:workload_id', () => {
       gpu_sharing: null,
       submitted_at: '2026-11-20T08:00:00.000Z',
       started_at: '2026-11-20T08:02:00.000Z',
+      wait_seconds: 120,
       completed_at: '2026-11-20T10:02:07.900Z',
       duration_seconds: 7207,
       gpu_hours_used: 16.0156,

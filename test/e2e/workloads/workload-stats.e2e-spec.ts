@@ -197,6 +197,19 @@ describe('GET /v1/workloads/stats', () => {
       },
     ];
     const range = { start_date: '2026-11-15', end_date: '2026-11-16' };
+    /** Every start here is immediate: `started` waits of 0 s, and at most alice's one pending GPU. */
+    const queue = (started: number, pending: boolean) => ({
+      queue_wait: {
+        started,
+        avg_seconds: started ? 0 : null,
+        p50_seconds: started ? 0 : null,
+        p95_seconds: started ? 0 : null,
+        max_seconds: started ? 0 : null,
+      },
+      pending: pending
+        ? { count: 1, gpus: 1, gpu_share: 1, oldest_submitted_at: `${day}06:00:00.000Z` }
+        : { count: 0, gpus: 0, gpu_share: 0, oldest_submitted_at: null },
+    });
     let org: Awaited<ReturnType<typeof organizationWith>>;
 
     beforeAll(async () => {
@@ -213,6 +226,7 @@ describe('GET /v1/workloads/stats', () => {
         average_duration_seconds: 2722.5,
         success_rate: 0.6667,
         ...NO_SAMPLES,
+        ...queue(4, true),
       });
       expect(response.body.data.grouped).toEqual([]);
     });
@@ -220,24 +234,87 @@ describe('GET /v1/workloads/stats', () => {
     it('groups by submitted_by ordered by count desc, then key asc', async () => {
       const response = await get(org.admin, { ...range, group_by: 'submitted_by' }).expect(200);
       expect(response.body.data.grouped).toEqual([
-        { submitted_by: 'bob', workload_count: 3, gpu_hours: 0.05, success_rate: 0, ...NO_SAMPLES },
-        { submitted_by: 'alice', workload_count: 1, gpu_hours: 0, success_rate: null, ...NO_SAMPLES },
-        { submitted_by: 'carol', workload_count: 1, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
-        { submitted_by: 'dave', workload_count: 1, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
+        {
+          submitted_by: 'bob',
+          workload_count: 3,
+          gpu_hours: 0.05,
+          success_rate: 0,
+          ...NO_SAMPLES,
+          ...queue(2, false),
+        },
+        {
+          submitted_by: 'alice',
+          workload_count: 1,
+          gpu_hours: 0,
+          success_rate: null,
+          ...NO_SAMPLES,
+          ...queue(0, true),
+        },
+        {
+          submitted_by: 'carol',
+          workload_count: 1,
+          gpu_hours: 2,
+          success_rate: 1,
+          ...NO_SAMPLES,
+          ...queue(1, false),
+        },
+        {
+          submitted_by: 'dave',
+          workload_count: 1,
+          gpu_hours: 2,
+          success_rate: 1,
+          ...NO_SAMPLES,
+          ...queue(1, false),
+        },
       ]);
     });
 
     it('groups by initiative_id and instance_type', async () => {
       const byInitiative = await get(org.admin, { ...range, group_by: 'initiative_id' }).expect(200);
       expect(byInitiative.body.data.grouped).toEqual([
-        { initiative_id: 'init-b', workload_count: 3, gpu_hours: 0.0333, success_rate: null, ...NO_SAMPLES },
-        { initiative_id: 'init-a', workload_count: 2, gpu_hours: 2.0167, success_rate: 0.5, ...NO_SAMPLES },
-        { initiative_id: 'init-c', workload_count: 1, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
+        {
+          initiative_id: 'init-b',
+          workload_count: 3,
+          gpu_hours: 0.0333,
+          success_rate: null,
+          ...NO_SAMPLES,
+          ...queue(1, true),
+        },
+        {
+          initiative_id: 'init-a',
+          workload_count: 2,
+          gpu_hours: 2.0167,
+          success_rate: 0.5,
+          ...NO_SAMPLES,
+          ...queue(2, false),
+        },
+        {
+          initiative_id: 'init-c',
+          workload_count: 1,
+          gpu_hours: 2,
+          success_rate: 1,
+          ...NO_SAMPLES,
+          ...queue(1, false),
+        },
       ]);
       const byType = await get(org.admin, { ...range, group_by: 'instance_type' }).expect(200);
       expect(byType.body.data.grouped).toEqual([
-        { instance_type: 'g5', workload_count: 3, gpu_hours: 2, success_rate: 1, ...NO_SAMPLES },
-        { instance_type: 'p5', workload_count: 3, gpu_hours: 2.05, success_rate: 0.5, ...NO_SAMPLES },
+        {
+          instance_type: 'g5',
+          workload_count: 3,
+          gpu_hours: 2,
+          success_rate: 1,
+          ...NO_SAMPLES,
+          ...queue(1, true),
+        },
+        {
+          instance_type: 'p5',
+          workload_count: 3,
+          gpu_hours: 2.05,
+          success_rate: 0.5,
+          ...NO_SAMPLES,
+          ...queue(3, false),
+        },
       ]);
     });
 
@@ -249,6 +326,7 @@ describe('GET /v1/workloads/stats', () => {
         average_duration_seconds: 1230,
         success_rate: 0.5,
         ...NO_SAMPLES,
+        ...queue(3, true),
       });
       expect(
         response.body.data.grouped.map((group: { initiative_id: string }) => group.initiative_id),
@@ -260,6 +338,7 @@ describe('GET /v1/workloads/stats', () => {
         average_duration_seconds: 7200,
         success_rate: 1,
         ...NO_SAMPLES,
+        ...queue(1, false),
       });
     });
 
@@ -271,6 +350,7 @@ describe('GET /v1/workloads/stats', () => {
         average_duration_seconds: 30,
         success_rate: null,
         ...NO_SAMPLES,
+        ...queue(1, true),
       });
       const forbidden = await get(org.member, { ...range, initiative_id: 'init-c' }).expect(403);
       expect(forbidden.body.error.code).toBe('FORBIDDEN');

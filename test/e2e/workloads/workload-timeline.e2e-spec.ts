@@ -10,6 +10,7 @@ import {
   NO_SAMPLES,
 } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
+import { queueFiguresOf } from './queue-figures';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -90,20 +91,21 @@ function expectedTimeline(rows: WorkloadRow[], boundaries: string[], groupKey?: 
       bucket_end: end,
       ...totalsOf(inBucket),
       ...NO_SAMPLES,
+      ...queueFiguresOf(inBucket),
     };
     if (groupKey) {
       const keys = [...new Set(inBucket.map((row) => row.initiativeId))];
       bucket.grouped = keys
         .map((key) => {
-          const { total_workloads, total_gpu_hours, success_rate } = totalsOf(
-            inBucket.filter((row) => row.initiativeId === key),
-          );
+          const own = inBucket.filter((row) => row.initiativeId === key);
+          const { total_workloads, total_gpu_hours, success_rate } = totalsOf(own);
           return {
             initiative_id: key,
             workload_count: total_workloads,
             gpu_hours: total_gpu_hours,
             success_rate,
             ...NO_SAMPLES,
+            ...queueFiguresOf(own),
           };
         })
         .sort((a, b) => b.workload_count - a.workload_count || (a.initiative_id < b.initiative_id ? -1 : 1));

@@ -114,6 +114,10 @@ describe('GET /v1/workloads', () => {
       cluster_id: 'cluster-1',
       submitted_at: pending.submittedAt.toISOString(),
       started_at: null,
+      // The wait so far, up to the instant the answer describes.
+      wait_seconds: Math.floor(
+        (Date.parse(response.body.metadata.as_of) - pending.submittedAt.getTime()) / 1000,
+      ),
     });
     const running = rows.find((row) => row.status === 'running') as WorkloadRow;
     const runningItem = response.body.data.workloads.find(

@@ -38,7 +38,13 @@ const AS_OF = new Date('2026-11-02T12:00:00Z');
 
 describe('listWorkloadsPageQuery', () => {
   it('parameterises every value and fetches one row more than the page', () => {
-    const query = listWorkloadsPageQuery(admin, { status: 'running', submittedBy: "x' OR 1=1" }, null, 20, AS_OF);
+    const query = listWorkloadsPageQuery(
+      admin,
+      { status: 'running', submittedBy: "x' OR 1=1" },
+      null,
+      20,
+      AS_OF,
+    );
     expect(query.text).not.toContain("x' OR");
     expect(query.values).toEqual(['org-a', 'running', "x' OR 1=1", 21, AS_OF]);
   });

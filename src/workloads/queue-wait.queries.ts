@@ -1,0 +1,95 @@
+import type { AuthScope } from '../common/auth/auth-scope';
+import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
+import { WAIT_SECONDS_SQL } from './period-rollup.queries';
+import { GROUPING, statsParameters, type StatsRequest } from './workload-stats.queries';
+
+/**
+ * Queue wait and pending demand of the workloads submitted in a stats range, from raw rows: a
+ * percentile (percentile_cont) needs every wait, which no sum in the period rollups stands for (see
+ * docs/architecture.md, "Queue wait"). The started ones are read from workloads_org_submitted_waits
+ * alone (index-only: range key, every group key and the start in it), the pending ones through
+ * workloads_org_status_submitted; both are as stored, like the running workloads of the statistics.
+ */
+
+/** The figures of a set of waits and pending workloads, for QueueWaitRow. */
+const QUEUE_FIGURES = `count(wait)::float8 AS started,
+      avg(wait) AS avg_seconds,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
+      max(wait) AS max_seconds,
+      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
+      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at`;
+
+/**
+ * Rows (`leading` columns, submitted_at, wait, gpu_count, gpu_share_units): one per started workload
+ * submitted in the range (its wait; no GPUs) and one per pending one (wait null; its GPUs).
+ */
+function queueFactsSql(
+  leading: string,
+  where: string[],
+  add: (value: unknown) => string,
+  request: StatsRequest,
+) {
+  const range = `submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`;
+  const conditions = where.join(' AND ');
+  return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL}::float8, NULL::integer, NULL::integer
+      FROM workloads WHERE ${conditions} AND started_at IS NOT NULL AND ${range}
+    UNION ALL
+    SELECT ${leading}, submitted_at, NULL::float8, gpu_count, gpu_share_units
+      FROM workloads WHERE ${conditions} AND status = 'pending' AND ${range}`;
+}
+
+/** The summary and, with `group_by`, each group, in one pass (GROUPING SETS). */
+export function queueWaitQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
+  const { values, add, where } = statsParameters(scope, request, false);
+  const grouping = GROUPING[request.groupBy ?? 'none'];
+  const text = `SELECT ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
+      ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
+      ${QUEUE_FIGURES}
+    FROM (${queueFactsSql(grouping.rawKey, where, add, request)}
+    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
+    GROUP BY ${request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()'}`;
+  return scopedStatement(scope, text, values);
+}
+
+/** The same per timeline bucket (`boundaries` as for workloadTimelineQuery), each by its submissions. */
+export function queueWaitTimelineQuery(
+  scope: AuthScope,
+  request: StatsRequest,
+  boundaries: Date[],
+): ScopedStatement {
+  const { values, add, where } = statsParameters(scope, request, false);
+  const grouping = GROUPING[request.groupBy ?? 'none'];
+  const facts = queueFactsSql(grouping.rawKey, where, add, request);
+  const text = `SELECT width_bucket(submitted_at, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index,
+      ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
+      ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
+      ${QUEUE_FIGURES}
+    FROM (${facts}
+    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
+    GROUP BY ${request.groupBy ? 'GROUPING SETS ((bucket_index), (bucket_index, group_key))' : '(bucket_index)'}`;
+  return scopedStatement(scope, text, values);
+}
+
+export interface QueueWaitRow {
+  is_summary: boolean;
+  group_key: string | null;
+  started: number;
+  /** Seconds; null when nothing started. */
+  avg_seconds: number | null;
+  p50_seconds: number | null;
+  p95_seconds: number | null;
+  max_seconds: number | null;
+  pending_count: number;
+  pending_gpus: number;
+  /** Share units (src/common/gpu-sharing.ts). */
+  pending_share_units: number;
+  oldest_submitted_at: Date | null;
+}
+
+export interface QueueWaitTimelineRow extends QueueWaitRow {
+  /** 1-based position of the bucket among the boundaries given. */
+  bucket_index: number;
+}
