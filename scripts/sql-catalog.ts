@@ -7,6 +7,7 @@ import {
   clusterUsageByInitiativeAndPoolQuery,
   clusterUsageByWindowQuery,
   initiativesQuery,
+  poolQueueQuery,
   poolsQuery,
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
@@ -283,6 +284,16 @@ function capacity(): Catalog {
     'GET /v1/capacity: initiatives, ORG_ADMIN': initiativesQuery(ORG_ADMIN, none),
     'GET /v1/capacity: initiatives, MEMBER, initiative_id': initiativesQuery(MEMBER, filtered),
     'GET /v1/capacity: pools, pool_id': poolsQuery(MEMBER, filtered),
+    'GET /v1/capacity: pending demand and queue wait per pool, ORG_ADMIN': poolQueueQuery(
+      ORG_ADMIN,
+      none,
+      windows.burn,
+    ),
+    'GET /v1/capacity: pending demand and queue wait per pool, MEMBER, cluster_id': poolQueueQuery(
+      MEMBER,
+      { ...filtered, clusterId: 'eks-use1' },
+      windows.burn,
+    ),
     'GET /v1/capacity: usage, MEMBER, cluster_id (raw rows)': clusterUsageByInitiativeAndPoolQuery(
       MEMBER,
       { ...none, clusterId: 'eks-use1' },

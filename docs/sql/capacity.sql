@@ -350,6 +350,60 @@ SELECT p.pool_id, p.name,
      WHERE p.organization_id = $1 AND ($2::text IS NULL OR p.pool_id = $2::text)
      GROUP BY p.pool_id, p.name;
 
+-- GET /v1/capacity: pending demand and queue wait per pool, ORG_ADMIN
+--   $1 = "org-example"
+--   $2 = null
+--   $3 = null
+--   $4 = null
+--   $5 = null
+--   $6 = "2026-03-08T12:34:56.789Z"
+--   $7 = "2026-03-15T12:34:56.789Z"
+SELECT p.pool_id,
+            coalesce(sum(q.gpu_share_units), 0)::float8 AS pending_share_units,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY q.wait) AS queue_wait_p95_seconds
+     FROM (
+       SELECT instance_type, NULL::float8 AS wait, gpu_share_units
+       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
+         AND ($5::text IS NULL OR cluster_id = $5::text) AND status = 'pending'
+       UNION ALL
+       SELECT instance_type, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL
+       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
+         AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
+         AND submitted_at >= $6::timestamptz AND submitted_at < $7::timestamptz
+     ) q
+     JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = q.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY p.pool_id;
+
+-- GET /v1/capacity: pending demand and queue wait per pool, MEMBER, cluster_id
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = "init-a"
+--   $4 = "pool-h100"
+--   $5 = "eks-use1"
+--   $6 = "2026-03-08T12:34:56.789Z"
+--   $7 = "2026-03-15T12:34:56.789Z"
+SELECT p.pool_id,
+            coalesce(sum(q.gpu_share_units), 0)::float8 AS pending_share_units,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY q.wait) AS queue_wait_p95_seconds
+     FROM (
+       SELECT instance_type, NULL::float8 AS wait, gpu_share_units
+       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
+         AND ($5::text IS NULL OR cluster_id = $5::text) AND status = 'pending'
+       UNION ALL
+       SELECT instance_type, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL
+       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
+         AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
+         AND submitted_at >= $6::timestamptz AND submitted_at < $7::timestamptz
+     ) q
+     JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = q.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY p.pool_id;
+
 -- GET /v1/capacity: usage, MEMBER, cluster_id (raw rows)
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]

@@ -8,6 +8,7 @@ import {
 import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
 import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
 import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
+import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 
 export interface CapacityFilters {
   initiativeId: string | null;
@@ -353,6 +354,48 @@ export function poolsQuery(scope: AuthScope, filters: CapacityFilters): ScopedSt
      WHERE p.organization_id = $1 AND ($2::text IS NULL OR p.pool_id = $2::text)
      GROUP BY p.pool_id, p.name`,
     [scope.organizationId, filters.poolId],
+  );
+}
+
+/** Per pool: what its pending workloads ask for, and how long its workloads waited lately. */
+export interface PoolQueueRow {
+  pool_id: string;
+  /** Share units (src/common/gpu-sharing.ts) asked for by every pending workload in scope. */
+  pending_share_units: number;
+  /** percentile_cont(0.95) of the waits (seconds) of the workloads submitted in the window that started. */
+  queue_wait_p95_seconds: number | null;
+}
+
+/**
+ * Pending demand and recent queue wait per pool, by the instance types it owns: every pending
+ * workload in scope (through workloads_org_status_submitted: the queue is short) and the waits of
+ * the workloads submitted in `window` that started (index-only on workloads_org_submitted_waits), as
+ * the statistics read them. A cluster filter narrows both, as it narrows usage.
+ */
+export function poolQueueQuery(
+  scope: AuthScope,
+  filters: CapacityFilters,
+  window: UsageWindow,
+): ScopedStatement {
+  const workloadsInScope = `organization_id = $1 AND ${initiativeScopeSql('workloads')}
+         AND ($5::text IS NULL OR cluster_id = $5::text)`;
+  return scopedStatement(
+    scope,
+    `SELECT p.pool_id,
+            coalesce(sum(q.gpu_share_units), 0)::float8 AS pending_share_units,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY q.wait) AS queue_wait_p95_seconds
+     FROM (
+       SELECT instance_type, NULL::float8 AS wait, gpu_share_units
+       FROM workloads WHERE ${workloadsInScope} AND status = 'pending'
+       UNION ALL
+       SELECT instance_type, ${WAIT_SECONDS_SQL}::float8, NULL
+       FROM workloads WHERE ${workloadsInScope} AND started_at IS NOT NULL
+         AND submitted_at >= $6::timestamptz AND submitted_at < $7::timestamptz
+     ) q
+     JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = q.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY p.pool_id`,
+    [...scopeParameters(scope, filters), filters.clusterId ?? null, window.from, window.to],
   );
 }
 

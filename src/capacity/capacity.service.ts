@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { gpusOfUnits } from '../common/gpu-sharing';
-import { round4 } from '../common/http/decimal';
+import { round4, round4OrNull } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope } from '../common/auth/scope-checks';
@@ -17,6 +17,8 @@ import {
   InitiativeRow,
   initiativesQuery,
   type OrganizationPeriodRow,
+  type PoolQueueRow,
+  poolQueueQuery,
   PoolRow,
   poolsQuery,
   UsageRow,
@@ -72,7 +74,7 @@ export class CapacityService {
     if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
-    const [usage, allocations, initiatives, pools] = await Promise.all([
+    const [usage, allocations, initiatives, pools, queues] = await Promise.all([
       this.database.run<UsageRow>(
         filters.clusterId == null
           ? usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow })
@@ -86,7 +88,9 @@ export class CapacityService {
       this.database.run<AllocationRow>(allocationsQuery(scope, filters)),
       this.database.run<InitiativeRow>(initiativesQuery(scope, filters)),
       this.database.run<PoolRow>(poolsQuery(scope, filters)),
+      this.database.run<PoolQueueRow>(poolQueueQuery(scope, filters, burnWindow)),
     ]);
+    const queueOf = new Map(queues.map((row) => [row.pool_id, row]));
     const tally = tallyFigures(allocations, usage);
     const summary: CapacitySummaryDto = {
       ...summaryFigures(tally.summary, now, period),
@@ -109,6 +113,7 @@ export class CapacityService {
           pool_id: pool.pool_id,
           name: pool.name,
           ...figuresOf(tally.pools.of(pool.pool_id), now, period),
+          ...queueFiguresOf(queueOf.get(pool.pool_id)),
           instance_types: pool.instance_types,
         })),
       initiatives: initiatives.map((initiative) => ({
@@ -224,6 +229,14 @@ function figuresOf(totals: Totals, now: Date, period: BudgetPeriod) {
   return {
     ...budgetFigures(totals.allocated, totals.used, totals.usedInBurnWindow, now, period),
     ...idleFiguresOf(totals),
+  };
+}
+
+/** A pool with no pending workload and no start in the window has 0 and null. */
+function queueFiguresOf(row: PoolQueueRow | undefined) {
+  return {
+    pending_gpu_share: round4(gpusOfUnits(row?.pending_share_units ?? 0)),
+    queue_wait_p95_seconds: round4OrNull(row?.queue_wait_p95_seconds ?? null),
   };
 }
 

@@ -1,12 +1,10 @@
 import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
+import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 import type { WorkloadStatus } from '../core/workload-status';
 import type { PeriodSplit, Span } from './period-split';
 
 /** The duration of a finished run, whole seconds (floor): the one definition of `duration_seconds`. */
 export const DURATION_SECONDS_SQL = 'floor(extract(epoch FROM completed_at - started_at))';
-
-/** How long a started workload waited in the queue, whole seconds (floor): the one definition of its wait. */
-export const WAIT_SECONDS_SQL = 'floor(extract(epoch FROM started_at - submitted_at))';
 
 /**
  * `wait_seconds` of a workload at `asOf` (a placeholder): its wait once started, the wait so far while

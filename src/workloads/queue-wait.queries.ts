@@ -1,6 +1,6 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
-import { WAIT_SECONDS_SQL } from './period-rollup.queries';
+import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 import { GROUPING, statsParameters, type StatsRequest } from './workload-stats.queries';
 
 /**

@@ -83,6 +83,22 @@ export class CapacityPoolDto extends BudgetFiguresDto {
   name: string;
 
   @ApiProperty({
+    example: 12.5,
+    description:
+      'Additive: physical GPUs (the sum of gpu_share) asked for by the pending workloads in scope on the instance types the pool owns, whenever they were submitted',
+  })
+  pending_gpu_share: number;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 840,
+    description:
+      'Additive: 95th percentile (percentile_cont) of the queue waits, whole seconds from submitted_at to started_at, of the workloads on its instance types submitted in the 7 × 24 hours up to now that started; null when none did',
+  })
+  queue_wait_p95_seconds: number | null;
+
+  @ApiProperty({
     type: [String],
     example: ['p5.48xlarge'],
     description: 'the instance types the pool owns: workloads on them draw on its allocations',

@@ -196,6 +196,9 @@ describe('GET /v1/capacity', () => {
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
       ...NO_SAMPLES,
+      // Nothing pending on ta1/ta2; the two runs submitted in the last 7 days started at once.
+      pending_gpu_share: 0,
+      queue_wait_p95_seconds: 0,
     });
     expectProjection(poolA.projected_exhaustion_date, 1, before, after);
     expect(poolB).toEqual({
@@ -209,6 +212,9 @@ describe('GET /v1/capacity', () => {
       projected_exhaustion_date: null,
       budget_status: BUDGET_STATUS,
       ...NO_SAMPLES,
+      // gamma's pending GPU on tb; nothing on tb was submitted in the last 7 days.
+      pending_gpu_share: 1,
+      queue_wait_p95_seconds: null,
     });
   });
 
@@ -271,6 +277,8 @@ describe('GET /v1/capacity', () => {
         projected_exhaustion_date: expect.any(String),
         budget_status: BUDGET_STATUS,
         ...NO_SAMPLES,
+        pending_gpu_share: 0,
+        queue_wait_p95_seconds: 0,
       },
       expect.objectContaining({ pool_id: 'pool-b', allocated_gpu_hours: 50, used_gpu_hours: 12 }),
     ]);
