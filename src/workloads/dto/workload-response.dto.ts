@@ -124,6 +124,44 @@ export class WorkloadDetailEnvelopeDto {
   request_id: string;
 }
 
+export class QueueWaitDto {
+  @ApiProperty({ type: 'integer', description: 'workloads of the set that started (their wait is known)' })
+  started: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'mean wait_seconds of those; null when none' })
+  avg_seconds: number | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: "median wait_seconds (PostgreSQL's percentile_cont(0.5)); null when none started",
+  })
+  p50_seconds: number | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: '95th percentile of wait_seconds (percentile_cont(0.95)); null when none started',
+  })
+  p95_seconds: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'the longest wait; null when none started' })
+  max_seconds: number | null;
+}
+
+export class PendingDemandDto {
+  @ApiProperty({ type: 'integer', description: 'workloads of the set still pending' }) count: number;
+  @ApiProperty({ type: 'integer', description: 'their gpu_count summed (devices asked for)' }) gpus: number;
+  @ApiProperty({ description: 'their gpu_share summed (physical GPUs asked for)' }) gpu_share: number;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'submitted_at of the one waiting longest; null when none is pending',
+  })
+  oldest_submitted_at: string | null;
+}
+
+const QUEUE_WAIT_DESCRIPTION =
+  'Additive: the queue waits (started_at − submitted_at, whole seconds) of the workloads of the set that started';
+const PENDING_DESCRIPTION = 'Additive: the workloads of the set still pending, and what they ask for';
+
 export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ type: 'integer', description: 'workloads submitted in the range' }) total_workloads: number;
   @ApiProperty({ description: 'their gpu_hours_used (gpu_share × hours; running ones up to now)' })
@@ -132,6 +170,8 @@ export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
   average_duration_seconds: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
   success_rate: number | null;
+  @ApiProperty({ type: QueueWaitDto, description: QUEUE_WAIT_DESCRIPTION }) queue_wait: QueueWaitDto;
+  @ApiProperty({ type: PendingDemandDto, description: PENDING_DESCRIPTION }) pending: PendingDemandDto;
 }
 
 export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
@@ -149,6 +189,8 @@ export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
     description: 'completed / (completed + failed); null when neither happened',
   })
   success_rate: number | null;
+  @ApiProperty({ type: QueueWaitDto, description: QUEUE_WAIT_DESCRIPTION }) queue_wait: QueueWaitDto;
+  @ApiProperty({ type: PendingDemandDto, description: PENDING_DESCRIPTION }) pending: PendingDemandDto;
 }
 
 export class WorkloadStatsRangeDto {
@@ -167,6 +209,8 @@ export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
   total_gpu_hours: number;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
   success_rate: number | null;
+  @ApiProperty({ type: QueueWaitDto, description: QUEUE_WAIT_DESCRIPTION }) queue_wait: QueueWaitDto;
+  @ApiProperty({ type: PendingDemandDto, description: PENDING_DESCRIPTION }) pending: PendingDemandDto;
   @ApiPropertyOptional({
     type: [WorkloadStatsGroupDto],
     description: 'with group_by: the groups of this bucket',
