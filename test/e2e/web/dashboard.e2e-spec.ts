@@ -252,6 +252,25 @@ describeInBrowser('the dashboard page at GET /', () => {
       stats.grouped.map((group: { gpu_hours: number }) => String(group.gpu_hours)),
     );
 
+    // The queue wait panel reads the same statistics: p50 and p95 per team, pending now.
+    expect(await page.getAttribute('#queue-p95', 'data-value')).toBe(
+      String(stats.summary.queue_wait.p95_seconds ?? ''),
+    );
+    expect(await page.getAttribute('#queue-pending', 'data-value')).toBe(String(stats.summary.pending.count));
+    const waits = (key: 'p50_seconds' | 'p95_seconds') =>
+      stats.grouped.map((group: { queue_wait: Record<string, number | null> }) =>
+        String(group.queue_wait[key] ?? ''),
+      );
+    expect(await cellValues(page, '#queue-table tbody td:nth-child(1)')).toEqual(
+      stats.grouped.map((group: { initiative_id: string }) => group.initiative_id),
+    );
+    expect(await cellValues(page, '#queue-table tbody td:nth-child(3)')).toEqual(waits('p50_seconds'));
+    expect(await cellValues(page, '#queue-table tbody td:nth-child(4)')).toEqual(waits('p95_seconds'));
+    expect(await cellValues(page, '#queue-table tbody td:nth-child(6)')).toEqual(
+      stats.grouped.map((group: { pending: { gpu_share: number } }) => String(group.pending.gpu_share)),
+    );
+    expect(await page.getAttribute('#queue-chart', 'data-days')).toBe(String(stats.timeline.length));
+
     expect(await cellValues(page, '#idle-table tbody td:nth-child(1)')).toEqual(
       idle.workloads.map((entry: { workload_id: string }) => entry.workload_id),
     );
@@ -602,7 +621,7 @@ describeInBrowser('the dashboard page at GET /', () => {
       await page.screenshot({ path: join(SCREENSHOTS, 'phone.png'), fullPage: true });
     });
 
-    it.each(['capacity', 'idle', 'stats', 'workloads'])(
+    it.each(['capacity', 'idle', 'stats', 'queue', 'workloads'])(
       'shows every column of the %s panel with its name, and cuts no text',
       async (panel) => {
         const { page } = phone;
