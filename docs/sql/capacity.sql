@@ -367,7 +367,7 @@ SELECT p.pool_id,
     AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
          AND ($5::text IS NULL OR cluster_id = $5::text) AND status = 'pending'
        UNION ALL
-       SELECT instance_type, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL
+       SELECT instance_type, floor(date_part('epoch', started_at - submitted_at)), NULL
        FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
          AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
@@ -394,7 +394,7 @@ SELECT p.pool_id,
     AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
          AND ($5::text IS NULL OR cluster_id = $5::text) AND status = 'pending'
        UNION ALL
-       SELECT instance_type, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL
+       SELECT instance_type, floor(date_part('epoch', started_at - submitted_at)), NULL
        FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
          AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL

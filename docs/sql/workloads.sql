@@ -5,7 +5,7 @@
 --   $2 = 21
 --   $3 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
 
@@ -22,7 +22,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 --   $10 = 51
 --   $11 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $11::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
 
@@ -34,7 +34,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
     CROSS JOIN LATERAL (
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   submitted_at::text AS submitted_at_key FROM workloads
       WHERE organization_id = $1 AND workloads.initiative_id = scoped.initiative_id
@@ -49,7 +49,7 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
 --   $4 = "2026-03-15T12:34:56.789Z"
 --   $5 = ["init-a","init-b"]
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND initiative_id = ANY($5::text[]) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
@@ -116,7 +116,7 @@ SELECT ((SELECT coalesce(sum(completed_count), 0) FROM workload_period_rollups W
 SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
     CROSS JOIN LATERAL (
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   submitted_at::text AS submitted_at_key FROM workloads
       WHERE organization_id = $1 AND cluster_id = $2 AND workloads.initiative_id = scoped.initiative_id
@@ -140,7 +140,7 @@ SELECT 0::float8 AS total_count;
 --   $2 = "wl-0042"
 --   $3 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
        (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
@@ -154,7 +154,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 --   $3 = ["init-a","init-b"]
 --   $4 = "2026-03-15T12:34:56.789Z"
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
-  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(extract(epoch FROM started_at - submitted_at))
+  gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
        (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
@@ -492,7 +492,7 @@ SELECT true AS is_summary,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT NULL::text, submitted_at, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL::integer, NULL::integer
+    FROM (SELECT NULL::text, submitted_at, floor(date_part('epoch', started_at - submitted_at)), NULL::integer, NULL::integer
       FROM workloads WHERE organization_id = $1 AND started_at IS NOT NULL AND submitted_at >= $2 AND submitted_at < $3
     UNION ALL
     SELECT NULL::text, submitted_at, NULL::float8, gpu_count, gpu_share_units
@@ -516,7 +516,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT instance_type, submitted_at, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL::integer, NULL::integer
+    FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)), NULL::integer, NULL::integer
       FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND started_at IS NOT NULL AND submitted_at >= $3 AND submitted_at < $4
     UNION ALL
     SELECT instance_type, submitted_at, NULL::float8, gpu_count, gpu_share_units
@@ -542,7 +542,7 @@ SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT initiative_id, submitted_at, floor(extract(epoch FROM started_at - submitted_at))::float8, NULL::integer, NULL::integer
+    FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)), NULL::integer, NULL::integer
       FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND started_at IS NOT NULL AND submitted_at >= $3 AND submitted_at < $4
     UNION ALL
     SELECT initiative_id, submitted_at, NULL::float8, gpu_count, gpu_share_units

@@ -388,7 +388,7 @@ export function poolQueueQuery(
        SELECT instance_type, NULL::float8 AS wait, gpu_share_units
        FROM workloads WHERE ${workloadsInScope} AND status = 'pending'
        UNION ALL
-       SELECT instance_type, ${WAIT_SECONDS_SQL}::float8, NULL
+       SELECT instance_type, ${WAIT_SECONDS_SQL}, NULL
        FROM workloads WHERE ${workloadsInScope} AND started_at IS NOT NULL
          AND submitted_at >= $6::timestamptz AND submitted_at < $7::timestamptz
      ) q

@@ -34,7 +34,7 @@ function queueFactsSql(
 ) {
   const range = `submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`;
   const conditions = where.join(' AND ');
-  return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL}::float8, NULL::integer, NULL::integer
+  return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL}, NULL::integer, NULL::integer
       FROM workloads WHERE ${conditions} AND started_at IS NOT NULL AND ${range}
     UNION ALL
     SELECT ${leading}, submitted_at, NULL::float8, gpu_count, gpu_share_units
