@@ -31,6 +31,18 @@ function defused(name: string): string {
   return /^[\s\u00a0]*[=+\-@\uff1d]/.test(name) ? `'${name}` : name;
 }
 
+interface QueueFields {
+  queue_wait: Record<string, number | null>;
+  pending: Record<string, number | string | null>;
+}
+
+/** An object's figures as the CSV writes them: `prefix_key` columns, null as an empty cell. */
+function cellsOf(prefix: string, figures: Record<string, number | string | null>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(figures).map(([key, value]) => [`${prefix}_${key}`, value === null ? '' : String(value)]),
+  );
+}
+
 function parseCsv(text: string): Record<string, string>[] {
   return parse<Record<string, string>>(text, { columns: true, record_delimiter: '\r\n' });
 }
@@ -128,6 +140,7 @@ describe('Accept: text/csv', () => {
         cluster_id: item.cluster_id,
         submitted_at: item.submitted_at,
         started_at: item.started_at ?? '',
+        wait_seconds: String(item.wait_seconds),
       });
     });
     expect(new Set(rows.map((row) => row.name))).toEqual(new Set(TRICKY_NAMES.map(defused)));
@@ -199,7 +212,7 @@ describe('Accept: text/csv', () => {
       ).text,
     );
     expect(csv).toEqual(
-      grouped.body.data.grouped.map((group: Record<string, number | string | null>) => ({
+      grouped.body.data.grouped.map((group: Record<string, number | string | null> & QueueFields) => ({
         initiative_id: group.initiative_id,
         workload_count: String(group.workload_count),
         gpu_hours: String(group.gpu_hours),
@@ -207,6 +220,9 @@ describe('Accept: text/csv', () => {
         sampled_gpu_hours: String(group.sampled_gpu_hours),
         idle_gpu_hours: String(group.idle_gpu_hours),
         gpu_efficiency: group.gpu_efficiency === null ? '' : String(group.gpu_efficiency),
+        // Nested objects as parent_child columns.
+        ...cellsOf('queue_wait', group.queue_wait),
+        ...cellsOf('pending', group.pending),
       })),
     );
     const query = '/v1/workloads/stats?time_range=today&interval=hour&group_by=initiative_id';

@@ -1,3 +1,4 @@
+import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import { Clock } from '../../../src/common/clock';
 import {
@@ -319,6 +320,59 @@ describe('queue wait and pending demand, recomputed from the rows', () => {
 
   it('equal the recomputation at the first as_of', async () => {
     await expectEverything();
+  });
+
+  it('carry the same figures in the CSV exports', async () => {
+    const csv = async (path: string) => {
+      const response = await request(t.server)
+        .get(path)
+        .set(scopes[0].headers)
+        .set('Accept', 'text/csv')
+        .expect(200);
+      return parse<Record<string, string>>(response.text, { columns: true, record_delimiter: '\r\n' });
+    };
+    const cell = (value: number | string | null) => (value === null ? '' : String(value));
+    const list = await csv('/v1/workloads');
+    expect(list).toHaveLength(rows.length);
+    for (const line of list) {
+      const row = rows.find((candidate) => candidate.workloadId === line.workload_id)!;
+      expect({ id: line.workload_id, wait: line.wait_seconds }).toEqual({
+        id: row.workloadId,
+        wait: cell(expectedWait(row, asOf)),
+      });
+    }
+    const byTeam = await csv('/v1/workloads/stats?time_range=last_7_days&group_by=initiative_id');
+    for (const line of byTeam) {
+      const figures = queueFiguresOf(
+        rows.filter(
+          (row) =>
+            row.initiativeId === line.initiative_id &&
+            row.submittedAt.getTime() >= asOf.getTime() - 7 * DAY &&
+            row.submittedAt.getTime() < asOf.getTime(),
+        ),
+      );
+      expect(line).toMatchObject({
+        queue_wait_started: cell(figures.queue_wait.started),
+        queue_wait_p50_seconds: cell(figures.queue_wait.p50_seconds),
+        queue_wait_p95_seconds: cell(figures.queue_wait.p95_seconds),
+        queue_wait_max_seconds: cell(figures.queue_wait.max_seconds),
+        pending_count: cell(figures.pending.count),
+        pending_gpu_share: cell(figures.pending.gpu_share),
+        pending_oldest_submitted_at: cell(figures.pending.oldest_submitted_at),
+      });
+    }
+    const capacity = (await request(t.server).get('/v1/capacity').set(scopes[0].headers).expect(200)).body
+      .data;
+    const poolLines = (await csv('/v1/capacity')).filter((line) => line.kind === 'pool');
+    expect(poolLines.map((line) => [line.id, line.pending_gpu_share, line.queue_wait_p95_seconds])).toEqual(
+      capacity.pools.map(
+        (pool: { pool_id: string; pending_gpu_share: number; queue_wait_p95_seconds: number | null }) => [
+          pool.pool_id,
+          cell(pool.pending_gpu_share),
+          cell(pool.queue_wait_p95_seconds),
+        ],
+      ),
+    );
   });
 
   it('follow pending workloads that start or are cancelled, a run that ends and a change of team', async () => {
