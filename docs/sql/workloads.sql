@@ -492,11 +492,11 @@ SELECT true AS is_summary,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT NULL::text, submitted_at, floor(date_part('epoch', started_at - submitted_at)), NULL::integer, NULL::integer
-      FROM workloads WHERE organization_id = $1 AND started_at IS NOT NULL AND submitted_at >= $2 AND submitted_at < $3
-    UNION ALL
-    SELECT NULL::text, submitted_at, NULL::float8, gpu_count, gpu_share_units
-      FROM workloads WHERE organization_id = $1 AND status = 'pending' AND submitted_at >= $2 AND submitted_at < $3
+    FROM (SELECT NULL::text, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1
+        AND submitted_at >= $2 AND submitted_at < $3
+        AND (started_at IS NOT NULL OR status = 'pending')
     ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
     GROUP BY ();
 
@@ -516,11 +516,11 @@ SELECT GROUPING(group_key) = 1 AS is_summary,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)), NULL::integer, NULL::integer
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND started_at IS NOT NULL AND submitted_at >= $3 AND submitted_at < $4
-    UNION ALL
-    SELECT instance_type, submitted_at, NULL::float8, gpu_count, gpu_share_units
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND status = 'pending' AND submitted_at >= $3 AND submitted_at < $4
+    FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[])
+        AND submitted_at >= $3 AND submitted_at < $4
+        AND (started_at IS NOT NULL OR status = 'pending')
     ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
     GROUP BY GROUPING SETS ((), (group_key));
 
@@ -542,10 +542,10 @@ SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)), NULL::integer, NULL::integer
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND started_at IS NOT NULL AND submitted_at >= $3 AND submitted_at < $4
-    UNION ALL
-    SELECT initiative_id, submitted_at, NULL::float8, gpu_count, gpu_share_units
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND status = 'pending' AND submitted_at >= $3 AND submitted_at < $4
+    FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[])
+        AND submitted_at >= $3 AND submitted_at < $4
+        AND (started_at IS NOT NULL OR status = 'pending')
     ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
     GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key));

@@ -369,7 +369,7 @@ export interface PoolQueueRow {
 /**
  * Pending demand and recent queue wait per pool, by the instance types it owns: every pending
  * workload in scope (through workloads_org_status_submitted: the queue is short) and the waits of
- * the workloads submitted in `window` that started (index-only on workloads_org_submitted_waits), as
+ * the workloads submitted in `window` that started (index-only on workloads_org_submitted_queue), as
  * the statistics read them. A cluster filter narrows both, as it narrows usage.
  */
 export function poolQueueQuery(

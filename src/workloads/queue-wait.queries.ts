@@ -6,9 +6,9 @@ import { GROUPING, statsParameters, type StatsRequest } from './workload-stats.q
 /**
  * Queue wait and pending demand of the workloads submitted in a stats range, from raw rows: a
  * percentile (percentile_cont) needs every wait, which no sum in the period rollups stands for (see
- * docs/architecture.md, "Queue wait"). The started ones are read from workloads_org_submitted_waits
- * alone (index-only: range key, every group key and the start in it), the pending ones through
- * workloads_org_status_submitted; both are as stored, like the running workloads of the statistics.
+ * docs/architecture.md, "Queue wait"). One index-only pass over workloads_org_submitted_queue (range
+ * key; every group key, the start, the status and the GPUs included); started and pending are as
+ * stored, like the running workloads of the statistics.
  */
 
 /** The figures of a set of waits and pending workloads, for QueueWaitRow. */
@@ -23,8 +23,8 @@ const QUEUE_FIGURES = `count(wait)::float8 AS started,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at`;
 
 /**
- * Rows (`leading` columns, submitted_at, wait, gpu_count, gpu_share_units): one per started workload
- * submitted in the range (its wait; no GPUs) and one per pending one (wait null; its GPUs).
+ * One row per workload submitted in the range that started (its wait; no GPUs) or is pending (wait
+ * null; its GPUs): `leading` columns, submitted_at, wait, gpu_count, gpu_share_units.
  */
 function queueFactsSql(
   leading: string,
@@ -32,13 +32,11 @@ function queueFactsSql(
   add: (value: unknown) => string,
   request: StatsRequest,
 ) {
-  const range = `submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`;
-  const conditions = where.join(' AND ');
-  return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL}, NULL::integer, NULL::integer
-      FROM workloads WHERE ${conditions} AND started_at IS NOT NULL AND ${range}
-    UNION ALL
-    SELECT ${leading}, submitted_at, NULL::float8, gpu_count, gpu_share_units
-      FROM workloads WHERE ${conditions} AND status = 'pending' AND ${range}`;
+  return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL},
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE ${where.join(' AND ')}
+        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}
+        AND (started_at IS NOT NULL OR status = 'pending')`;
 }
 
 /** The summary and, with `group_by`, each group, in one pass (GROUPING SETS). */
