@@ -26,7 +26,7 @@ import {
 import { resolveRangeStartQuery, workloadStatsQuery } from '../src/workloads/workload-stats.queries';
 import { timelineBoundariesQuery } from '../src/common/calendar-boundaries.queries';
 import { workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
-import { queueWaitQuery, queueWaitTimelineQuery } from '../src/workloads/queue-wait.queries';
+import { queueWaitQuery } from '../src/workloads/queue-wait.queries';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,
@@ -174,7 +174,7 @@ function workloads(): Catalog {
       { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'instance_type' },
     ),
     'GET /v1/workloads/stats: queue wait and pending, MEMBER, interval=day, group_by=initiative_id':
-      queueWaitTimelineQuery(
+      queueWaitQuery(
         MEMBER,
         { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'initiative_id' },
         Array.from({ length: 9 }, (_, day) => new Date(Date.UTC(2026, 2, 8 + day))),

@@ -481,7 +481,8 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
 --   $1 = "org-example"
 --   $2 = "2026-02-13T12:34:56.789Z"
 --   $3 = "2026-03-15T12:34:56.789Z"
-SELECT true AS is_summary,
+SELECT NULL::integer AS bucket_index,
+      true AS is_summary,
       NULL::text AS group_key,
       count(wait)::float8 AS started,
       avg(wait) AS avg_seconds,
@@ -492,45 +493,21 @@ SELECT true AS is_summary,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT NULL::text, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+    FROM (SELECT facts.*
+      FROM (SELECT NULL::text, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
         CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
       FROM workloads WHERE organization_id = $1
         AND submitted_at >= $2 AND submitted_at < $3
         AND (started_at IS NOT NULL OR status = 'pending')
-    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
-    GROUP BY ();
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
+    GROUP BY GROUPING SETS (());
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
 --   $3 = "2026-03-08T12:34:56.789Z"
 --   $4 = "2026-03-15T12:34:56.789Z"
-SELECT GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key,
-      count(wait)::float8 AS started,
-      avg(wait) AS avg_seconds,
-      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
-      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
-      max(wait) AS max_seconds,
-      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
-      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
-      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[])
-        AND submitted_at >= $3 AND submitted_at < $4
-        AND (started_at IS NOT NULL OR status = 'pending')
-    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
-    GROUP BY GROUPING SETS ((), (group_key));
-
--- GET /v1/workloads/stats: queue wait and pending, MEMBER, interval=day, group_by=initiative_id
---   $1 = "org-example"
---   $2 = ["init-a","init-b"]
---   $3 = "2026-03-08T12:34:56.789Z"
---   $4 = "2026-03-15T12:34:56.789Z"
---   $5 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
-SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index,
+SELECT NULL::integer AS bucket_index,
       GROUPING(group_key) = 1 AS is_summary,
       group_key AS group_key,
       count(wait)::float8 AS started,
@@ -542,10 +519,38 @@ SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
       min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+    FROM (SELECT facts.*
+      FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
         CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
       FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[])
         AND submitted_at >= $3 AND submitted_at < $4
         AND (started_at IS NOT NULL OR status = 'pending')
-    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
-    GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key));
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
+    GROUP BY GROUPING SETS ((), (group_key));
+
+-- GET /v1/workloads/stats: queue wait and pending, MEMBER, interval=day, group_by=initiative_id
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
+SELECT bucket_index,
+      GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key,
+      count(wait)::float8 AS started,
+      avg(wait) AS avg_seconds,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
+      max(wait) AS max_seconds,
+      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
+      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
+    FROM (SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index, facts.*
+      FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[])
+        AND submitted_at >= $3 AND submitted_at < $4
+        AND (started_at IS NOT NULL OR status = 'pending')
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
+    GROUP BY GROUPING SETS ((), (group_key), (bucket_index), (bucket_index, group_key));

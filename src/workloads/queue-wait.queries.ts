@@ -39,39 +39,40 @@ function queueFactsSql(
         AND (started_at IS NOT NULL OR status = 'pending')`;
 }
 
-/** The summary and, with `group_by`, each group, in one pass (GROUPING SETS). */
-export function queueWaitQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
-  const { values, add, where } = statsParameters(scope, request, false);
-  const grouping = GROUPING[request.groupBy ?? 'none'];
-  const text = `SELECT ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
-      ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      ${QUEUE_FIGURES}
-    FROM (${queueFactsSql(grouping.rawKey, where, add, request)}
-    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
-    GROUP BY ${request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()'}`;
-  return scopedStatement(scope, text, values);
-}
-
-/** The same per timeline bucket (`boundaries` as for workloadTimelineQuery), each by its submissions. */
-export function queueWaitTimelineQuery(
+/**
+ * The summary and, with `group_by`, each group, in one pass (GROUPING SETS); with the `boundaries`
+ * of a timeline (as for workloadTimelineQuery), the same per bucket too, each workload in the bucket
+ * of its submission: the range is read once for all of them.
+ */
+export function queueWaitQuery(
   scope: AuthScope,
   request: StatsRequest,
-  boundaries: Date[],
+  boundaries?: Date[],
 ): ScopedStatement {
   const { values, add, where } = statsParameters(scope, request, false);
   const grouping = GROUPING[request.groupBy ?? 'none'];
   const facts = queueFactsSql(grouping.rawKey, where, add, request);
-  const text = `SELECT width_bucket(submitted_at, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index,
+  const keys = request.groupBy ? [[], ['group_key']] : [[]];
+  const sets = (boundaries ? [...keys, ...keys.map((key) => ['bucket_index', ...key])] : keys).map(
+    (set) => `(${set.join(', ')})`,
+  );
+  const bucketed = boundaries
+    ? `width_bucket(submitted_at, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index, `
+    : '';
+  const text = `SELECT ${boundaries ? 'bucket_index' : 'NULL::integer AS bucket_index'},
       ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
       ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
       ${QUEUE_FIGURES}
-    FROM (${facts}
-    ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)
-    GROUP BY ${request.groupBy ? 'GROUPING SETS ((bucket_index), (bucket_index, group_key))' : '(bucket_index)'}`;
+    FROM (SELECT ${bucketed}facts.*
+      FROM (${facts}
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
+    GROUP BY GROUPING SETS (${sets.join(', ')})`;
   return scopedStatement(scope, text, values);
 }
 
 export interface QueueWaitRow {
+  /** 1-based position of the bucket among the boundaries given; null for the whole range. */
+  bucket_index: number | null;
   is_summary: boolean;
   group_key: string | null;
   started: number;
@@ -85,9 +86,4 @@ export interface QueueWaitRow {
   /** Share units (src/common/gpu-sharing.ts). */
   pending_share_units: number;
   oldest_submitted_at: Date | null;
-}
-
-export interface QueueWaitTimelineRow extends QueueWaitRow {
-  /** 1-based position of the bucket among the boundaries given. */
-  bucket_index: number;
 }

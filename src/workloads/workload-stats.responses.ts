@@ -47,7 +47,7 @@ export function toWorkloadStats(
   groupBy: StatsGroupBy | undefined,
   queueRows: QueueWaitRow[],
 ): StatsJson {
-  const queue = queueRowsByGroup(queueRows);
+  const queue = queueRowsByGroup(queueRows.filter((row) => row.bucket_index === null));
   const summaryRow = rows.find((row) => row.is_summary);
   const summary: StatsSummaryJson = summaryRow
     ? {

@@ -1,7 +1,7 @@
 import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
-import type { QueueWaitTimelineRow } from './queue-wait.queries';
+import type { QueueWaitRow } from './queue-wait.queries';
 import { queueFigures, type QueueFiguresJson, queueRowsByGroup } from './queue-wait.responses';
 import type { StatsGroupBy } from './workload-stats.queries';
 import { type StatsGroupJson, successRate, toStatsGroup } from './workload-stats.responses';
@@ -21,7 +21,7 @@ export function toTimeline(
   rows: TimelineRow[],
   boundaries: Date[],
   groupBy: StatsGroupBy | undefined,
-  queueRows: QueueWaitTimelineRow[],
+  queueRows: QueueWaitRow[],
 ): TimelineBucketJson[] {
   return boundaries.slice(0, -1).map((start, index) => {
     const inBucket = rows.filter((row) => row.bucket_index === index + 1);

@@ -27,12 +27,7 @@ import {
   timelineBoundariesQuery,
 } from '../common/calendar-boundaries.queries';
 import { type TimelineRow, workloadTimelineQuery } from './workload-timeline.queries';
-import {
-  type QueueWaitRow,
-  queueWaitQuery,
-  queueWaitTimelineQuery,
-  type QueueWaitTimelineRow,
-} from './queue-wait.queries';
+import { type QueueWaitRow, queueWaitQuery } from './queue-wait.queries';
 import { type TimelineBucketJson, toTimeline } from './workload-timeline.responses';
 import {
   countWorkloadsQuery,
@@ -183,24 +178,46 @@ export class WorkloadsService {
       clusterId: query.cluster_id,
       groupBy: query.group_by,
     };
-    const [rows, queueRows] = await Promise.all([
+    const [rows, queue] = await Promise.all([
       this.database.run<StatsRow>(workloadStatsQuery(scope, request)),
-      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request)),
+      this.queueAndTimeline(scope, request, query.interval),
     ]);
     const result: WorkloadStatsResult = {
-      ...toWorkloadStats(rows, query.group_by, queueRows),
+      ...toWorkloadStats(rows, query.group_by, queue.rows),
       range: { time_range: timeRange, start: from.toISOString(), end: to.toISOString() },
     };
-    if (query.interval) result.timeline = await this.timeline(scope, request, query.interval);
+    if (queue.timeline) result.timeline = queue.timeline;
     return result;
   }
 
-  /** Bucket boundaries first (they depend on the organization's time zone), then one pass over the facts. */
-  private async timeline(
+  /**
+   * The queue figures of the range and, with an interval, the timeline: its bucket boundaries first
+   * (they depend on the organization's time zone), then one pass over the facts and one read of the
+   * range's waits for the whole range and every bucket alike.
+   */
+  private async queueAndTimeline(
+    scope: AuthScope,
+    request: StatsRequest,
+    interval: TimelineInterval | undefined,
+  ): Promise<{ rows: QueueWaitRow[]; timeline?: TimelineBucketJson[] }> {
+    const boundaries = interval ? await this.timelineBoundaries(scope, request, interval) : [];
+    if (boundaries.length === 0) {
+      const rows = await this.database.run<QueueWaitRow>(queueWaitQuery(scope, request));
+      return interval ? { rows, timeline: [] } : { rows };
+    }
+    const [timelineRows, rows] = await Promise.all([
+      this.database.run<TimelineRow>(workloadTimelineQuery(scope, request, boundaries)),
+      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request, boundaries)),
+    ]);
+    return { rows, timeline: toTimeline(timelineRows, boundaries, request.groupBy, rows) };
+  }
+
+  /** The buckets' boundaries over the range: none for an empty range. */
+  private async timelineBoundaries(
     scope: AuthScope,
     request: StatsRequest,
     interval: TimelineInterval,
-  ): Promise<TimelineBucketJson[]> {
+  ): Promise<Date[]> {
     if (request.from >= request.to) return [];
     const boundaryRows = await this.database.run<{ boundary: Date | null }>(
       timelineBoundariesQuery(scope, interval, request.from, request.to),
@@ -214,11 +231,7 @@ export class WorkloadsService {
         interval,
       );
     }
-    const [rows, queueRows] = await Promise.all([
-      this.database.run<TimelineRow>(workloadTimelineQuery(scope, request, boundaries as Date[])),
-      this.database.run<QueueWaitTimelineRow>(queueWaitTimelineQuery(scope, request, boundaries as Date[])),
-    ]);
-    return toTimeline(rows, boundaries as Date[], request.groupBy, queueRows);
+    return boundaries as Date[];
   }
 }
 
