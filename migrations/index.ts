@@ -19,7 +19,7 @@ import { AscendingListIndexes1763800020000 } from './1763800020000-ascending-lis
 import { RunningAggregatesIndex1763800021000 } from './1763800021000-running-aggregates-index';
 import { GpuShares1763800022000 } from './1763800022000-gpu-shares';
 import { SyncWatermarksPerCluster1763800023000 } from './1763800023000-sync-watermarks-per-cluster';
-import { QueueWaitIndex1763800024000 } from './1763800024000-queue-wait-index';
+import { QueueWaitIndex1763800025000 } from './1763800025000-queue-wait-index';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -44,5 +44,5 @@ export const migrations = [
   RunningAggregatesIndex1763800021000,
   GpuShares1763800022000,
   SyncWatermarksPerCluster1763800023000,
-  QueueWaitIndex1763800024000,
+  QueueWaitIndex1763800025000,
 ];

@@ -14,8 +14,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Write cost: one entry per workload, and a new one whenever its status or start changes (those
  * updates are never HOT already: other indexes hold the status).
  */
-export class QueueWaitIndex1763800024000 implements MigrationInterface {
-  name = 'QueueWaitIndex1763800024000';
+export class QueueWaitIndex1763800025000 implements MigrationInterface {
+  name = 'QueueWaitIndex1763800025000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
