@@ -10,7 +10,7 @@ import {
   poolsQuery,
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
-} from '../src/capacity/capacity.queries';
+} from '../src/common/capacity/capacity.queries';
 import {
   type RankedFilters,
   rankedByGpuHoursQuery,

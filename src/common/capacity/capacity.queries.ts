@@ -1,13 +1,13 @@
-import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import { AuthScope, scopedInitiativeIds } from '../auth/auth-scope';
 import {
   constantStatement,
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
-} from '../common/database/scoped-statement';
+} from '../database/scoped-statement';
 import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
-import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
-import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
+import { GPU_SHARE_UNITS } from '../gpu-sharing';
+import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../idle-gpu';
 
 export interface CapacityFilters {
   initiativeId: string | null;
