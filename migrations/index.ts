@@ -19,6 +19,7 @@ import { AscendingListIndexes1763800020000 } from './1763800020000-ascending-lis
 import { RunningAggregatesIndex1763800021000 } from './1763800021000-running-aggregates-index';
 import { GpuShares1763800022000 } from './1763800022000-gpu-shares';
 import { SyncWatermarksPerCluster1763800023000 } from './1763800023000-sync-watermarks-per-cluster';
+import { AlertStates1763800024000 } from './1763800024000-alert-states';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   RunningAggregatesIndex1763800021000,
   GpuShares1763800022000,
   SyncWatermarksPerCluster1763800023000,
+  AlertStates1763800024000,
 ];

@@ -42,11 +42,13 @@ export function scopedStatement(scope: AuthScope, text: string, values: unknown[
 
 /**
  * Every table, by whose rows they are. A tenant table's rows belong to initiatives and are read only
- * through scopedStatement; an organization table's rows are the organization's own (settings, pools)
- * and any member may read them; the rest (credentials, bookkeeping) no tenant statement reads.
+ * through scopedStatement; an organization table's rows are the organization's own (settings, pools,
+ * how far sync has read) and any member may read them; the rest (credentials, bookkeeping) no tenant
+ * statement reads.
  * test/e2e/database/table-classes.e2e-spec.ts fails when a migration adds a table missing here.
  */
 export const TENANT_TABLES = [
+  'alert_states',
   'allocations',
   'capacity_usage_daily',
   'capacity_usage_hourly',
@@ -63,13 +65,13 @@ export const ORGANIZATION_TABLES = [
   'organizations',
   'pool_instance_types',
   'sample_retention',
+  'sync_watermarks',
 ] as const;
 export const UNREADABLE_TABLES = [
   'api_tokens',
   'members',
   'organization_data_versions',
   'schema_migrations',
-  'sync_watermarks',
 ] as const;
 
 const NOT_ORGANIZATION_TABLE = new RegExp(
