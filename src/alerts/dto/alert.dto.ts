@@ -10,7 +10,11 @@ export const ALERT_NAMES = [
 ] as const;
 
 export class AlertDto {
-  @ApiProperty({ enum: ALERT_NAMES, example: 'GpuBudgetThresholdCrossed' })
+  @ApiProperty({
+    enum: ALERT_NAMES,
+    example: 'GpuBudgetThresholdCrossed',
+    description: 'the rule that fired (also the `alertname` label)',
+  })
   alertname: string;
 
   @ApiProperty({

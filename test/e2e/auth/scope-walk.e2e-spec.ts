@@ -221,7 +221,59 @@ async function seedScopeOrganization(dataSource: DataSource, withOutside: boolea
     ...samplesOf(IN_SCOPE, 30),
     ...(withOutside ? samplesOf(OUTSIDE, 95) : []),
   ]);
+  await seedAlerts(dataSource, organizationId, withOutside);
   return organizationId;
+}
+
+/**
+ * Alerts as `gpucap alerts` records them: one team in scope, and (only beside the team outside) that
+ * team's budget and idle workload, a pool's forecast and a sync source, which no MEMBER may see.
+ */
+async function seedAlerts(dataSource: DataSource, organizationId: string, withOutside: boolean) {
+  const alerts: { initiativeId: string | null; labels: Record<string, string> }[] = [
+    {
+      initiativeId: 'team-in',
+      labels: { alertname: 'GpuWorkloadIdle', initiative_id: 'team-in', workload_id: 'wl-in-running' },
+    },
+    ...(withOutside
+      ? [
+          {
+            initiativeId: 'team-out',
+            labels: { alertname: 'GpuBudgetThresholdCrossed', kind: 'initiative', initiative_id: 'team-out' },
+          },
+          {
+            initiativeId: 'team-out',
+            labels: {
+              alertname: 'GpuWorkloadIdle',
+              initiative_id: 'team-out',
+              workload_id: 'wl-out-running',
+            },
+          },
+          {
+            initiativeId: null,
+            labels: { alertname: 'GpuBudgetExhaustionForecast', kind: 'pool', pool_id: 'pool-1' },
+          },
+          { initiativeId: null, labels: { alertname: 'GpucapSyncStale', source: 'outside-prometheus' } },
+        ]
+      : []),
+  ];
+  for (const [index, alert] of alerts.entries()) {
+    await dataSource.query(
+      `INSERT INTO alert_states (organization_id, fingerprint, alertname, initiative_id, labels, annotations, starts_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        organizationId,
+        `fingerprint-${index}`,
+        alert.labels.alertname,
+        alert.initiativeId,
+        { ...alert.labels, organization_id: organizationId, severity: 'warning' },
+        {
+          summary: `about ${alert.labels.workload_id ?? alert.labels.initiative_id ?? alert.labels.pool_id}`,
+        },
+        new Date(Date.UTC(2026, 9, 2)),
+      ],
+    );
+  }
 }
 
 interface Parameter {
