@@ -15,9 +15,22 @@ export class AlertsService {
     );
     return rows.map((row) => ({
       alertname: row.alertname,
-      labels: row.labels,
-      annotations: row.annotations,
+      labels: ordered(row.labels, []),
+      annotations: ordered(row.annotations, ['summary', 'description']),
       starts_at: row.starts_at.toISOString(),
     }));
   }
+}
+
+/**
+ * jsonb keeps keys shortest first: the answer (and a CSV's columns) lists them by name instead, the
+ * ones a person reads first ahead.
+ */
+function ordered(values: Record<string, string>, first: string[]): Record<string, string> {
+  const rest = Object.keys(values)
+    .filter((key) => !first.includes(key))
+    .sort();
+  return Object.fromEntries(
+    [...first, ...rest].filter((key) => key in values).map((key) => [key, values[key]]),
+  );
 }

@@ -260,6 +260,31 @@ describe('gpucap alerts with a real Alertmanager', () => {
         starts_at: expect.any(String),
       },
     ]);
+    const csv = await request(app.server)
+      .get('/v1/alerts')
+      .set(authHeaders(member, organizationId))
+      .set('Accept', 'text/csv')
+      .expect(200)
+      .expect('Content-Type', 'text/csv; charset=utf-8');
+    const [header, line, ...rest] = csv.text.trimEnd().split('\r\n');
+    expect(rest).toEqual([]);
+    expect(header.split(',')).toEqual([
+      'alertname',
+      'labels_alertname',
+      'labels_initiative_id',
+      'labels_organization_id',
+      'labels_severity',
+      'labels_submitted_by',
+      'labels_workload_id',
+      'annotations_summary',
+      'annotations_description',
+      'starts_at',
+    ]);
+    expect(
+      line.startsWith(
+        `GpuWorkloadIdle,GpuWorkloadIdle,team-b,${organizationId},warning,bob@acme.example,wl-b-idle,`,
+      ),
+    ).toBe(true);
     const outsider = await createApiToken(app.dataSource, organizationId, {
       role: 'MEMBER',
       initiativeIds: [],
@@ -338,7 +363,7 @@ describe('gpucap alerts with a real Alertmanager', () => {
       await alertmanager.start();
       const budget = await receiver.received(teamABudget(), 'firing');
       expect(budget.labels).toEqual(teamABudget());
-      expect(log).toContain('"msg":"alerts sent to Alertmanager"');
+      await waitFor(async () => log.includes('"msg":"alerts sent to Alertmanager"'), 10_000);
     } finally {
       child.kill('SIGTERM');
     }
