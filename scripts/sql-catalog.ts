@@ -1,3 +1,11 @@
+import {
+  alertStatesQuery,
+  firingAlertsQuery,
+  forgetDeliveredStatement,
+  idleWorkloadsQuery,
+  recordAlertsStatement,
+  staleSyncSourcesQuery,
+} from '../src/alerts/alerts.queries';
 import type { AuthScope } from '../src/common/auth/auth-scope';
 import type { ScopedStatement } from '../src/common/database/scoped-statement';
 import {
@@ -305,11 +313,39 @@ function render(catalog: Catalog): string {
   return `${[HEADER, ...blocks].join('\n\n')}\n`;
 }
 
+function alerts(): Catalog {
+  const firing = {
+    fingerprint: '3f1c0e9a2b7d4c65a1e8f0b2c3d4e5f6',
+    alertname: 'GpuBudgetThresholdCrossed',
+    initiativeId: 'init-a',
+    labels: { alertname: 'GpuBudgetThresholdCrossed', organization_id: 'org-example', kind: 'initiative' },
+    annotations: { summary: "Team 'init-a' has used 91 % of its GPU-hour budget" },
+  };
+  return {
+    'GET /v1/alerts: ORG_ADMIN': firingAlertsQuery(ORG_ADMIN),
+    'GET /v1/alerts: MEMBER': firingAlertsQuery(MEMBER),
+    'gpucap alerts: idle running workloads': idleWorkloadsQuery(
+      ORG_ADMIN,
+      new Date(NOW.getTime() - 3_600_000),
+      NOW,
+      10,
+    ),
+    'gpucap alerts: stale sync sources': staleSyncSourcesQuery(
+      ORG_ADMIN,
+      new Date(NOW.getTime() - 1_800_000),
+    ),
+    'gpucap alerts: record what fires and what ended': recordAlertsStatement(ORG_ADMIN, [firing], NOW),
+    'gpucap alerts: recorded alerts, to send': alertStatesQuery(ORG_ADMIN),
+    'gpucap alerts: forget delivered resolutions': forgetDeliveredStatement(ORG_ADMIN, [firing.fingerprint]),
+  };
+}
+
 /** File name under docs/sql/ → its content. */
 export function generatedSqlFiles(): Record<string, string> {
   return {
     'workloads.sql': render(workloads()),
     'metrics.sql': render(metrics()),
     'capacity.sql': render(capacity()),
+    'alerts.sql': render(alerts()),
   };
 }
