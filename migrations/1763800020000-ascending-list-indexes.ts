@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
- * The list's six keyset indexes, ascending instead of descending (gpucap issue 15, item 6). Pages
+ * The list's six keyset indexes, ascending instead of descending. Pages
  * are read newest first either way: a B-tree scanned backwards returns (submitted_at DESC,
  * workload_id DESC), so every list plan keeps its index and its Limit without a Sort.
  *

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
- * The aggregates of running workloads, as a set (gpucap issue 13, cold reads). Capacity, statistics
+ * The aggregates of running workloads, as a set, for cold reads. Capacity, statistics
  * and the ranked idle page each join every running workload of the scope to its metric aggregate:
  * ~1,000 primary-key lookups at 1M workloads, a third of those statements' time. A running
  * workload's aggregate carries status 'running' (the aggregate's insert trigger and the workloads
