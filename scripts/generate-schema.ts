@@ -10,6 +10,7 @@ import {
   TEST_DATABASE_PREFIX,
   withDatabaseName,
 } from '../test/support/test-database';
+import { freePort } from '../test/support/serve-process';
 import { dumpSchema } from './schema-dump';
 
 /**
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
   if (!serverUrl) {
     const database = new EmbeddedDatabase({
       directory: join(projectRoot(), '.gpucap', 'test-pgdata'),
-      port: Number(process.env.TEST_EMBEDDED_PG_PORT ?? 54330),
+      port: process.env.TEST_EMBEDDED_PG_PORT ? Number(process.env.TEST_EMBEDDED_PG_PORT) : await freePort(),
     });
     serverUrl = database.runningUrl();
     if (!serverUrl) {
