@@ -6,17 +6,16 @@ import type { WorkloadStatus } from '../src/core/workload-status';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,
-  toWorkloadDetail,
-  toWorkloadSummary,
   WorkloadDetailRow,
   workloadDetailQuery,
   WorkloadListFilters,
   WorkloadSummaryRow,
 } from '../src/workloads/workloads.queries';
+import { toWorkloadDetail, toWorkloadSummary } from '../src/workloads/workload.responses';
 
 /** Reported with the results, so a reader knows which SQL the baseline ran. */
 export const BASELINE_SQL_SOURCE =
-  "the service's own builders (listWorkloadsPageQuery, countWorkloadsQuery, workloadDetailQuery and the row mappers of src/workloads/workloads.queries.ts)";
+  "the service's own builders (listWorkloadsPageQuery, countWorkloadsQuery, workloadDetailQuery and the row mappers of src/workloads/workload.responses.ts)";
 
 export interface BaselineResult {
   status: number;

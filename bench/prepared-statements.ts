@@ -1,7 +1,7 @@
 /**
  * npx ts-node --transpile-only bench/prepared-statements.ts [--sizes 1m] [--runs 200] [--only 'capacity|…']
  *
- * Would prepared statements pay (issue 13, item 3)? Each endpoint's main statement, built by the
+ * Would prepared statements pay? Each endpoint's main statement, built by the
  * service's own query builders with parameters drawn from the benchmark dataset, runs three ways
  * on connections with the service's session settings, interleaved so the host's noise falls on
  * all three alike:

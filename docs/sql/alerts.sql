@@ -2,9 +2,10 @@
 
 -- GET /v1/alerts: ORG_ADMIN
 --   $1 = "org-example"
+--   $2 = null
 SELECT alertname, labels, annotations, starts_at
      FROM alert_states
-     WHERE organization_id = $1 AND ends_at IS NULL
+     WHERE organization_id = $1 AND ends_at IS NULL AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
      ORDER BY starts_at DESC, fingerprint;
 
 -- GET /v1/alerts: MEMBER
@@ -12,7 +13,7 @@ SELECT alertname, labels, annotations, starts_at
 --   $2 = ["init-a","init-b"]
 SELECT alertname, labels, annotations, starts_at
      FROM alert_states
-     WHERE organization_id = $1 AND ends_at IS NULL AND initiative_id = ANY ($2::text[])
+     WHERE organization_id = $1 AND ends_at IS NULL AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
      ORDER BY starts_at DESC, fingerprint;
 
 -- gpucap alerts: idle running workloads

@@ -1,5 +1,6 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import {
+  initiativeScopeSql,
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
@@ -134,19 +135,12 @@ export function forgetDeliveredStatement(scope: AuthScope, fingerprints: string[
  * those teams and their workloads, never a pool's or a sync source's (organization-wide figures).
  */
 export function firingAlertsQuery(scope: AuthScope): ScopedStatement {
-  const initiatives = scopedInitiativeIds(scope);
-  const values: unknown[] = [scope.organizationId];
-  let initiativeFilter = '';
-  if (initiatives !== null) {
-    values.push([...initiatives]);
-    initiativeFilter = 'AND initiative_id = ANY ($2::text[])';
-  }
   return scopedStatement(
     scope,
     `SELECT alertname, labels, annotations, starts_at
      FROM alert_states
-     WHERE organization_id = $1 AND ends_at IS NULL ${initiativeFilter}
+     WHERE organization_id = $1 AND ends_at IS NULL AND ${initiativeScopeSql('initiative_id', '$2')}
      ORDER BY starts_at DESC, fingerprint`,
-    values,
+    [scope.organizationId, scopedInitiativeIds(scope)],
   );
 }

@@ -1,8 +1,5 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { scopedInitiativeIds } from '../common/auth/auth-scope';
-import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
-import { round4 } from '../common/http/decimal';
-import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import {
   FACT_COLUMNS,
   PeriodDimension,
@@ -17,6 +14,7 @@ import {
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
+  initiativeScopeSql,
 } from '../common/database/scoped-statement';
 
 export const STATS_TIME_RANGES = [
@@ -134,7 +132,7 @@ export function statsParameters(scope: AuthScope, request: StatsRequest) {
   const add = (value: unknown) => `$${values.push(value)}`;
   const where = ['organization_id = $1'];
   const initiatives = scopedInitiativeIds(scope);
-  if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
+  if (initiatives !== null) where.push(initiativeScopeSql('initiative_id', add(initiatives)));
   if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
   // Only raw rows are read then (readsRawRows): the condition never meets a rollup row.
   if (request.clusterId !== undefined) where.push(`cluster_id = ${add(request.clusterId)}`);
@@ -170,57 +168,4 @@ export interface StatsRow {
   failed_count: number;
   sampled_gpu_seconds: number;
   busy_gpu_seconds: number;
-}
-
-export interface StatsSummaryJson extends IdleGpuJson {
-  total_workloads: number;
-  total_gpu_hours: number;
-  average_duration_seconds: number | null;
-  success_rate: number | null;
-}
-
-export type StatsGroupJson = Record<string, string | number | null>;
-
-export interface StatsJson {
-  summary: StatsSummaryJson;
-  grouped: StatsGroupJson[];
-}
-
-export function successRate(row: StatsRow): number | null {
-  const decided = row.completed_count + row.failed_count;
-  return decided === 0 ? null : round4(row.completed_count / decided);
-}
-
-export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefined): StatsJson {
-  const summaryRow = rows.find((row) => row.is_summary);
-  const summary: StatsSummaryJson = summaryRow
-    ? {
-        total_workloads: summaryRow.workload_count,
-        total_gpu_hours: round4(gpuHoursOfUnitSeconds(summaryRow.gpu_seconds)),
-        average_duration_seconds:
-          summaryRow.finished_count === 0
-            ? null
-            : round4(summaryRow.duration_seconds / summaryRow.finished_count),
-        success_rate: successRate(summaryRow),
-        ...idleGpuFigures(summaryRow),
-      }
-    : {
-        total_workloads: 0,
-        total_gpu_hours: 0,
-        average_duration_seconds: null,
-        success_rate: null,
-        ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
-      };
-  const grouped = groupBy
-    ? rows
-        .filter((row) => !row.is_summary)
-        .map((row) => ({
-          [groupBy]: row.group_key,
-          workload_count: row.workload_count,
-          gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
-          success_rate: successRate(row),
-          ...idleGpuFigures(row),
-        }))
-    : [];
-  return { summary, grouped };
 }

@@ -1,7 +1,4 @@
 import type { AuthScope } from '../common/auth/auth-scope';
-import { round4 } from '../common/http/decimal';
-import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
-import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { RAW_STATS_MEASURES, STATS_FACT_COLUMNS, WORKLOADS_WITH_AGGREGATE } from './period-rollup.queries';
 import { type Span, splitByPeriod } from './period-split';
@@ -11,12 +8,9 @@ import {
   runningFactsSql,
   STATS_SUMS,
   statsParameters,
-  type StatsGroupBy,
-  type StatsGroupJson,
   type StatsRequest,
   type StatsRow,
   statsSplit,
-  successRate,
 } from './workload-stats.queries';
 
 /** Whole `unit`s of a span, by their starts. */
@@ -86,45 +80,4 @@ export function workloadTimelineQuery(
 export interface TimelineRow extends StatsRow {
   /** 1-based position of the bucket among the boundaries given. */
   bucket_index: number;
-}
-
-export interface TimelineBucketJson extends IdleGpuJson {
-  bucket_start: string;
-  bucket_end: string;
-  total_workloads: number;
-  total_gpu_hours: number;
-  success_rate: number | null;
-  grouped?: StatsGroupJson[];
-}
-
-/** Every bucket, empty ones with zeros; the groups of a bucket in the order of the summary's groups. */
-export function toTimeline(
-  rows: TimelineRow[],
-  boundaries: Date[],
-  groupBy: StatsGroupBy | undefined,
-): TimelineBucketJson[] {
-  return boundaries.slice(0, -1).map((start, index) => {
-    const inBucket = rows.filter((row) => row.bucket_index === index + 1);
-    const summary = inBucket.find((row) => row.is_summary);
-    const bucket: TimelineBucketJson = {
-      bucket_start: start.toISOString(),
-      bucket_end: boundaries[index + 1].toISOString(),
-      total_workloads: summary?.workload_count ?? 0,
-      total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
-      success_rate: summary ? successRate(summary) : null,
-      ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
-    };
-    if (groupBy) {
-      bucket.grouped = inBucket
-        .filter((row) => !row.is_summary)
-        .map((row) => ({
-          [groupBy]: row.group_key,
-          workload_count: row.workload_count,
-          gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
-          success_rate: successRate(row),
-          ...idleGpuFigures(row),
-        }));
-    }
-    return bucket;
-  });
 }

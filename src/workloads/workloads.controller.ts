@@ -17,7 +17,7 @@ import {
 } from './dto/workload-response.dto';
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
 import { type WorkloadStatsResult, WorkloadsService } from './workloads.service';
-import type { WorkloadSummaryJson } from './workloads.queries';
+import type { WorkloadSummaryJson } from './workload.responses';
 import { gpuSharingColumns } from '../common/gpu-sharing';
 
 @ApiTags('workloads')

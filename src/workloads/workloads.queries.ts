@@ -5,17 +5,12 @@ import {
   preparedStatement,
   type ScopedStatement,
   scopedStatement,
+  initiativeScopeSql,
+  scopedInitiativeRowsSql,
 } from '../common/database/scoped-statement';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 import type { WorkloadStatus } from '../core/workload-status';
-import {
-  GPU_SHARE_COLUMNS,
-  type GpuShareColumns,
-  type GpuSharing,
-  gpusOfUnits,
-  shareFieldsOf,
-} from '../common/gpu-sharing';
-import { round4 } from '../common/http/decimal';
+import { GPU_SHARE_COLUMNS, type GpuShareColumns } from '../common/gpu-sharing';
 import {
   DURATION_SECONDS_SQL,
   FACT_COLUMNS,
@@ -25,9 +20,9 @@ import {
 import { splitByPeriod } from './period-split';
 
 /**
- * The workloads SQL, as pure functions returning scoped `{text, values}` (run with ScopedDatabase), and
- * the row → JSON mappings. Kept free of Nest and TypeORM so a bare node:http + pg server can run the
- * very same statements (the benchmark's baseline).
+ * The workloads SQL, as pure functions returning scoped `{text, values}` (run with ScopedDatabase);
+ * workload.responses.ts shapes the rows. Kept free of Nest and TypeORM so a bare node:http + pg server
+ * can run the very same statements (the benchmark's baseline).
  */
 
 export interface WorkloadListFilters {
@@ -83,7 +78,7 @@ function dateConditions(params: Params, from: Date | undefined, to: Date | undef
 /** The caller's scope as a condition; an empty initiative list matches nothing. */
 function scopeCondition(params: Params, scope: AuthScope): string[] {
   const initiatives = scopedInitiativeIds(scope);
-  return initiatives === null ? [] : [`initiative_id = ANY(${params.add(initiatives)}::text[])`];
+  return initiatives === null ? [] : [initiativeScopeSql('initiative_id', params.add(initiatives))];
 }
 
 /**
@@ -123,7 +118,7 @@ export function listWorkloadsPageQuery(
     );
   }
   const scoped = params.add(initiatives);
-  const text = `SELECT page.* FROM unnest(${scoped}::text[]) AS scoped(initiative_id)
+  const text = `SELECT page.* FROM ${scopedInitiativeRowsSql(scoped)}
     CROSS JOIN LATERAL (
       SELECT ${SUMMARY_COLUMNS} FROM workloads
       WHERE ${conditions.join(' AND ')} AND workloads.initiative_id = scoped.initiative_id
@@ -293,71 +288,4 @@ export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_a
   finished_duration_seconds: number | null;
   /** Percent, over every sample of the workload; null without samples. */
   average_gpu_utilization: number | null;
-}
-
-export interface WorkloadSummaryJson {
-  workload_id: string;
-  name: string;
-  status: WorkloadStatus;
-  submitted_by: string;
-  initiative_id: string;
-  instance_type: string;
-  gpu_count: number;
-  cluster_id: string;
-  /** Physical GPUs held: gpu_count for whole GPUs, less for MIG instances and shared replicas. */
-  gpu_share: number;
-  gpu_sharing: GpuSharing | null;
-  submitted_at: string;
-  started_at: string | null;
-}
-
-export interface WorkloadDetailJson extends WorkloadSummaryJson {
-  completed_at: string | null;
-  duration_seconds: number;
-  gpu_hours_used: number;
-  exit_code: number | null;
-  is_managed: boolean;
-  namespace: string;
-  idle_gpu_hours: number | null;
-  gpu_efficiency: number | null;
-}
-
-export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): WorkloadSummaryJson {
-  return {
-    workload_id: row.workload_id,
-    name: row.name,
-    status: row.status,
-    submitted_by: row.submitted_by,
-    initiative_id: row.initiative_id,
-    instance_type: row.instance_type,
-    gpu_count: row.gpu_count,
-    cluster_id: row.cluster_id,
-    ...shareFieldsOf(row),
-    submitted_at: row.submitted_at.toISOString(),
-    started_at: row.started_at === null ? null : row.started_at.toISOString(),
-  };
-}
-
-/** Finished: from the database (whole seconds); running: up to `now`; never started: 0. */
-export function durationSeconds(row: WorkloadDetailRow, now: Date): number {
-  if (row.finished_duration_seconds !== null) return row.finished_duration_seconds;
-  if (row.started_at === null || row.completed_at !== null) return 0;
-  return Math.max(0, Math.floor((now.getTime() - row.started_at.getTime()) / 1000));
-}
-
-export function toWorkloadDetail(row: WorkloadDetailRow, now: Date): WorkloadDetailJson {
-  const duration = durationSeconds(row, now);
-  const gpuHours = (gpusOfUnits(row.gpu_share_units) * duration) / 3600;
-  const efficiency = row.average_gpu_utilization === null ? null : row.average_gpu_utilization / 100;
-  return {
-    ...toWorkloadSummary(row),
-    completed_at: row.completed_at === null ? null : row.completed_at.toISOString(),
-    duration_seconds: duration,
-    gpu_hours_used: round4(gpuHours),
-    exit_code: row.exit_code,
-    is_managed: row.is_managed,
-    namespace: row.namespace,
-    idle_gpu_hours: efficiency === null ? null : round4(gpuHours * (1 - efficiency)),
-    gpu_efficiency: efficiency === null ? null : round4(efficiency),
-  };
 }

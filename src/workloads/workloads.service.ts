@@ -11,45 +11,42 @@ import {
   KeysetCursorCodec,
   type KeysetPosition,
 } from '../common/pagination/keyset-cursor';
-
-/** A CSV export is a spreadsheet's worth: more rows than this is refused (narrow the filters). */
-export const CSV_ROW_CAP = 1_000_000;
-/** Rows per statement while streaming a CSV export: one keyset page, as the JSON list reads it. */
-const CSV_PAGE_SIZE = 1_000;
 import { DEFAULT_PAGE_SIZE, ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
 import {
   resolveRangeStartQuery,
-  StatsJson,
   type StatsRequest,
   StatsRow,
   StatsTimeRange,
-  toWorkloadStats,
   workloadStatsQuery,
 } from './workload-stats.queries';
+import { type StatsJson, toWorkloadStats } from './workload-stats.responses';
 import {
   MAX_TIMELINE_BUCKETS,
   type TimelineInterval,
   timelineBoundariesQuery,
 } from '../common/calendar-boundaries.queries';
-import {
-  type TimelineBucketJson,
-  type TimelineRow,
-  toTimeline,
-  workloadTimelineQuery,
-} from './workload-timeline.queries';
+import { type TimelineRow, workloadTimelineQuery } from './workload-timeline.queries';
+import { type TimelineBucketJson, toTimeline } from './workload-timeline.responses';
 import {
   countWorkloadsQuery,
   listWorkloadsPageQuery,
-  toWorkloadDetail,
-  toWorkloadSummary,
-  WorkloadDetailJson,
   WorkloadDetailRow,
   workloadDetailQuery,
   WorkloadListFilters,
-  WorkloadSummaryJson,
   WorkloadSummaryRow,
 } from './workloads.queries';
+import {
+  toWorkloadDetail,
+  toWorkloadSummary,
+  type WorkloadDetailJson,
+  type WorkloadSummaryJson,
+} from './workload.responses';
+
+/** A CSV export is a spreadsheet's worth: more rows than this is refused (narrow the filters). */
+export const CSV_ROW_CAP = 1_000_000;
+/** Rows per statement while streaming a CSV export: one keyset page, as the JSON list reads it. */
+const CSV_PAGE_SIZE = 1_000;
 
 export interface WorkloadStatsResult extends StatsJson {
   range: { time_range: StatsTimeRange; start: string; end: string };

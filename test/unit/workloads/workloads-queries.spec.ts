@@ -2,9 +2,9 @@ import type { AuthScope } from '../../../src/common/auth/auth-scope';
 import {
   listWorkloadsPageQuery,
   splitByUtcDay,
-  toWorkloadDetail,
   WorkloadDetailRow,
 } from '../../../src/workloads/workloads.queries';
+import { toWorkloadDetail } from '../../../src/workloads/workload.responses';
 
 const admin: AuthScope = {
   organizationId: 'org-a',

@@ -1,0 +1,62 @@
+import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
+import { round4 } from '../common/http/decimal';
+import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
+import type { StatsGroupBy, StatsRow } from './workload-stats.queries';
+
+/** Rows of workload-stats.queries.ts shaped into the statistics' JSON. */
+
+export interface StatsSummaryJson extends IdleGpuJson {
+  total_workloads: number;
+  total_gpu_hours: number;
+  average_duration_seconds: number | null;
+  success_rate: number | null;
+}
+
+export type StatsGroupJson = Record<string, string | number | null>;
+
+export interface StatsJson {
+  summary: StatsSummaryJson;
+  grouped: StatsGroupJson[];
+}
+
+export function successRate(row: StatsRow): number | null {
+  const decided = row.completed_count + row.failed_count;
+  return decided === 0 ? null : round4(row.completed_count / decided);
+}
+
+/** One `grouped[]` entry, in the summary and in each timeline bucket alike. */
+export function toStatsGroup(row: StatsRow, groupBy: StatsGroupBy): StatsGroupJson {
+  return {
+    [groupBy]: row.group_key,
+    workload_count: row.workload_count,
+    gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
+    success_rate: successRate(row),
+    ...idleGpuFigures(row),
+  };
+}
+
+export function toWorkloadStats(rows: StatsRow[], groupBy: StatsGroupBy | undefined): StatsJson {
+  const summaryRow = rows.find((row) => row.is_summary);
+  const summary: StatsSummaryJson = summaryRow
+    ? {
+        total_workloads: summaryRow.workload_count,
+        total_gpu_hours: round4(gpuHoursOfUnitSeconds(summaryRow.gpu_seconds)),
+        average_duration_seconds:
+          summaryRow.finished_count === 0
+            ? null
+            : round4(summaryRow.duration_seconds / summaryRow.finished_count),
+        success_rate: successRate(summaryRow),
+        ...idleGpuFigures(summaryRow),
+      }
+    : {
+        total_workloads: 0,
+        total_gpu_hours: 0,
+        average_duration_seconds: null,
+        success_rate: null,
+        ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
+      };
+  const grouped = groupBy
+    ? rows.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy))
+    : [];
+  return { summary, grouped };
+}

@@ -1,0 +1,39 @@
+import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
+import { round4 } from '../common/http/decimal';
+import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
+import type { StatsGroupBy } from './workload-stats.queries';
+import { type StatsGroupJson, successRate, toStatsGroup } from './workload-stats.responses';
+import type { TimelineRow } from './workload-timeline.queries';
+
+export interface TimelineBucketJson extends IdleGpuJson {
+  bucket_start: string;
+  bucket_end: string;
+  total_workloads: number;
+  total_gpu_hours: number;
+  success_rate: number | null;
+  grouped?: StatsGroupJson[];
+}
+
+/** Every bucket, empty ones with zeros; the groups of a bucket in the order of the summary's groups. */
+export function toTimeline(
+  rows: TimelineRow[],
+  boundaries: Date[],
+  groupBy: StatsGroupBy | undefined,
+): TimelineBucketJson[] {
+  return boundaries.slice(0, -1).map((start, index) => {
+    const inBucket = rows.filter((row) => row.bucket_index === index + 1);
+    const summary = inBucket.find((row) => row.is_summary);
+    const bucket: TimelineBucketJson = {
+      bucket_start: start.toISOString(),
+      bucket_end: boundaries[index + 1].toISOString(),
+      total_workloads: summary?.workload_count ?? 0,
+      total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
+      success_rate: summary ? successRate(summary) : null,
+      ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
+    };
+    if (groupBy) {
+      bucket.grouped = inBucket.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy));
+    }
+    return bucket;
+  });
+}
