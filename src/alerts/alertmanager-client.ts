@@ -42,9 +42,16 @@ export async function postAlerts(target: AlertmanagerTarget, alerts: PostableAle
   }
 }
 
-/** Why a request failed, without the address: ECONNREFUSED, a timeout, a TLS failure. */
+/**
+ * Why a request failed, without the address: ECONNREFUSED, a timeout, a TLS failure. Read by shape,
+ * not instanceof: fetch's errors may come from another realm than this module's Error.
+ */
 function reasonOf(error: unknown): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return 'no answer within the timeout';
-  const cause = (error as { cause?: { code?: string } }).cause;
-  return cause?.code ?? (error instanceof Error ? error.message : 'unknown error');
+  const { name, message, cause } = (error ?? {}) as {
+    name?: string;
+    message?: string;
+    cause?: { code?: string };
+  };
+  if (name === 'TimeoutError') return 'no answer within the timeout';
+  return cause?.code ?? cause?.message ?? message ?? 'unknown error';
 }

@@ -370,6 +370,40 @@ describe('gpucap alerts with a real Alertmanager', () => {
     expect(await exited).toBe(0);
   });
 
+  it('never duplicates a notification: two processes at once, and a restarted one, are one alert', async () => {
+    if (!available) return;
+    // team-b's 4 GPU-hours of 5: past 0.75.
+    await app.dataSource.query(
+      `UPDATE allocations SET allocated_gpu_hours = 5 WHERE organization_id = $1 AND initiative_id = 'team-b'`,
+      [organizationId],
+    );
+    const labels = {
+      alertname: 'GpuBudgetThresholdCrossed',
+      organization_id: organizationId,
+      kind: 'initiative',
+      initiative_id: 'team-b',
+      threshold: '0.75',
+      severity: 'warning',
+    };
+    const config = writeConfig('alerts.yaml', alertmanager.url);
+    const runs = await Promise.all([
+      runGpucap(['alerts', '--config', config, '--once'], env()),
+      runGpucap(['alerts', '--config', config, '--once'], env()),
+    ]);
+    expect(runs.map((run) => run.code)).toEqual([0, 0]);
+    await receiver.received(labels, 'firing');
+    expect((await runGpucap(['alerts', '--config', config, '--once'], env())).code).toBe(0);
+    // Past group_wait and a few group_intervals: anything duplicated would have arrived by now.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const notified = receiver.alerts.filter(
+      (alert) =>
+        alert.status === 'firing' &&
+        alert.labels.initiative_id === 'team-b' &&
+        alert.labels.alertname === 'GpuBudgetThresholdCrossed',
+    );
+    expect(notified.map((alert) => alert.labels)).toEqual([labels]);
+  });
+
   it('stops on a bad config before any request, naming the key', async () => {
     if (!available) return;
     let requests = 0;
@@ -392,9 +426,25 @@ describe('gpucap alerts with a real Alertmanager', () => {
     }
   });
 
-  it('an organization without alerts answers an empty list', async () => {
+  it('an organization without alerts sends none and answers an empty list', async () => {
     if (!available) return;
     const other = await seedOrganization(app.dataSource, { organizationId: uniqueId('org-quiet') });
+    const config = join(directory, 'quiet.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        organization_id: other,
+        alertmanager: { url: alertmanager.url },
+        dashboard_url: DASHBOARD,
+        rules: { budget_thresholds: [0.5], exhaustion_forecast: true, sync_stale_minutes: 5 },
+      }),
+    );
+    const run = await runGpucap(['alerts', '--config', config, '--once'], env());
+    expect(run).toEqual({
+      code: 0,
+      stdout: `alerts ${other}: 0 firing, 0 resolved, sent to Alertmanager\n`,
+      stderr: '',
+    });
     const token = await createApiToken(app.dataSource, other, { role: 'ORG_ADMIN' });
     const response = await request(app.server).get('/v1/alerts').set(authHeaders(token, other)).expect(200);
     expect(response.body.data).toEqual([]);
