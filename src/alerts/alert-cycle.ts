@@ -78,7 +78,6 @@ export async function runAlertCycle(
     capacity,
     idle,
     staleSources,
-    now,
   });
   await database.run(
     recordAlertsStatement(

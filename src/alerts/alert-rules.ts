@@ -34,7 +34,6 @@ export interface EvaluationInput {
   capacity: CapacityReportDto;
   idle: IdleWorkloadRow[];
   staleSources: SyncSourceRow[];
-  now: Date;
 }
 
 type BudgetEntry = {
@@ -73,7 +72,8 @@ export function evaluateAlerts(input: EvaluationInput): EvaluatedAlert[] {
     for (const row of input.idle) alerts.push(idleAlert(organizationId, row, rules.idleWorkload));
   }
   if (rules.syncStaleMinutes !== null) {
-    for (const row of input.staleSources) alerts.push(staleAlert(organizationId, row, input.now));
+    for (const row of input.staleSources)
+      alerts.push(staleAlert(organizationId, row, rules.syncStaleMinutes));
   }
   return alerts;
 }
@@ -177,8 +177,11 @@ function idleAlert(
   };
 }
 
-function staleAlert(organizationId: string, row: SyncSourceRow, now: Date): EvaluatedAlert {
-  const minutes = Math.floor((now.getTime() - row.updated_at.getTime()) / 60_000);
+/**
+ * Worded from the last success and the rule, not from the minutes since: the annotations stay the
+ * same while the source stays stale, so a cycle rewrites nothing.
+ */
+function staleAlert(organizationId: string, row: SyncSourceRow, staleMinutes: number): EvaluatedAlert {
   const where = row.cluster_id === '' ? '' : ` of cluster '${row.cluster_id}'`;
   return {
     labels: {
@@ -189,10 +192,10 @@ function staleAlert(organizationId: string, row: SyncSourceRow, now: Date): Eval
       severity: 'warning',
     },
     annotations: {
-      summary: `Sync source '${row.source}'${where} last succeeded ${minutes} minutes ago`,
+      summary: `Sync source '${row.source}'${where} has not succeeded for more than ${staleMinutes} minutes`,
       description:
         `gpucap sync last read '${row.source}'${where} successfully at ${row.updated_at.toISOString()}, ` +
-        `${minutes} minutes ago: the figures of organization '${organizationId}' may be out of date.`,
+        `more than ${staleMinutes} minutes ago: the figures of organization '${organizationId}' may be out of date.`,
     },
     initiativeId: null,
   };

@@ -50,7 +50,7 @@ function reasonOf(error: unknown): string {
   const { name, message, cause } = (error ?? {}) as {
     name?: string;
     message?: string;
-    cause?: { code?: string };
+    cause?: { code?: string; message?: string };
   };
   if (name === 'TimeoutError') return 'no answer within the timeout';
   return cause?.code ?? cause?.message ?? message ?? 'unknown error';

@@ -54,7 +54,6 @@ function evaluate(capacity: CapacityReportDto, rules = RULES) {
     capacity,
     idle: [],
     staleSources: [],
-    now: new Date(),
   });
 }
 
@@ -119,6 +118,36 @@ describe('alert rules', () => {
     expect(alert.labels).toMatchObject({ kind: 'pool', pool_id: 'pool-0', threshold: '0.9' });
     expect(alert.labels).not.toHaveProperty('initiative_id');
     expect(alert.initiativeId).toBeNull();
+  });
+
+  it('words a stale source from its last success, so its annotations stay the same while it stays stale', () => {
+    const alerts = evaluateAlerts({
+      organizationId: 'org-acme',
+      rules: { ...RULES, budgetThresholds: [], syncStaleMinutes: 30 },
+      capacity: report([]),
+      idle: [],
+      staleSources: [
+        { cluster_id: '', source: 'slurm', updated_at: new Date('2026-11-26T08:00:00Z') },
+        { cluster_id: 'gpu-east', source: 'prometheus', updated_at: new Date('2026-11-26T09:00:00Z') },
+      ],
+    });
+    expect(alerts.map((alert) => alert.labels)).toEqual([
+      { alertname: 'GpucapSyncStale', organization_id: 'org-acme', source: 'slurm', severity: 'warning' },
+      {
+        alertname: 'GpucapSyncStale',
+        organization_id: 'org-acme',
+        source: 'prometheus',
+        cluster_id: 'gpu-east',
+        severity: 'warning',
+      },
+    ]);
+    expect(alerts[1].annotations).toEqual({
+      summary: "Sync source 'prometheus' of cluster 'gpu-east' has not succeeded for more than 30 minutes",
+      description:
+        "gpucap sync last read 'prometheus' of cluster 'gpu-east' successfully at 2026-11-26T09:00:00.000Z, " +
+        "more than 30 minutes ago: the figures of organization 'org-acme' may be out of date.",
+    });
+    expect(alerts.every((alert) => alert.initiativeId === null)).toBe(true);
   });
 
   it('identifies an alert by its label set, whatever the order', () => {
