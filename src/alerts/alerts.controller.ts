@@ -17,7 +17,7 @@ export class AlertsController {
   @Get()
   @ApiOperation({
     operationId: 'listAlerts',
-    summary: 'The alerts firing now in your scope, as `gpucap alerts` last sent them to Alertmanager',
+    summary: 'The alerts firing now in your scope, as the last cycle of `gpucap alerts` found them',
     description:
       'Budget thresholds, exhaustion forecasts, idle workloads and stale sync sources. A TEAM_LEAD or ' +
       "MEMBER sees only its teams' and their workloads' alerts; pools and sync sources are an ORG_ADMIN's.",

@@ -8,7 +8,7 @@ import type { AlertDto } from './dto/alert.dto';
 export class AlertsService {
   constructor(private readonly database: ScopedDatabase) {}
 
-  /** What `gpucap alerts` last found firing, in the caller's scope. */
+  /** What the last cycle of `gpucap alerts` found firing, in the caller's scope. */
   async firing(scope: AuthScope): Promise<AlertDto[]> {
     const rows = await this.database.run<Omit<AlertDto, 'starts_at'> & { starts_at: Date }>(
       firingAlertsQuery(scope),
