@@ -1,4 +1,5 @@
-import { ClusterSources, PROMETHEUS_MAX_POINTS, PrometheusConfig } from '../sync-config';
+import type { ClusterSources, PrometheusConfig } from '../sync-config';
+import { PROMETHEUS_MAX_POINTS } from '../sync-config.dto';
 import { ReasonCounter, SourceName } from '../sync-report';
 import type { ChangedWorkload, SampleReading, SourceTally, SyncRecord } from '../sync-records';
 import { SourceUnavailableError } from '../source-failure';
