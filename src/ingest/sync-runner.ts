@@ -63,7 +63,8 @@ async function runSource(
 ): Promise<SourceResult & { changed?: ChangedWorkload[] }> {
   const { dataSource, config } = run;
   const { organizationId } = config;
-  const initiatives = async () =>
+  // Read anew for each source: initiatives an earlier source created exist now.
+  const resolver = async () =>
     new InitiativeResolver(
       organizationId,
       await readInitiativeIds(dataSource, organizationId),
@@ -72,7 +73,7 @@ async function runSource(
   switch (source) {
     case 'kubernetes': {
       const kubernetes = target.kubernetes!;
-      const admitted = await initiatives();
+      const initiatives = await resolver();
       const api = await connectKubernetes(kubernetes, run.inCluster);
       const unfinished = await readUnfinishedWorkloads(
         dataSource,
@@ -80,17 +81,13 @@ async function runSource(
         api.clusterId,
         kubernetes.namespaces,
       );
-      const listing = await listKubernetes(api, kubernetes, {
-        organizationId,
-        initiatives: admitted,
-        unfinished,
-      });
+      const listing = await listKubernetes(api, kubernetes, { organizationId, initiatives, unfinished });
       return writeListing(run, target.cluster, source, listing);
     }
     case 'slurm': {
-      const admitted = await initiatives();
+      const initiatives = await resolver();
       const lastRead = (await readWatermarks(dataSource, organizationId, target.cluster)).slurm;
-      const listing = await listSlurm(target.slurm!, { organizationId, initiatives: admitted, lastRead });
+      const listing = await listSlurm(target.slurm!, { organizationId, initiatives, lastRead });
       return writeListing(run, target.cluster, source, listing);
     }
     case 'prometheus':
