@@ -5,7 +5,7 @@ import { parseSyncConfig, SyncConfigError, syncTargets } from '../../../src/inge
 import { configuredTasks } from '../../../src/ingest/sync-runner';
 import { parse as parseYaml } from 'yaml';
 
-/** The config of issue 11, as written. */
+/** The config from the sync documentation, as written. */
 const ISSUE_CONFIG = {
   organization_id: 'org-acme',
   unknown_initiatives: 'create',
