@@ -3,6 +3,7 @@ import {
   firingAlertsQuery,
   forgetDeliveredStatement,
   idleWorkloadsQuery,
+  organizationExistsQuery,
   recordAlertsStatement,
   staleSyncSourcesQuery,
 } from '../src/alerts/alerts.queries';
@@ -327,6 +328,7 @@ function alerts(): Catalog {
   return {
     'GET /v1/alerts: ORG_ADMIN': firingAlertsQuery(ORG_ADMIN),
     'GET /v1/alerts: MEMBER': firingAlertsQuery(MEMBER),
+    'gpucap alerts: the organization exists (once, at start)': organizationExistsQuery(ORG_ADMIN),
     'gpucap alerts: idle running workloads': idleWorkloadsQuery(
       ORG_ADMIN,
       new Date(NOW.getTime() - 3_600_000),

@@ -16,6 +16,10 @@ SELECT alertname, labels, annotations, starts_at
      WHERE organization_id = $1 AND ends_at IS NULL AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
      ORDER BY starts_at DESC, fingerprint;
 
+-- gpucap alerts: the organization exists (once, at start)
+--   $1 = "org-example"
+SELECT 1 FROM organizations WHERE organization_id = $1;
+
 -- gpucap alerts: idle running workloads
 --   $1 = "org-example"
 --   $2 = "2026-03-15T11:34:56.789Z"

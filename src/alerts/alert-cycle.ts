@@ -10,6 +10,7 @@ import {
   alertStatesQuery,
   forgetDeliveredStatement,
   idleWorkloadsQuery,
+  organizationExistsQuery,
   recordAlertsStatement,
   staleSyncSourcesQuery,
 } from './alerts.queries';
@@ -34,6 +35,19 @@ function evaluatorScope(organizationId: string): AuthScope {
     credentialKey: 'alerts',
     subject: 'gpucap-alerts',
   };
+}
+
+/** The config names an organization the database does not hold. */
+export class UnknownOrganizationError extends Error {}
+
+/** The configured organization, or an error naming it: checked once before the first cycle. */
+export async function assertOrganizationExists(
+  database: ScopedDatabase,
+  config: AlertsConfig,
+): Promise<void> {
+  const rows = await database.run(organizationExistsQuery(evaluatorScope(config.organizationId)));
+  if (rows.length === 0)
+    throw new UnknownOrganizationError(`organization '${config.organizationId}' does not exist`);
 }
 
 /**

@@ -33,6 +33,13 @@ export function idleWorkloadsQuery(
   );
 }
 
+/** Whether the organization exists: checked once at start, so a typo in the config says so. */
+export function organizationExistsQuery(scope: AuthScope): ScopedStatement {
+  return organizationStatement(scope, 'SELECT 1 FROM organizations WHERE organization_id = $1', [
+    scope.organizationId,
+  ]);
+}
+
 /** Sync sources whose last successful run is older than `since`. */
 export function staleSyncSourcesQuery(scope: AuthScope, since: Date): ScopedStatement {
   return organizationStatement(

@@ -156,7 +156,7 @@ Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see REA
     synopsis: 'alerts --config FILE [--once | --every 60s]',
     details: `  --config FILE   the alerts config, JSON or YAML (README.md, "Alerts through Alertmanager")
   --once          one evaluation, one line (the default); exit 1 when Alertmanager did not take it
-  --every 60s     evaluate every interval (at least 1m) until SIGINT/SIGTERM, logging JSON lines`,
+  --every 60s     evaluate every interval (s, m, h or d; at least a minute) until SIGINT/SIGTERM, logging JSON lines`,
     options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },
     load: async () => (await import('./commands/alerts.command')).alertsCommand,
   },

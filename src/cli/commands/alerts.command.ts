@@ -1,4 +1,10 @@
-import { failureLine, runAlertCycle, runAlertCycles } from '../../alerts/alert-cycle';
+import {
+  assertOrganizationExists,
+  failureLine,
+  runAlertCycle,
+  runAlertCycles,
+  UnknownOrganizationError,
+} from '../../alerts/alert-cycle';
 import { AlertsConfigError, loadAlertsConfig } from '../../alerts/alerts-config';
 import { ScopedDatabase } from '../../common/database/scoped-database';
 import { createRootLogger } from '../../common/logging/request-logging';
@@ -35,6 +41,13 @@ export const alertsCommand: Command = async (args, context) => {
     const stallWatch = new DatabaseStallWatch(dataSource);
     const database = new ScopedDatabase(dataSource, stallWatch);
     try {
+      try {
+        await assertOrganizationExists(database, config);
+      } catch (error) {
+        if (!(error instanceof UnknownOrganizationError)) throw error;
+        context.stderr.write(`alerts ${values.config}: ${error.message}\n`);
+        return 1;
+      }
       if (intervalMs === null) {
         try {
           const report = await runAlertCycle(database, config, new Date(), null);

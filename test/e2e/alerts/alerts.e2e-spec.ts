@@ -404,7 +404,7 @@ describe('gpucap alerts with a real Alertmanager', () => {
     expect(notified.map((alert) => alert.labels)).toEqual([labels]);
   });
 
-  it('stops on a bad config before any request, naming the key', async () => {
+  it('stops on a bad config or an unknown organization before any request, naming it', async () => {
     if (!available) return;
     let requests = 0;
     const counter = createServer((_request, response) => {
@@ -420,6 +420,24 @@ describe('gpucap alerts with a real Alertmanager', () => {
       const run = await runGpucap(['alerts', '--config', config, '--once'], env());
       expect(run.code).not.toBe(0);
       expect(run.stderr).toContain('rules.idle_workload.for_minutes: must not be less than 1');
+      expect(requests).toBe(0);
+
+      const unknown = join(directory, 'unknown.json');
+      writeFileSync(
+        unknown,
+        JSON.stringify({
+          organization_id: 'org-nobody',
+          alertmanager: { url: `http://127.0.0.1:${port}` },
+          dashboard_url: DASHBOARD,
+          rules: { budget_thresholds: [0.9] },
+        }),
+      );
+      const nobody = await runGpucap(['alerts', '--config', unknown, '--once'], env());
+      expect(nobody).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `alerts ${unknown}: organization 'org-nobody' does not exist\n`,
+      });
       expect(requests).toBe(0);
     } finally {
       await new Promise((resolve) => counter.close(resolve));
