@@ -186,7 +186,7 @@ function samplesOf(workloads: WorkloadSeed[], utilization: number) {
     .filter((workload) => workload.startedAt)
     .flatMap((workload) => {
       const start = new Date(workload.startedAt as string).getTime();
-      const end = workload.completedAt ? new Date(workload.completedAt as string).getTime() : NOW - HOUR / 6;
+      const end = workload.completedAt ? new Date(workload.completedAt).getTime() : NOW - HOUR / 6;
       return [0, 0.25, 0.5, 0.75, 1].map((fraction) => ({
         workloadId: workload.workloadId as string,
         at: new Date(start + (end - start) * fraction),
@@ -309,7 +309,10 @@ function candidates(parameter: Parameter): string[] {
   if (name === 'step') return ['1h'];
   if (/cursor|page_token/.test(name)) return [];
   const example = parameter.example ?? schema.example;
-  return example === undefined ? [] : [String(example)];
+  if (typeof example === 'string' || typeof example === 'number' || typeof example === 'boolean') {
+    return [String(example)];
+  }
+  return [];
 }
 
 /** Every request to try on one operation: its required filters at their first value, then each filter in turn. */
@@ -496,7 +499,7 @@ describe('scope, on every GET operation of the OpenAPI document', () => {
               organizations.map((organizationId, index) =>
                 request(testApp.server)
                   .get(url)
-                  .set(authHeaders(tokens[role as Role][index], organizationId))
+                  .set(authHeaders(tokens[role][index], organizationId))
                   .set('Accept', accept),
               ),
             );
