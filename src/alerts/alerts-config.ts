@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
 import { plainToInstance, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -21,7 +19,7 @@ import {
   ValidateNested,
   validateSync,
 } from 'class-validator';
-import { parse as parseYaml } from 'yaml';
+import { readConfigFile, readSecret } from '../common/config-file';
 import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../core/identifier';
 
 /** A config file that cannot be used: the message names the key and the rule. */
@@ -151,19 +149,8 @@ export interface AlertsConfig {
 
 /** Reads and checks an alerts config (JSON or YAML); every problem is an AlertsConfigError naming its key. */
 export function loadAlertsConfig(path: string): AlertsConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new AlertsConfigError('cannot read the file');
-  }
-  let document: unknown;
-  try {
-    document = parseYaml(text);
-  } catch (error) {
-    throw new AlertsConfigError(`not valid JSON or YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  return alertsConfigOf(document, dirname(resolve(path)));
+  const { document, base } = readConfigFile(path, AlertsConfigError);
+  return alertsConfigOf(document, base);
 }
 
 /** The checks of loadAlertsConfig on a parsed document; files named in it are relative to `base`. */
@@ -196,11 +183,12 @@ export function alertsConfigOf(document: unknown, base: string): AlertsConfig {
     alertmanager: {
       url: alertmanager.url.replace(/\/+$/, ''),
       basicAuth: basicAuth(alertmanager.basic_auth, base),
-      bearerToken: secret(
+      bearerToken: readSecret(
         alertmanager.bearer_token,
         alertmanager.bearer_token_file,
         'alertmanager.bearer_token',
         base,
+        AlertsConfigError,
       ),
       timeoutMs: (alertmanager.timeout_seconds ?? 10) * 1000,
     },
@@ -225,28 +213,17 @@ function thresholdLabel(value: number): string {
 
 function basicAuth(section: BasicAuthSection | undefined, base: string): AlertmanagerTarget['basicAuth'] {
   if (!section) return null;
-  const password = secret(section.password, section.password_file, 'alertmanager.basic_auth.password', base);
+  const password = readSecret(
+    section.password,
+    section.password_file,
+    'alertmanager.basic_auth.password',
+    base,
+    AlertsConfigError,
+  );
   if (password === null) {
     throw new AlertsConfigError('alertmanager.basic_auth: a password (or password_file) is required');
   }
   return { username: section.username, password };
-}
-
-/** A secret given inline or as `<key>_file` (read once, trailing newline dropped). */
-function secret(
-  inline: string | undefined,
-  file: string | undefined,
-  key: string,
-  base: string,
-): string | null {
-  if (inline != null && file != null)
-    throw new AlertsConfigError(`${key} and ${key}_file exclude each other`);
-  if (file == null) return inline ?? null;
-  try {
-    return readFileSync(isAbsolute(file) ? file : resolve(base, file), 'utf8').replace(/\r?\n$/, '');
-  } catch {
-    throw new AlertsConfigError(`${key}_file: cannot read '${file}'`);
-  }
 }
 
 /** class-validator's nested errors as `path.to.key: rule` lines, in the document's order. */

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
-import { parse as parseYaml } from 'yaml';
+import { configPath, readConfigFile, readSecret } from '../common/config-file';
 import {
   BasicAuthSection,
   ClusterSection,
@@ -88,19 +86,8 @@ export const DEFAULT_SACCT_COMMAND = ['sacct', '--json', '--allusers'];
 
 /** Reads a JSON or YAML sync config (YAML is a superset of JSON); relative paths are from its folder. */
 export function loadSyncConfig(file: string): SyncConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new SyncConfigError(`cannot read the config file '${file}'`);
-  }
-  let document: unknown;
-  try {
-    document = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
-  } catch (error) {
-    throw new SyncConfigError(`'${file}' is not valid JSON or YAML: ${(error as Error).message}`);
-  }
-  return parseSyncConfig(document, dirname(resolve(file)));
+  const { document, base } = readConfigFile(file, SyncConfigError);
+  return parseSyncConfig(document, base);
 }
 
 /**
@@ -226,7 +213,7 @@ function clustersConfig(entries: ClusterSection[], root: ClusterSources, base: s
 
 function kubernetesConfig(section: KubernetesSection, base: string): KubernetesConfig {
   return {
-    kubeconfig: section.kubeconfig == null ? null : pathFrom(base, section.kubeconfig),
+    kubeconfig: section.kubeconfig == null ? null : configPath(base, section.kubeconfig),
     context: section.context ?? null,
     namespaces: section.namespaces ?? null,
     clusterId: section.cluster_id ?? null,
@@ -263,7 +250,7 @@ function slurmConfig(section: SlurmSection, base: string, at: string): SlurmConf
     throw new SyncConfigError(`${at}sacct_json_file and ${at}sacct_command exclude each other: give one`);
   }
   return {
-    sacctJsonFile: section.sacct_json_file == null ? null : pathFrom(base, section.sacct_json_file),
+    sacctJsonFile: section.sacct_json_file == null ? null : configPath(base, section.sacct_json_file),
     sacctCommand: section.sacct_command ?? DEFAULT_SACCT_COMMAND,
     jobLabel: section.job_label ?? 'hpc_job',
     clusterId: section.cluster_id ?? null,
@@ -277,7 +264,13 @@ function slurmConfig(section: SlurmSection, base: string, at: string): SlurmConf
 }
 
 function basicAuth(section: BasicAuthSection, base: string, at: string): PrometheusConfig['basicAuth'] {
-  const password = secret(section.password, section.password_file, `${at}password`, base);
+  const password = readSecret(
+    section.password,
+    section.password_file,
+    `${at}password`,
+    base,
+    SyncConfigError,
+  );
   if (section.username == null || password === null) {
     throw new SyncConfigError(`${at}username and a password (or password_file) are required`);
   }
@@ -285,29 +278,13 @@ function basicAuth(section: BasicAuthSection, base: string, at: string): Prometh
 }
 
 function bearerToken(section: PrometheusSection, base: string, at: string): string | null {
-  if (section.bearer_token != null && section.bearer_token_file != null) {
-    throw new SyncConfigError(`${at}bearer_token and ${at}bearer_token_file exclude each other`);
-  }
-  return secret(section.bearer_token, section.bearer_token_file, `${at}bearer_token`, base);
-}
-
-/** A secret given inline or as `<key>_file` (read once, trailing newline dropped). */
-function secret(
-  inline: string | undefined,
-  file: string | undefined,
-  key: string,
-  base: string,
-): string | null {
-  if (file == null) return inline ?? null;
-  try {
-    return readFileSync(pathFrom(base, file), 'utf8').replace(/\r?\n$/, '');
-  } catch {
-    throw new SyncConfigError(`${key}_file: cannot read '${file}'`);
-  }
-}
-
-function pathFrom(base: string, path: string): string {
-  return isAbsolute(path) ? path : resolve(base, path);
+  return readSecret(
+    section.bearer_token,
+    section.bearer_token_file,
+    `${at}bearer_token`,
+    base,
+    SyncConfigError,
+  );
 }
 
 /** One cluster's sources as a run sees them. */

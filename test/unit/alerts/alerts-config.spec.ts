@@ -158,6 +158,6 @@ describe('alerts config', () => {
     const file = join(directory, 'broken.yaml');
     writeFileSync(file, 'rules: [unclosed');
     expect(() => loadAlertsConfig(file)).toThrow(/not valid JSON or YAML/);
-    expect(() => loadAlertsConfig(join(directory, 'missing.yaml'))).toThrow('cannot read the file');
+    expect(() => loadAlertsConfig(join(directory, 'missing.yaml'))).toThrow('cannot read the config file');
   });
 });
