@@ -1,7 +1,7 @@
 /**
  * npx ts-node --transpile-only bench/prepared-statements.ts [--sizes 1m] [--runs 200] [--only 'capacity|…']
  *
- * Would prepared statements pay (issue 13, item 3)? Each endpoint's main statement, built by the
+ * Would prepared statements pay? Each endpoint's main statement, built by the
  * service's own query builders with parameters drawn from the benchmark dataset, runs three ways
  * on connections with the service's session settings, interleaved so the host's noise falls on
  * all three alike:
@@ -17,8 +17,8 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AuthScope } from '../src/common/auth/auth-scope';
 import type { ScopedStatement } from '../src/common/database/scoped-statement';
-import { usageByInitiativeAndPoolQuery, usageByWindowQuery } from '../src/capacity/capacity.queries';
-import type { UsageWindow } from '../src/capacity/usage-window';
+import { usageByInitiativeAndPoolQuery, usageByWindowQuery } from '../src/common/capacity/capacity.queries';
+import type { UsageWindow } from '../src/common/capacity/usage-window';
 import {
   rankedByGpuHoursQuery,
   seriesQuery,

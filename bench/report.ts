@@ -223,7 +223,7 @@ function renderTargets(run: BenchRun): string {
       `- Baseline JSON differs from the service's for: ${mismatched.map((s) => `${s.name} as ${s.role} (${s.jsonDifference})`).join('; ')}.`,
     );
   }
-  return `#### Targets (issue 6)\n\n${lines.join('\n')}\n`;
+  return `#### Targets\n\n${lines.join('\n')}\n`;
 }
 
 /** Per INSERT statement when the load was traced (the database work alone), else end to end. */

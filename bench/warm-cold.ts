@@ -2,7 +2,7 @@
  * npx ts-node --transpile-only bench/warm-cold.ts [--sizes 1m] [--duration 10] [--warmup 3] [--connections 50]
  *                                                 [--before COMMIT] [--only 'ENDPOINT|…'] [--write]
  *
- * Warm and cold reads (issue 13), side by side in one run, as ORG_ADMIN on one dataset:
+ * Warm and cold reads, side by side in one run, as ORG_ADMIN on one dataset:
  * - warm: per endpoint a pool of 50 dashboard queries, repeated at random by every connection, with
  *   the response cache on (the default);
  * - cold: the same service with RESPONSE_CACHE_TTL_SECONDS=0 and a pool of thousands of distinct

@@ -6,7 +6,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * the ranked queries repeat this exact text (src/metrics/metrics.queries.ts) so the planner matches it.
  * Running workloads have no constant value: they are read live through workloads_org_running.
  */
-export const SETTLED_GPU_SECONDS_SQL = `(gpu_count * greatest(0, floor(date_part('epoch', completed_at - started_at))))`;
+const SETTLED_GPU_SECONDS_SQL = `(gpu_count * greatest(0, floor(date_part('epoch', completed_at - started_at))))`;
 
 const RANKED_SAMPLE_METRICS = ['gpu_utilization', 'memory_utilization', 'power_usage'] as const;
 

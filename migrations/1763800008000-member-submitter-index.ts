@@ -4,8 +4,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * A scoped caller's list filtered by submitter reads each of its initiatives in (submitted_at, id)
  * order. With only (organization, initiative, submitted_at) and (organization, submitter,
  * submitted_at) to choose from, a submitter who rarely or never worked in those initiatives made the
- * page scan every row of one of them (230 ms at 1M workloads); this index makes it one short range per
- * initiative (0.1 ms). See docs/workloads-query-plans.md.
+ * page scan every row of one of them; this index makes it one short range per initiative. Plans and
+ * timings: docs/workloads-query-plans.md.
  */
 export class MemberSubmitterIndex1763800008000 implements MigrationInterface {
   name = 'MemberSubmitterIndex1763800008000';

@@ -1,8 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Advisory-lock namespaces (first key of the two-integer form): "gpuc" and "gpup" in ASCII. */
-export const WRITER_LOCK_NAMESPACE = 0x67707563;
-export const PARTITION_LOCK_NAMESPACE = 0x67707570;
+const WRITER_LOCK_NAMESPACE = 0x67707563;
+const PARTITION_LOCK_NAMESPACE = 0x67707570;
 
 /**
  * The writers' lock rule, enforced by the database rather than by care (docs/architecture.md,

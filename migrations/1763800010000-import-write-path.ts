@@ -1,9 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
 
 /*
- * Same answers, less work per imported row (gpucap issue 15, item 6; numbers in docs/benchmarks.md,
- * "Import write path"):
+ * Same answers, less work per imported row (numbers in docs/benchmarks.md, "Import write path"):
  *
  * - workload_daily_rollups goes: it served only list counts filtered by submitter or is_managed.
  *   workload_period_rollups answers those now: submitter from its 'submitted_by' rows, is_managed
@@ -19,8 +17,8 @@ import { WorkloadRollups1763800001000 } from './1763800001000-workload-rollups';
  *   group's latest time (hash join) instead of sorting every changed row for DISTINCT ON; no ORDER BY
  *   before its upsert, for the same reason.
  *
- * `down` restores the former functions (generated here with `legacy`; the committed migrations do
- * not export their SQL) and rebuilds workload_daily_rollups with migration 1000.
+ * `down` restores the former functions (generated here with `legacy`) and rebuilds
+ * workload_daily_rollups with migration 1000's statements (copied below).
  */
 
 const STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
@@ -264,6 +262,131 @@ function dimensionCheckSql(dimensions: string[]): string {
         CHECK (dimension IN (${dimensions.map((d) => `'${d}'`).join(', ')}));`;
 }
 
+/*
+ * For `down`: workload_daily_rollups with its list index and triggers, rebuilt by the statements of
+ * migration 1000's `up`, copied here rather than run from that class so that this migration keeps
+ * executing what it did when it was deployed.
+ */
+
+const DAILY_ROLLUP_KEY =
+  'organization_id, bucket_start, initiative_id, submitted_by, instance_type, status, is_managed';
+const DAILY_SOURCE_COLUMNS =
+  'organization_id, submitted_at, initiative_id, submitted_by, instance_type, status, is_managed, gpu_count, started_at, completed_at';
+
+/**
+ * Aggregates signed workload rows (`source` yields `sign` plus DAILY_SOURCE_COLUMNS) into rollup
+ * deltas and adds them. Keys are applied in a fixed order so concurrent loads lock rollup rows in the
+ * same order.
+ */
+function dailyDeltaSql(source: string): string {
+  return `
+    INSERT INTO workload_daily_rollups AS r (${DAILY_ROLLUP_KEY}, workload_count, finished_count,
+                                             duration_seconds_sum, gpu_seconds_sum)
+    SELECT organization_id,
+           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
+           initiative_id, submitted_by, instance_type, status, is_managed,
+           sum(sign)::bigint,
+           sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint,
+           coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
+           coalesce(sum(sign * gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint
+    FROM (${source}) AS changed
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
+    -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
+    HAVING sum(sign) <> 0
+        OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0
+        OR coalesce(sum(sign * gpu_count::bigint * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0
+        OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0
+    ORDER BY 1, 2, 3, 4, 5, 6, 7
+    ON CONFLICT (${DAILY_ROLLUP_KEY})
+    DO UPDATE SET workload_count = r.workload_count + excluded.workload_count,
+                  finished_count = r.finished_count + excluded.finished_count,
+                  duration_seconds_sum = r.duration_seconds_sum + excluded.duration_seconds_sum,
+                  gpu_seconds_sum = r.gpu_seconds_sum + excluded.gpu_seconds_sum;`;
+}
+
+/** Keys whose rows all went away (deletes, or updates that moved a workload to another key) are removed. */
+const DAILY_DROP_EMPTY_KEYS_SQL = `
+    DELETE FROM workload_daily_rollups r
+    USING (SELECT DISTINCT organization_id,
+                  date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket_start
+           FROM old_rows) touched
+    WHERE r.organization_id = touched.organization_id AND r.bucket_start = touched.bucket_start
+      AND r.workload_count = 0;`;
+
+function dailyTriggerFunctionSql(name: string, body: string): string {
+  return `
+    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+      ${body}
+      RETURN NULL;
+    END
+    $fn$;`;
+}
+
+/** Migration 1000's `up`. */
+async function restoreDailyRollups(queryRunner: QueryRunner): Promise<void> {
+  await queryRunner.query(`
+      CREATE TABLE workload_daily_rollups (
+        organization_id       text NOT NULL,
+        bucket_start          timestamptz NOT NULL,
+        initiative_id         text NOT NULL,
+        submitted_by          text NOT NULL,
+        instance_type         text NOT NULL,
+        status                text NOT NULL,
+        is_managed            boolean NOT NULL,
+        workload_count        bigint NOT NULL,
+        finished_count        bigint NOT NULL,
+        duration_seconds_sum  bigint NOT NULL,
+        gpu_seconds_sum       bigint NOT NULL,
+        PRIMARY KEY (${DAILY_ROLLUP_KEY})
+      );
+      -- Team-scoped callers page per initiative; with a status filter too, this keeps each page an index
+      -- range instead of scanning an initiative (or the organization's status) until enough rows match.
+      CREATE INDEX workloads_org_initiative_status_submitted
+        ON workloads (organization_id, initiative_id, status, submitted_at DESC, workload_id DESC);
+      -- A list filtered by submitter counts only that person's buckets.
+      CREATE INDEX workload_daily_rollups_submitter
+        ON workload_daily_rollups (organization_id, submitted_by, bucket_start);
+    `);
+  await queryRunner.query(
+    dailyTriggerFunctionSql(
+      'gpucap_workload_rollup_insert',
+      dailyDeltaSql(`SELECT 1 AS sign, ${DAILY_SOURCE_COLUMNS} FROM new_rows`),
+    ),
+  );
+  await queryRunner.query(
+    dailyTriggerFunctionSql(
+      'gpucap_workload_rollup_update',
+      dailyDeltaSql(
+        `SELECT 1 AS sign, ${DAILY_SOURCE_COLUMNS} FROM new_rows UNION ALL SELECT -1, ${DAILY_SOURCE_COLUMNS} FROM old_rows`,
+      ) + DAILY_DROP_EMPTY_KEYS_SQL,
+    ),
+  );
+  await queryRunner.query(
+    dailyTriggerFunctionSql(
+      'gpucap_workload_rollup_delete',
+      dailyDeltaSql(`SELECT -1 AS sign, ${DAILY_SOURCE_COLUMNS} FROM old_rows`) + DAILY_DROP_EMPTY_KEYS_SQL,
+    ),
+  );
+  await queryRunner.query(
+    dailyTriggerFunctionSql('gpucap_workload_rollup_truncate', 'DELETE FROM workload_daily_rollups;'),
+  );
+  // Writers wait while existing rows are rolled up, so none slips between backfill and triggers.
+  await queryRunner.query(`
+      LOCK TABLE workloads IN SHARE ROW EXCLUSIVE MODE;
+      ${dailyDeltaSql(`SELECT 1 AS sign, ${DAILY_SOURCE_COLUMNS} FROM workloads`)}
+      CREATE TRIGGER workloads_rollup_insert AFTER INSERT ON workloads
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_rollup_insert();
+      CREATE TRIGGER workloads_rollup_update AFTER UPDATE ON workloads
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_rollup_update();
+      CREATE TRIGGER workloads_rollup_delete AFTER DELETE ON workloads
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_rollup_delete();
+      CREATE TRIGGER workloads_rollup_truncate AFTER TRUNCATE ON workloads
+        FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_rollup_truncate();
+    `);
+}
+
 export class ImportWritePath1763800010000 implements MigrationInterface {
   name = 'ImportWritePath1763800010000';
 
@@ -296,6 +419,6 @@ export class ImportWritePath1763800010000 implements MigrationInterface {
     await queryRunner.query(dimensionCheckSql(DIMENSIONS));
     // Migration 1000 creates this list index along with the rollup; it is rebuilt with it.
     await queryRunner.query('DROP INDEX workloads_org_initiative_status_submitted');
-    await new WorkloadRollups1763800001000().up(queryRunner);
+    await restoreDailyRollups(queryRunner);
   }
 }

@@ -1,8 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
- * Idle GPU time kept by the rollups (gpucap issue 12): statistics and capacity report idle GPU-hours
- * and GPU efficiency per initiative, group and bucket without reading samples.
+ * Idle GPU time kept by the rollups: statistics and capacity report idle GPU-hours and GPU
+ * efficiency per initiative, group and bucket without reading samples.
  *
  * A finished workload with samples holds `sampled` GPU-seconds (all of its GPU-seconds) and `busy`
  * GPU-seconds = GPU-seconds × its lifetime average utilization / 100, the average read from
@@ -42,10 +42,10 @@ const DURATION = 'floor(extract(epoch FROM completed_at - started_at))';
 const FINISHED = `(status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)`;
 const UTC_DAY = `date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
 const UTC_HOUR = `date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
-export const SAMPLED = (amount: string) => `gpucap_sampled_share(${amount}, sample_count)`;
-export const BUSY = (amount: string) => `gpucap_busy_share(${amount}, gpu_utilization_sum, sample_count)`;
+const SAMPLED = (amount: string) => `gpucap_sampled_share(${amount}, sample_count)`;
+const BUSY = (amount: string) => `gpucap_busy_share(${amount}, gpu_utilization_sum, sample_count)`;
 
-export interface Measure {
+interface Measure {
   column: string;
   sum: string;
   type: 'bigint' | 'numeric';
@@ -64,7 +64,7 @@ const COUNT_MEASURES: Measure[] = [
 ];
 
 /** ...that also carry their aggregate's `sample_count` and `gpu_utilization_sum`. */
-export const IDLE_MEASURES: Measure[] = [
+const IDLE_MEASURES: Measure[] = [
   {
     column: 'sampled_gpu_seconds_sum',
     sum: `coalesce(sum(sign * ${SAMPLED('gpu_seconds')}), 0)`,
@@ -84,7 +84,7 @@ const GROUPING_SETS = [
 ];
 
 /** Adds the measures of signed workload rows (`source`) to every period row they fall in. */
-export function periodDeltaSql(source: string, measures: Measure[]): string {
+function periodDeltaSql(source: string, measures: Measure[]): string {
   return `
     INSERT INTO workload_period_rollups AS r (${PERIOD_KEY}, ${measures.map((m) => m.column).join(', ')})
     SELECT organization_id,
@@ -115,13 +115,13 @@ const PERIOD_DROP_EMPTY_KEYS_SQL = `
       AND ${STATUSES.map((status) => `r.${status}_count = 0`).join(' AND ')};`;
 
 /** A transition table's workloads with a sign and their GPU-seconds. */
-export function signedWorkloadsSql(sign: 1 | -1, table: 'new_rows' | 'old_rows'): string {
+function signedWorkloadsSql(sign: 1 | -1, table: 'new_rows' | 'old_rows'): string {
   return `SELECT ${sign} AS sign, ${WORKLOAD_COLUMNS.join(', ')},
       coalesce(gpu_count::bigint * ${DURATION}, 0) AS gpu_seconds FROM ${table}`;
 }
 
 /** Signed rows that have organization_id, workload_id and the run's times, with the workload's aggregate now. */
-export function withCurrentAggregateSql(rows: string): string {
+function withCurrentAggregateSql(rows: string): string {
   return `
     SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (${rows}) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
@@ -132,7 +132,7 @@ export function withCurrentAggregateSql(rows: string): string {
  * The finished workloads of signed aggregate rows (`parts`: a table per sign), each with its
  * GPU-seconds and that aggregate's count and sum: what the idle parts move between.
  */
-export function workloadsOfAggregatesSql(parts: { sign: 1 | -1; table: string }[]): string {
+function workloadsOfAggregatesSql(parts: { sign: 1 | -1; table: string }[]): string {
   const aggregates = parts
     .map(
       ({ sign, table }) =>
@@ -148,13 +148,13 @@ export function workloadsOfAggregatesSql(parts: { sign: 1 | -1; table: string }[
     WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL AND w.gpu_count > 0`;
 }
 
-export interface CapacityMeasure {
+interface CapacityMeasure {
   column: string;
   amount: string;
   idle: boolean;
 }
 
-export const CAPACITY_MEASURES: CapacityMeasure[] = [
+const CAPACITY_MEASURES: CapacityMeasure[] = [
   { column: 'gpu_microseconds', amount: 'd.gpu_microseconds', idle: false },
   { column: 'spanning_gpus', amount: 'd.spanning_gpus', idle: false },
   { column: 'sampled_gpu_microseconds', amount: SAMPLED('d.gpu_microseconds'), idle: true },
@@ -162,7 +162,7 @@ export const CAPACITY_MEASURES: CapacityMeasure[] = [
   { column: 'sampled_spanning_gpus', amount: SAMPLED('d.spanning_gpus'), idle: true },
   { column: 'busy_spanning_gpus', amount: BUSY('d.spanning_gpus'), idle: true },
 ];
-export const CAPACITY_IDLE_MEASURES = CAPACITY_MEASURES.filter((m) => m.idle);
+const CAPACITY_IDLE_MEASURES = CAPACITY_MEASURES.filter((m) => m.idle);
 
 /**
  * Adds signed finished runs (`source`: sign, organization_id, initiative_id, instance_type, gpu_count,
@@ -173,8 +173,8 @@ function capacityDeltaSql(source: string, measures: CapacityMeasure[]): string {
   return `${capacityUpsertSql(source, measures)};`;
 }
 
-/** capacityDeltaSql as one statement without its semicolon (a data-modifying CTE of migration 17000). */
-export function capacityUpsertSql(source: string, measures: CapacityMeasure[]): string {
+/** capacityDeltaSql as one statement without its semicolon. */
+function capacityUpsertSql(source: string, measures: CapacityMeasure[]): string {
   const sums = measures.map((m) => `sum(c.sign * ${m.amount})`);
   return `
     INSERT INTO capacity_usage_daily AS r (${CAPACITY_KEY}, ${measures.map((m) => m.column).join(', ')})
@@ -192,7 +192,7 @@ const USAGE_INPUTS = ['initiative_id', 'instance_type', 'gpu_count', 'started_at
 const columnsOf = (alias: string) => USAGE_INPUTS.map((column) => `${alias}.${column}`).join(', ');
 
 /** Runs whose usage inputs changed in an UPDATE, old subtracted and new added; unchanged ones not at all. */
-export const CHANGED_RUNS_SQL = `
+const CHANGED_RUNS_SQL = `
     SELECT c.* FROM old_rows o
     FULL JOIN new_rows n ON n.organization_id = o.organization_id AND n.workload_id = o.workload_id
     CROSS JOIN LATERAL (VALUES
@@ -201,7 +201,7 @@ export const CHANGED_RUNS_SQL = `
     ) AS c (sign, organization_id, workload_id, ${USAGE_INPUTS.join(', ')})
     WHERE (${columnsOf('o')}) IS DISTINCT FROM (${columnsOf('n')})`;
 
-export function functionSql(name: string, body: string): string {
+function functionSql(name: string, body: string): string {
   return `
     CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql SET jit = off AS $fn$
     BEGIN
@@ -212,7 +212,7 @@ export function functionSql(name: string, body: string): string {
 }
 
 /** The workloads triggers' functions, with the idle parts or (for \`down\`) as before this migration. */
-export function workloadFunctions(withIdle: boolean): string[] {
+function workloadFunctions(withIdle: boolean): string[] {
   const period = (rows: string) =>
     withIdle
       ? periodDeltaSql(withCurrentAggregateSql(rows), [...COUNT_MEASURES, ...IDLE_MEASURES])
@@ -244,12 +244,12 @@ export function workloadFunctions(withIdle: boolean): string[] {
 }
 
 /** Moves finished workloads' idle parts from their old aggregate to their new one. */
-export function aggregateDeltaSql(parts: { sign: 1 | -1; table: string }[]): string {
+function aggregateDeltaSql(parts: { sign: 1 | -1; table: string }[]): string {
   const workloads = workloadsOfAggregatesSql(parts);
   return periodDeltaSql(workloads, IDLE_MEASURES) + capacityDeltaSql(workloads, CAPACITY_IDLE_MEASURES);
 }
 
-export const ZERO_IDLE_SQL = `
+const ZERO_IDLE_SQL = `
     UPDATE workload_period_rollups SET ${IDLE_MEASURES.map((m) => `${m.column} = 0`).join(', ')}
       WHERE ${IDLE_MEASURES.map((m) => `${m.column} <> 0`).join(' OR ')};
     UPDATE capacity_usage_daily SET ${CAPACITY_IDLE_MEASURES.map((m) => `${m.column} = 0`).join(', ')}
@@ -257,7 +257,7 @@ export const ZERO_IDLE_SQL = `
 
 const NEW_AGGREGATES = { sign: 1, table: 'new_rows' } as const;
 const OLD_AGGREGATES = { sign: -1, table: 'old_rows' } as const;
-export const AGGREGATE_TRIGGERS = [
+const AGGREGATE_TRIGGERS = [
   { event: 'INSERT', parts: [NEW_AGGREGATES], referencing: 'NEW TABLE AS new_rows' },
   {
     event: 'UPDATE',

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A data version per organization (gpucap issue 13): any change to the rows an answer is computed
+ * A data version per organization: any change to the rows an answer is computed
  * from gives the organization a new version in the same transaction, so a cached answer is valid
  * exactly while its organization's version is unchanged (src/common/http/response-cache).
  *

@@ -2,10 +2,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
  * A burn-down reads G at one cut per local day (src/capacity/capacity.queries.ts): each cut is a
- * range of a day's capacity_usage_hourly buckets, ~650 rows at 1M workloads, and fetching each row
- * from the heap was most of the statement (37k heap pages for 56 days). The primary key now carries
- * the three amounts those reads take, so they are index-only scans (560 pages for the same 56 cuts,
- * burn-down usage ~54 -> ~31 ms at 1M). The idle variants (sampled_, busy_) are read only at the two
+ * range of a day's capacity_usage_hourly buckets, and fetching each row from the heap was most of the
+ * statement. The primary key now carries the three amounts those reads take, so they are index-only
+ * scans (figures in docs/benchmarks.md). The idle variants (sampled_, busy_) are read only at the two
  * cuts of the plain report and stay in the heap.
  *
  * Still one index: the key is unchanged, so ON CONFLICT infers it as before. Updates of the amounts

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
- * The list's six keyset indexes, ascending instead of descending (gpucap issue 15, item 6). Pages
+ * The list's six keyset indexes, ascending instead of descending. Pages
  * are read newest first either way: a B-tree scanned backwards returns (submitted_at DESC,
  * workload_id DESC), so every list plan keeps its index and its Limit without a Sort.
  *
@@ -9,9 +9,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * the left edge of its key range, where a full page splits in half and the left half is never
  * filled again. Ascending, the entries of the last key range land on the index's rightmost page,
  * which PostgreSQL splits unevenly for exactly this pattern, leaving full pages behind; the other
- * ranges (one per initiative, status or submitter) half-fill their pages in either order.
- * Measured on 200k demo workloads loaded in order (docs/benchmarks.md, "Import write path"): the
- * workloads indexes 230 -> 218 MB, the INSERT 13.2-13.6 -> 12.7-13.1 s.
+ * ranges (one per initiative, status or submitter) half-fill their pages in either order: smaller
+ * indexes and a faster INSERT, measured in docs/benchmarks.md.
  */
 const INDEXES: { name: string; key: string }[] = [
   { name: 'workloads_org_submitted', key: 'organization_id' },

@@ -1,13 +1,13 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
- * The aggregates of running workloads, as a set (gpucap issue 13, cold reads). Capacity, statistics
+ * The aggregates of running workloads, as a set, for cold reads. Capacity, statistics
  * and the ranked idle page each join every running workload of the scope to its metric aggregate:
- * ~1,000 primary-key lookups at 1M workloads, a third of those statements' time. A running
+ * one primary-key lookup per running workload, a large part of those statements' time. A running
  * workload's aggregate carries status 'running' (the aggregate's insert trigger and the workloads
  * triggers of …5000 and …18000 copy it in the writer's transaction, as the ranked page already relies
  * on; test/support/rollup-residue.ts checks it after every concurrency run), so the readers take both
- * sides as sets and hash-join them: 6 ms -> 2 ms for the join alone at 1M.
+ * sides as sets and hash-join them.
  * Write cost: one entry per update of a running workload's aggregate, which already writes an entry
  * into each ranked index (their keys hold the averages, so those updates are never HOT).
  */

@@ -19,6 +19,7 @@ import { AscendingListIndexes1763800020000 } from './1763800020000-ascending-lis
 import { RunningAggregatesIndex1763800021000 } from './1763800021000-running-aggregates-index';
 import { GpuShares1763800022000 } from './1763800022000-gpu-shares';
 import { SyncWatermarksPerCluster1763800023000 } from './1763800023000-sync-watermarks-per-cluster';
+import { AlertStates1763800024000 } from './1763800024000-alert-states';
 import { QueueWaitIndex1763800025000 } from './1763800025000-queue-wait-index';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
@@ -44,5 +45,6 @@ export const migrations = [
   RunningAggregatesIndex1763800021000,
   GpuShares1763800022000,
   SyncWatermarksPerCluster1763800023000,
+  AlertStates1763800024000,
   QueueWaitIndex1763800025000,
 ];

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AlertsModule } from './alerts/alerts.module';
 import { CapacityModule } from './capacity/capacity.module';
 import { AuthModule } from './common/auth/auth.module';
 import { CredentialGuard } from './common/auth/credential.guard';
@@ -64,6 +65,7 @@ export class AppModule {
         MetricsModule,
         WorkloadsModule,
         CapacityModule,
+        AlertsModule,
       ],
       providers: [
         { provide: DatabaseConnector, useValue: connector },

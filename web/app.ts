@@ -18,6 +18,14 @@ interface Envelope<T> {
   metadata?: { total_count?: number; next_token?: string | null };
 }
 
+/** An alert of GET /v1/alerts: its labels (severity among them) and what a person reads. */
+interface FiringAlert {
+  alertname: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  starts_at: string;
+}
+
 type GpuSharing = { mode: 'mig'; profile: string } | { mode: 'time-slicing' | 'mps'; replicas: number };
 
 /** What a workload holds: devices (whole GPUs, MIG instances or replicas) and the physical GPUs they add up to. */
@@ -746,6 +754,37 @@ function clearSeries(): void {
   byId('series-title').hidden = true;
 }
 
+/**
+ * What `gpucap alerts` found firing in the token's scope, above the panels; hidden when nothing
+ * fires.
+ */
+async function loadAlerts(): Promise<void> {
+  const { data } = await api<FiringAlert[]>('/v1/alerts');
+  byId('alerts').hidden = data.length === 0;
+  byId('alerts-list').replaceChildren(
+    ...data.map((alert) => {
+      const item = document.createElement('li');
+      const severity = alert.labels.severity ?? 'warning';
+      item.className = `alert alert-${severity}`;
+      item.dataset.alertname = alert.alertname;
+      const badge = Object.assign(document.createElement('span'), {
+        className: 'badge',
+        textContent: severity,
+      });
+      const summary = Object.assign(document.createElement('strong'), {
+        textContent: alert.annotations.summary ?? alert.alertname,
+      });
+      const since = Object.assign(document.createElement('span'), {
+        className: 'since',
+        textContent: `since ${formatDate(alert.starts_at)}`,
+      });
+      item.append(badge, ' ', summary, ' ', since);
+      if (alert.annotations.description) item.title = alert.annotations.description;
+      return item;
+    }),
+  );
+}
+
 async function loadPanels(): Promise<void> {
   await loadCapacity();
   await Promise.all([loadIdle(), loadStats(), loadWorkloads(), loadQueueWait()]);
@@ -774,7 +813,8 @@ async function show(discover = true): Promise<void> {
   panels.hidden = false;
   document.body.dataset.state = 'loading';
   const outcome = await guarded(async () => {
-    if (discover) await loadClusters();
+    // Alerts concern every cluster: choosing one changes no alert, so only a new view asks again.
+    if (discover) await Promise.all([loadClusters(), loadAlerts()]);
     await loadPanels();
   });
   if (outcome === 'superseded') return;

@@ -51,7 +51,7 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND initiative_id = ANY($5::text[]) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
+  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND ($5::text[] IS NULL OR initiative_id = ANY ($5::text[])) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
 -- GET /v1/workloads: total_count, ORG_ADMIN, no filters
 --   $1 = "org-example"
@@ -74,15 +74,15 @@ SELECT coalesce(sum(pending_count + running_count + completed_count + failed_cou
 --   $12 = "2026-03-15T12:34:56.789Z"
 SELECT coalesce(sum(running_count), 0)::float8 AS total_count
       FROM (SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
-      FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND period = 'day' AND dimension = 'none' AND bucket_start >= $3 AND bucket_start < $4
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day' AND dimension = 'none' AND bucket_start >= $3 AND bucket_start < $4
  UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
-      FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND period = 'hour' AND dimension = 'none' AND bucket_start >= $5 AND bucket_start < $6
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'hour' AND dimension = 'none' AND bucket_start >= $5 AND bucket_start < $6
  UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
-      FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND period = 'hour' AND dimension = 'none' AND bucket_start >= $7 AND bucket_start < $8
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'hour' AND dimension = 'none' AND bucket_start >= $7 AND bucket_start < $8
  UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0)
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND submitted_at >= $9 AND submitted_at < $10
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND submitted_at >= $9 AND submitted_at < $10
  UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0)
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[]) AND submitted_at >= $11 AND submitted_at < $12) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum);
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND submitted_at >= $11 AND submitted_at < $12) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum);
 
 -- GET /v1/workloads: total_count, MEMBER, every filter (daily rollups)
 --   $1 = "org-example"
@@ -105,7 +105,7 @@ SELECT coalesce(sum(running_count), 0)::float8 AS total_count
 --   $18 = ["init-a","init-b"]
 --   $19 = "2026-03-15T00:00:00.000Z"
 --   $20 = "2026-03-15T12:34:56.789Z"
-SELECT ((SELECT coalesce(sum(completed_count), 0) FROM workload_period_rollups WHERE organization_id = $1 AND period = 'day' AND dimension = 'managed_submitted_by' AND initiative_id = ANY($2::text[]) AND bucket_start >= $3 AND bucket_start < $4 AND initiative_id = $5 AND dimension_value = $6) + (SELECT count(*) FROM workloads WHERE organization_id = $1 AND initiative_id = $7 AND status = $8 AND submitted_by = $9 AND is_managed = $10 AND initiative_id = ANY($11::text[]) AND submitted_at >= $12 AND submitted_at < $13) + (SELECT count(*) FROM workloads WHERE organization_id = $1 AND initiative_id = $14 AND status = $15 AND submitted_by = $16 AND is_managed = $17 AND initiative_id = ANY($18::text[]) AND submitted_at >= $19 AND submitted_at < $20))::float8 AS total_count;
+SELECT ((SELECT coalesce(sum(completed_count), 0) FROM workload_period_rollups WHERE organization_id = $1 AND period = 'day' AND dimension = 'managed_submitted_by' AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND bucket_start >= $3 AND bucket_start < $4 AND initiative_id = $5 AND dimension_value = $6) + (SELECT count(*) FROM workloads WHERE organization_id = $1 AND initiative_id = $7 AND status = $8 AND submitted_by = $9 AND is_managed = $10 AND ($11::text[] IS NULL OR initiative_id = ANY ($11::text[])) AND submitted_at >= $12 AND submitted_at < $13) + (SELECT count(*) FROM workloads WHERE organization_id = $1 AND initiative_id = $14 AND status = $15 AND submitted_by = $16 AND is_managed = $17 AND ($18::text[] IS NULL OR initiative_id = ANY ($18::text[])) AND submitted_at >= $19 AND submitted_at < $20))::float8 AS total_count;
 
 -- GET /v1/workloads: page and total_count, MEMBER, cluster_id (raw count)
 --   $1 = "org-example"
@@ -130,7 +130,7 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
 --   $3 = ["init-a","init-b"]
 --   $4 = "2026-03-01T06:30:00.000Z"
 --   $5 = "2026-03-15T12:34:56.789Z"
-SELECT count(*)::float8 AS total_count FROM workloads WHERE organization_id = $1 AND cluster_id = $2 AND initiative_id = ANY($3::text[]) AND submitted_at >= $4 AND submitted_at < $5;
+SELECT count(*)::float8 AS total_count FROM workloads WHERE organization_id = $1 AND cluster_id = $2 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $4 AND submitted_at < $5;
 
 -- GET /v1/workloads: total_count, empty date range
 SELECT 0::float8 AS total_count;
@@ -160,7 +160,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
        (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
         WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
           AND a.sample_count > 0) AS average_gpu_utilization
-     FROM workloads WHERE organization_id = $1 AND workload_id = $2 AND initiative_id = ANY($3::text[]);
+     FROM workloads WHERE organization_id = $1 AND workload_id = $2 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]));
 
 -- GET /v1/workloads/stats: start of a named time_range
 --   $1 = "org-example"
@@ -251,28 +251,28 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
     FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
-      FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'day' AND dimension = 'submitted_by' AND bucket_start >= $4 AND bucket_start < $5
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'submitted_by' AND bucket_start >= $4 AND bucket_start < $5
  UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
-      FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $6 AND bucket_start < $7
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $6 AND bucket_start < $7
  UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
-      FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $8 AND bucket_start < $9
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $8 AND bucket_start < $9
  UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND submitted_at >= $10 AND submitted_at < $11
+  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $10 AND submitted_at < $11
  UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND submitted_at >= $12 AND submitted_at < $13
+  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $12 AND submitted_at < $13
  UNION ALL SELECT submitted_by, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
         AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
@@ -347,14 +347,14 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
     FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
-      FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'day' AND dimension = 'instance_type' AND bucket_start >= $4 AND bucket_start < $5
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'instance_type' AND bucket_start >= $4 AND bucket_start < $5
  UNION ALL SELECT instance_type, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
         AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
@@ -381,14 +381,14 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND cluster_id = $4 AND submitted_at >= $5 AND submitted_at < $6
+  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND submitted_at >= $5 AND submitted_at < $6
  UNION ALL SELECT cluster_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND cluster_id = $4 AND status = 'running'
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND status = 'running'
         AND submitted_at >= $7 AND submitted_at < $8) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
@@ -448,23 +448,23 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
     FROM (SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
        FROM workload_period_rollups
-       WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'day' AND dimension = 'none'
+       WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'none'
          AND bucket_start = ANY($4::timestamptz[])
  UNION ALL SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
        FROM workload_period_rollups
-       WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND period = 'hour' AND dimension = 'none'
+       WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'none'
          AND bucket_start = ANY($5::timestamptz[])
  UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
        FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[])
+  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]))
          AND submitted_at >= $6 AND submitted_at < $7
  UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
        FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = ANY($3::text[])
+  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]))
          AND submitted_at >= $8 AND submitted_at < $9
  UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
       FROM workloads LEFT JOIN (
@@ -472,7 +472,7 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = ANY($3::text[]) AND status = 'running'
+    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
         AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
     GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key))
     ORDER BY 1, 2 DESC, 4 DESC, group_key COLLATE "C";
@@ -522,7 +522,7 @@ SELECT NULL::integer AS bucket_index,
     FROM (SELECT facts.*
       FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
         CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[])
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
         AND submitted_at >= $3 AND submitted_at < $4
         AND (started_at IS NOT NULL OR status = 'pending')
       ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
@@ -549,7 +549,7 @@ SELECT bucket_index,
     FROM (SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index, facts.*
       FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
         CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2::text[])
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
         AND submitted_at >= $3 AND submitted_at < $4
         AND (started_at IS NOT NULL OR status = 'pending')
       ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed

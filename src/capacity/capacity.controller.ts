@@ -7,9 +7,9 @@ import { AsOf } from '../common/http/as-of.decorator';
 import { AggregateRead } from '../common/http/aggregate-read/aggregate-read.decorator';
 import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
-import { CapacityService } from './capacity.service';
-import { CapacityQueryDto } from './dto/capacity-query.dto';
-import { CapacityEnvelopeDto, CapacityReportDto } from './dto/capacity-report.dto';
+import { CapacityService } from '../common/capacity/capacity.service';
+import { CapacityQueryDto } from '../common/capacity/dto/capacity-query.dto';
+import { CapacityEnvelopeDto, CapacityReportDto } from '../common/capacity/dto/capacity-report.dto';
 
 @ApiTags('capacity')
 @Controller('capacity')

@@ -146,9 +146,19 @@ Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see REA
     synopsis: 'sync --config FILE [--once | --every 60s]',
     details: `  --config FILE   the sync config, JSON or YAML (README.md, "Sync from Kubernetes, Prometheus and Slurm")
   --once          one run, one line per source (the default); exit 1 when a source failed
-  --every 60s     run every interval (s, m or h) until SIGINT/SIGTERM, logging JSON lines`,
+  --every 60s     run every interval (s, m, h or d) until SIGINT/SIGTERM, logging JSON lines`,
     options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },
     load: async () => (await import('./commands/sync.command')).syncCommand,
+  },
+  {
+    path: 'alerts',
+    summary: 'evaluate budget, forecast, idle-GPU and stale-sync alerts and send them to Alertmanager',
+    synopsis: 'alerts --config FILE [--once | --every 60s]',
+    details: `  --config FILE   the alerts config, JSON or YAML (README.md, "Alerts through Alertmanager")
+  --once          one evaluation, one line (the default); exit 1 when Alertmanager did not take it
+  --every 60s     evaluate every interval (s, m, h or d; at least a minute) until SIGINT/SIGTERM, logging JSON lines`,
+    options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },
+    load: async () => (await import('./commands/alerts.command')).alertsCommand,
   },
 ];
 

@@ -1,6 +1,5 @@
-import type { DataSource } from 'typeorm';
 import type { UnknownInitiatives } from './sync-config';
-import type { SyncRecord } from './sync-writer';
+import type { SyncRecord } from './sync-records';
 
 /**
  * Decides, per initiative a workload names, whether it exists, is created (`unknown_initiatives:
@@ -9,19 +8,12 @@ import type { SyncRecord } from './sync-writer';
 export class InitiativeResolver {
   private readonly toCreate = new Set<string>();
 
-  private constructor(
+  /** `existing`: the organization's initiatives as stored when the source starts. */
+  constructor(
     private readonly organizationId: string,
-    private readonly existing: Set<string>,
+    private readonly existing: ReadonlySet<string>,
     private readonly policy: UnknownInitiatives,
   ) {}
-
-  static async load(dataSource: DataSource, organizationId: string, policy: UnknownInitiatives) {
-    const rows: { initiative_id: string }[] = await dataSource.query(
-      'SELECT initiative_id FROM initiatives WHERE organization_id = $1',
-      [organizationId],
-    );
-    return new InitiativeResolver(organizationId, new Set(rows.map((row) => row.initiative_id)), policy);
-  }
 
   /** Null when the workload may be written; otherwise the refusal reason. */
   admit(initiativeId: string): string | null {

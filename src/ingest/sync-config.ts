@@ -1,7 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { IDENTIFIER_PATTERN } from '../core/identifier';
+import { plainToInstance } from 'class-transformer';
+import { ValidationError, validateSync } from 'class-validator';
+import { configPath, readConfigFile, readSecret } from '../common/config-file';
+import {
+  BasicAuthSection,
+  ClusterSection,
+  KubernetesSection,
+  PrometheusSection,
+  SlurmSection,
+  SyncConfigFile,
+  isSection,
+} from './sync-config.dto';
 
 /** A config file that cannot be used: the message names the key and the rule. */
 export class SyncConfigError extends Error {}
@@ -74,46 +82,31 @@ export interface SyncConfig extends ClusterSources {
   clusters: ClusterConfig[];
 }
 
-/** Prometheus refuses a range query of more than 11,000 points per series. */
-export const PROMETHEUS_MAX_POINTS = 11_000;
 export const DEFAULT_SACCT_COMMAND = ['sacct', '--json', '--allusers'];
-
-type Json = Record<string, unknown>;
 
 /** Reads a JSON or YAML sync config (YAML is a superset of JSON); relative paths are from its folder. */
 export function loadSyncConfig(file: string): SyncConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    throw new SyncConfigError(`cannot read the config file '${file}'`);
-  }
-  let document: unknown;
-  try {
-    document = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
-  } catch (error) {
-    throw new SyncConfigError(`'${file}' is not valid JSON or YAML: ${(error as Error).message}`);
-  }
-  return parseSyncConfig(document, dirname(resolve(file)));
+  const { document, base } = readConfigFile(file, SyncConfigError);
+  return parseSyncConfig(document, base);
 }
 
+/**
+ * The config of a parsed document, defaults filled in, paths resolved from `baseDirectory` and secret
+ * files read; the first problem found stops it, naming the key.
+ */
 export function parseSyncConfig(document: unknown, baseDirectory: string): SyncConfig {
-  const root = section(document, 'the config');
-  knownKeys(root, '', [
-    'organization_id',
-    'unknown_initiatives',
-    'kubernetes',
-    'prometheus',
-    'slurm',
-    'clusters',
-  ]);
+  if (!isSection(document)) throw new SyncConfigError('the config must be an object');
+  const file = plainToInstance(SyncConfigFile, document);
+  const errors = validateSync(file, { whitelist: true, forbidNonWhitelisted: true, stopAtFirstError: true });
+  const issue = firstIssue(errors, (key) => key) ?? droppedKey(document, file, '');
+  if (issue !== null) throw new SyncConfigError(issue);
   const config: SyncConfig = {
-    organizationId: identifier(root, 'organization_id', ''),
-    unknownInitiatives: oneOf(root, 'unknown_initiatives', '', ['create', 'refuse'], 'refuse'),
-    ...clusterSources(root, '', baseDirectory),
+    organizationId: file.organization_id,
+    unknownInitiatives: file.unknown_initiatives ?? 'refuse',
+    ...clusterSources(file, '', baseDirectory),
     clusters: [],
   };
-  config.clusters = clustersConfig(root.clusters, config, baseDirectory);
+  config.clusters = clustersConfig(file.clusters ?? [], config, baseDirectory);
   if (!config.kubernetes && !config.prometheus && !config.slurm && config.clusters.length === 0) {
     throw new SyncConfigError(
       'the config names no source: add kubernetes, prometheus and/or slurm (or clusters)',
@@ -122,11 +115,57 @@ export function parseSyncConfig(document: unknown, baseDirectory: string): SyncC
   return config;
 }
 
-function clusterSources(input: Json, at: string, base: string): ClusterSources {
+/**
+ * class-transformer leaves `__proto__` and `constructor` keys out of a section (so that no prototype
+ * can be polluted), where whitelisting cannot see them: they are unknown keys all the same. Looked for
+ * once the config is valid, so sections and lists of them have the shape of their classes.
+ */
+function droppedKey(raw: Record<string, unknown>, section: object, at: string): string | null {
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === '__proto__' || key === 'constructor') return `unknown key '${at}${key}'`;
+    const parsed: unknown = (section as Record<string, unknown>)[key];
+    const nested: [unknown, unknown, string][] =
+      Array.isArray(value) && Array.isArray(parsed)
+        ? value.map((entry, position) => [entry, parsed[position], `${at}${key}[${position}].`])
+        : [[value, parsed, `${at}${key}.`]];
+    for (const [entry, inner, path] of nested) {
+      // Sections are instances of their classes; maps stay as written (plain objects).
+      if (!isSection(entry) || !isSection(inner)) continue;
+      if (Object.getPrototypeOf(inner) === Object.prototype) continue;
+      const dropped = droppedKey(entry, inner, path);
+      if (dropped !== null) return dropped;
+    }
+  }
+  return null;
+}
+
+/**
+ * The first problem of class-validator's errors, in the order of the keys in the config's classes,
+ * as `<path> <rule>`; an object's unknown keys come first, together.
+ */
+function firstIssue(errors: ValidationError[], path: (key: string) => string): string | null {
+  const unknown = errors
+    .filter((error) => error.constraints?.whitelistValidation !== undefined)
+    .map((error) => `'${path(error.property)}'`);
+  if (unknown.length > 0) return `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`;
+  for (const error of errors) {
+    const at = path(error.property);
+    const [rule] = Object.values(error.constraints ?? {});
+    if (rule !== undefined) return /^[.[]/.test(rule) ? `${at}${rule}` : `${at} ${rule}`;
+    const inner = firstIssue(
+      error.children ?? [],
+      Array.isArray(error.value) ? (position) => `${at}[${position}]` : (key) => `${at}.${key}`,
+    );
+    if (inner !== null) return inner;
+  }
+  return null;
+}
+
+function clusterSources(file: ClusterSection | SyncConfigFile, at: string, base: string): ClusterSources {
   return {
-    kubernetes: input.kubernetes == null ? null : kubernetesConfig(input.kubernetes, base, `${at}kubernetes`),
-    prometheus: input.prometheus == null ? null : prometheusConfig(input.prometheus, base, `${at}prometheus`),
-    slurm: input.slurm == null ? null : slurmConfig(input.slurm, base, `${at}slurm`),
+    kubernetes: file.kubernetes == null ? null : kubernetesConfig(file.kubernetes, base),
+    prometheus: file.prometheus == null ? null : prometheusConfig(file.prometheus, base, `${at}prometheus.`),
+    slurm: file.slurm == null ? null : slurmConfig(file.slurm, base, `${at}slurm.`),
   };
 }
 
@@ -136,9 +175,7 @@ function clusterSources(input: Json, at: string, base: string): ClusterSources {
  * must not repeat, nor be the top-level sources' own `cluster_id`: two configs would then cancel each
  * other's pods and share watermarks.
  */
-function clustersConfig(value: unknown, root: ClusterSources, base: string): ClusterConfig[] {
-  if (value == null) return [];
-  if (!Array.isArray(value)) throw new SyncConfigError('clusters must be an array of objects');
+function clustersConfig(entries: ClusterSection[], root: ClusterSources, base: string): ClusterConfig[] {
   const taken = new Map<string, string>();
   for (const [key, source] of [
     ['kubernetes.cluster_id', root.kubernetes?.clusterId],
@@ -146,17 +183,15 @@ function clustersConfig(value: unknown, root: ClusterSources, base: string): Clu
   ] as const) {
     if (source) taken.set(source, key);
   }
-  return value.map((entry, position) => {
+  return entries.map((entry, position) => {
     const at = `clusters[${position}].`;
-    const input = section(entry, `clusters[${position}]`);
-    knownKeys(input, at, ['cluster_id', 'kubernetes', 'prometheus', 'slurm']);
-    const clusterId = identifier(input, 'cluster_id', at);
+    const clusterId = entry.cluster_id;
     const earlier = taken.get(clusterId);
     if (earlier) {
       throw new SyncConfigError(`${at}cluster_id '${clusterId}' is already used by ${earlier}`);
     }
     taken.set(clusterId, `${at}cluster_id`);
-    const sources = clusterSources(input, at, base);
+    const sources = clusterSources(entry, at, base);
     if (!sources.kubernetes && !sources.prometheus && !sources.slurm) {
       throw new SyncConfigError(
         `${at.slice(0, -1)} names no source: add kubernetes, prometheus and/or slurm`,
@@ -176,275 +211,80 @@ function clustersConfig(value: unknown, root: ClusterSources, base: string): Clu
   });
 }
 
-function kubernetesConfig(value: unknown, base: string, name: string): KubernetesConfig {
-  const at = `${name}.`;
-  const input = section(value, name);
-  knownKeys(input, at, [
-    'kubeconfig',
-    'context',
-    'namespaces',
-    'cluster_id',
-    'initiative_label',
-    'initiative_by_namespace',
-    'default_initiative',
-    'submitter_label',
-    'default_submitter',
-    'instance_type_label',
-    'gpu_resource',
-    'mig_profiles',
-    'is_managed',
-    'timeout_seconds',
-  ]);
-  const kubeconfig = optionalText(input, 'kubeconfig', at);
+function kubernetesConfig(section: KubernetesSection, base: string): KubernetesConfig {
   return {
-    kubeconfig: kubeconfig === null ? null : pathFrom(base, kubeconfig),
-    context: optionalText(input, 'context', at),
-    namespaces: input.namespaces == null ? null : textList(input, 'namespaces', at),
-    clusterId: optionalText(input, 'cluster_id', at),
-    initiativeLabel: optionalText(input, 'initiative_label', at) ?? 'gpucap.io/initiative',
-    initiativeByNamespace: identifierMap(input, 'initiative_by_namespace', at),
-    defaultInitiative: optionalIdentifier(input, 'default_initiative', at),
-    submitterLabel: optionalText(input, 'submitter_label', at) ?? 'gpucap.io/submitted-by',
-    defaultSubmitter: optionalText(input, 'default_submitter', at),
-    instanceTypeLabel: optionalText(input, 'instance_type_label', at) ?? 'node.kubernetes.io/instance-type',
-    gpuResource: optionalText(input, 'gpu_resource', at) ?? 'nvidia.com/gpu',
-    migProfiles: shareMap(input, 'mig_profiles', at),
-    isManaged: optionalBoolean(input, 'is_managed', at) ?? true,
-    timeoutSeconds: positiveNumber(input, 'timeout_seconds', at, 30),
+    kubeconfig: section.kubeconfig == null ? null : configPath(base, section.kubeconfig),
+    context: section.context ?? null,
+    namespaces: section.namespaces ?? null,
+    clusterId: section.cluster_id ?? null,
+    initiativeLabel: section.initiative_label ?? 'gpucap.io/initiative',
+    initiativeByNamespace: section.initiative_by_namespace ?? {},
+    defaultInitiative: section.default_initiative ?? null,
+    submitterLabel: section.submitter_label ?? 'gpucap.io/submitted-by',
+    defaultSubmitter: section.default_submitter ?? null,
+    instanceTypeLabel: section.instance_type_label ?? 'node.kubernetes.io/instance-type',
+    gpuResource: section.gpu_resource ?? 'nvidia.com/gpu',
+    migProfiles: section.mig_profiles ?? {},
+    isManaged: section.is_managed ?? true,
+    timeoutSeconds: section.timeout_seconds ?? 30,
   };
 }
 
-function prometheusConfig(value: unknown, base: string, name: string): PrometheusConfig {
-  const at = `${name}.`;
-  const input = section(value, name);
-  knownKeys(input, at, [
-    'url',
-    'step_seconds',
-    'basic_auth',
-    'bearer_token',
-    'bearer_token_file',
-    'backfill_hours',
-    'overlap_seconds',
-    'lag_seconds',
-    'window_points',
-    'timeout_seconds',
-    'gr_engine_active_unit',
-  ]);
-  const url = optionalText(input, 'url', at);
-  if (!url || !/^https?:\/\/[^\s]+$/.test(url)) {
-    throw new SyncConfigError(`${at}url is required: an http(s) URL such as http://127.0.0.1:9090`);
-  }
-  const stepSeconds = positiveInteger(input, 'step_seconds', at, 60);
-  const windowPoints = positiveInteger(input, 'window_points', at, 60);
-  if (windowPoints > PROMETHEUS_MAX_POINTS) {
-    throw new SyncConfigError(
-      `${at}window_points must be at most ${PROMETHEUS_MAX_POINTS} (Prometheus' limit)`,
-    );
-  }
+function prometheusConfig(section: PrometheusSection, base: string, at: string): PrometheusConfig {
   return {
-    url: url.replace(/\/+$/, ''),
-    stepSeconds,
-    basicAuth: basicAuth(input.basic_auth, base, at),
-    bearerToken: bearerToken(input, base, at),
-    backfillHours: positiveNumber(input, 'backfill_hours', at, 24),
-    overlapSeconds: nonNegativeNumber(input, 'overlap_seconds', at, 600),
-    lagSeconds: nonNegativeNumber(input, 'lag_seconds', at, 0),
-    windowPoints,
-    timeoutSeconds: positiveNumber(input, 'timeout_seconds', at, 60),
-    grEngineActiveUnit: oneOf(input, 'gr_engine_active_unit', at, ['auto', 'ratio', 'percent'], 'auto'),
+    url: section.url.replace(/\/+$/, ''),
+    stepSeconds: section.step_seconds ?? 60,
+    basicAuth: section.basic_auth == null ? null : basicAuth(section.basic_auth, base, `${at}basic_auth.`),
+    bearerToken: bearerToken(section, base, at),
+    backfillHours: section.backfill_hours ?? 24,
+    overlapSeconds: section.overlap_seconds ?? 600,
+    lagSeconds: section.lag_seconds ?? 0,
+    windowPoints: section.window_points ?? 60,
+    timeoutSeconds: section.timeout_seconds ?? 60,
+    grEngineActiveUnit: section.gr_engine_active_unit ?? 'auto',
   };
 }
 
-function slurmConfig(value: unknown, base: string, name: string): SlurmConfig {
-  const at = `${name}.`;
-  const input = section(value, name);
-  knownKeys(input, at, [
-    'sacct_json_file',
-    'sacct_command',
-    'job_label',
-    'cluster_id',
-    'initiative_by_account',
-    'default_initiative',
-    'instance_type_by_partition',
-    'gpu_share_by_type',
-    'is_managed',
-    'timeout_seconds',
-  ]);
-  const file = optionalText(input, 'sacct_json_file', at);
-  if (file !== null && input.sacct_command != null) {
+function slurmConfig(section: SlurmSection, base: string, at: string): SlurmConfig {
+  if (section.sacct_json_file != null && section.sacct_command != null) {
     throw new SyncConfigError(`${at}sacct_json_file and ${at}sacct_command exclude each other: give one`);
   }
-  const command = input.sacct_command == null ? DEFAULT_SACCT_COMMAND : textList(input, 'sacct_command', at);
-  if (command.length === 0) throw new SyncConfigError(`${at}sacct_command must name a program`);
   return {
-    sacctJsonFile: file === null ? null : pathFrom(base, file),
-    sacctCommand: command,
-    jobLabel: optionalText(input, 'job_label', at) ?? 'hpc_job',
-    clusterId: optionalIdentifier(input, 'cluster_id', at),
-    initiativeByAccount: identifierMap(input, 'initiative_by_account', at),
-    defaultInitiative: optionalIdentifier(input, 'default_initiative', at),
-    instanceTypeByPartition: identifierMap(input, 'instance_type_by_partition', at),
-    gpuShareByType: shareMap(input, 'gpu_share_by_type', at),
-    isManaged: optionalBoolean(input, 'is_managed', at) ?? true,
-    timeoutSeconds: positiveNumber(input, 'timeout_seconds', at, 120),
+    sacctJsonFile: section.sacct_json_file == null ? null : configPath(base, section.sacct_json_file),
+    sacctCommand: section.sacct_command ?? DEFAULT_SACCT_COMMAND,
+    jobLabel: section.job_label ?? 'hpc_job',
+    clusterId: section.cluster_id ?? null,
+    initiativeByAccount: section.initiative_by_account ?? {},
+    defaultInitiative: section.default_initiative ?? null,
+    instanceTypeByPartition: section.instance_type_by_partition ?? {},
+    gpuShareByType: section.gpu_share_by_type ?? {},
+    isManaged: section.is_managed ?? true,
+    timeoutSeconds: section.timeout_seconds ?? 120,
   };
 }
 
-function basicAuth(value: unknown, base: string, parent: string): PrometheusConfig['basicAuth'] {
-  if (value == null) return null;
-  const at = `${parent}basic_auth.`;
-  const input = section(value, `${parent}basic_auth`);
-  knownKeys(input, at, ['username', 'password', 'password_file']);
-  const username = optionalText(input, 'username', at);
-  const password = secret(input, 'password', at, base);
-  if (username === null || password === null) {
+function basicAuth(section: BasicAuthSection, base: string, at: string): PrometheusConfig['basicAuth'] {
+  const password = readSecret(
+    section.password,
+    section.password_file,
+    `${at}password`,
+    base,
+    SyncConfigError,
+  );
+  if (section.username == null || password === null) {
     throw new SyncConfigError(`${at}username and a password (or password_file) are required`);
   }
-  return { username, password };
+  return { username: section.username, password };
 }
 
-function bearerToken(input: Json, base: string, at: string): string | null {
-  if (input.bearer_token != null && input.bearer_token_file != null) {
-    throw new SyncConfigError(`${at}bearer_token and ${at}bearer_token_file exclude each other`);
-  }
-  return secret(input, 'bearer_token', at, base);
-}
-
-/** A secret given inline or as `<key>_file` (read once, trailing newline dropped). */
-function secret(input: Json, key: string, at: string, base: string): string | null {
-  const inline = optionalText(input, key, at);
-  const file = optionalText(input, `${key}_file`, at);
-  if (file === null) return inline;
-  try {
-    return readFileSync(pathFrom(base, file), 'utf8').replace(/\r?\n$/, '');
-  } catch {
-    throw new SyncConfigError(`${at}${key}_file: cannot read '${file}'`);
-  }
-}
-
-function pathFrom(base: string, path: string): string {
-  return isAbsolute(path) ? path : resolve(base, path);
-}
-
-function section(value: unknown, name: string): Json {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SyncConfigError(`${name} must be an object`);
-  }
-  return value as Json;
-}
-
-function knownKeys(input: Json, at: string, keys: string[]): void {
-  const unknown = Object.keys(input).filter((key) => !keys.includes(key));
-  if (unknown.length > 0) {
-    throw new SyncConfigError(
-      `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `'${at}${key}'`).join(', ')}`,
-    );
-  }
-}
-
-function optionalText(input: Json, key: string, at: string): string | null {
-  const value = input[key];
-  if (value == null) return null;
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new SyncConfigError(`${at}${key} must be a non-empty string`);
-  }
-  return value;
-}
-
-function identifier(input: Json, key: string, at: string): string {
-  const value = optionalIdentifier(input, key, at);
-  if (value === null) throw new SyncConfigError(`${at}${key} is required`);
-  return value;
-}
-
-function optionalIdentifier(input: Json, key: string, at: string): string | null {
-  const value = input[key];
-  if (value == null) return null;
-  if (typeof value !== 'string' || !IDENTIFIER_PATTERN.test(value)) {
-    throw new SyncConfigError(
-      `${at}${key} must be an identifier: 1 to 128 characters from A-Z a-z 0-9 . _ : -`,
-    );
-  }
-  return value;
-}
-
-function identifierMap(input: Json, key: string, at: string): Record<string, string> {
-  const value = input[key];
-  if (value == null) return {};
-  const map = section(value, `${at}${key}`);
-  const result: Record<string, string> = {};
-  for (const [from, to] of Object.entries(map)) {
-    if (typeof to !== 'string' || !IDENTIFIER_PATTERN.test(to)) {
-      throw new SyncConfigError(
-        `${at}${key}.${from} must be an identifier (A-Z a-z 0-9 . _ : -, at most 128)`,
-      );
-    }
-    result[from] = to;
-  }
-  return result;
-}
-
-/** Name → share of one GPU (greater than 0, at most 1), e.g. a MIG profile's 1/7. */
-function shareMap(input: Json, key: string, at: string): Record<string, number> {
-  const value = input[key];
-  if (value == null) return {};
-  const map = section(value, `${at}${key}`);
-  const result: Record<string, number> = {};
-  for (const [name, share] of Object.entries(map)) {
-    if (name.trim() === '') throw new SyncConfigError(`${at}${key} has an empty name`);
-    if (typeof share !== 'number' || !Number.isFinite(share) || share <= 0 || share > 1) {
-      throw new SyncConfigError(
-        `${at}${key}.${name} must be a number greater than 0 and at most 1 (the share of one GPU)`,
-      );
-    }
-    result[name] = share;
-  }
-  return result;
-}
-
-function textList(input: Json, key: string, at: string): string[] {
-  const value = input[key];
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string' && item !== '')) {
-    throw new SyncConfigError(`${at}${key} must be an array of non-empty strings`);
-  }
-  return value as string[];
-}
-
-function optionalBoolean(input: Json, key: string, at: string): boolean | null {
-  const value = input[key];
-  if (value == null) return null;
-  if (typeof value !== 'boolean') throw new SyncConfigError(`${at}${key} must be true or false`);
-  return value;
-}
-
-function positiveNumber(input: Json, key: string, at: string, fallback: number): number {
-  const value = input[key] ?? fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new SyncConfigError(`${at}${key} must be a number greater than 0`);
-  }
-  return value;
-}
-
-function nonNegativeNumber(input: Json, key: string, at: string, fallback: number): number {
-  const value = input[key] ?? fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new SyncConfigError(`${at}${key} must be a number greater than or equal to 0`);
-  }
-  return value;
-}
-
-function positiveInteger(input: Json, key: string, at: string, fallback: number): number {
-  const value = positiveNumber(input, key, at, fallback);
-  if (!Number.isInteger(value)) throw new SyncConfigError(`${at}${key} must be a whole number`);
-  return value;
-}
-
-function oneOf<T extends string>(input: Json, key: string, at: string, values: T[], fallback: T): T {
-  const value = input[key] ?? fallback;
-  if (!values.includes(value as T)) {
-    throw new SyncConfigError(`${at}${key} must be one of ${values.join(', ')}`);
-  }
-  return value as T;
+function bearerToken(section: PrometheusSection, base: string, at: string): string | null {
+  return readSecret(
+    section.bearer_token,
+    section.bearer_token_file,
+    `${at}bearer_token`,
+    base,
+    SyncConfigError,
+  );
 }
 
 /** One cluster's sources as a run sees them. */

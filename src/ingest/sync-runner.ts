@@ -1,14 +1,34 @@
 import type { DataSource } from 'typeorm';
 import { InitiativeResolver } from './initiatives';
-import { syncKubernetes } from './kubernetes/kubernetes-source';
-import { syncPrometheus } from './prometheus/prometheus-source';
-import { syncSlurm } from './slurm/slurm-source';
+import { connectKubernetes, listKubernetes } from './kubernetes/kubernetes-source';
+import { planSamples, prometheusJoins, readSamples } from './prometheus/prometheus-source';
+import { listSlurm } from './slurm/slurm-source';
 import { SyncConfig, SyncTarget, syncTargets } from './sync-config';
-import { SOURCE_NAMES, SourceName, SourceReport } from './sync-report';
+import {
+  changedWorkloads,
+  organizationExists,
+  readInitiativeIds,
+  readUnfinishedWorkloads,
+  readWatermarks,
+  readWorkloadSpans,
+} from './sync-reads';
+import type { ChangedWorkload, WorkloadListing } from './sync-records';
+import { NOTHING_WRITTEN, SOURCE_NAMES, SourceName, SourceReport, writeCounts } from './sync-report';
 import { oneLine, SourceUnavailableError } from './source-failure';
-import { ChangedWorkload, SyncRejectedError, writeSyncRecords } from './sync-writer';
+import { SyncRejectedError, writeSyncRecords } from './sync-writer';
 
 type SourceResult = Omit<SourceReport, 'source' | 'seconds' | 'ok' | 'cluster'>;
+
+/** What a run works with. */
+export interface SyncRun {
+  dataSource: DataSource;
+  config: SyncConfig;
+  /**
+   * KUBERNETES_SERVICE_HOST is set (the app config): a Kubernetes source without a kubeconfig then
+   * uses the pod's service account.
+   */
+  inCluster: boolean;
+}
 
 /** One source of one cluster (`''`: the config's top-level sources). */
 export interface SyncTask {
@@ -29,23 +49,108 @@ export function configuredTasks(config: SyncConfig): SyncTask[] {
   );
 }
 
+/**
+ * One source of one cluster. The sources only read their systems and map what they read to import
+ * records; the runner reads what they need from the database before (the initiatives, the source's
+ * watermarks, the workloads a listing may cancel or samples may join) and writes their records in
+ * one writer transaction per source, which moves the source's watermark.
+ */
 async function runSource(
-  dataSource: DataSource,
-  config: SyncConfig,
+  run: SyncRun,
   target: SyncTarget,
   source: SourceName,
   changed: ChangedWorkload[],
 ): Promise<SourceResult & { changed?: ChangedWorkload[] }> {
-  const { organizationId, unknownInitiatives } = config;
-  const resolver = () => InitiativeResolver.load(dataSource, organizationId, unknownInitiatives);
+  const { dataSource, config } = run;
+  const { organizationId } = config;
+  // Read anew for each source: initiatives an earlier source created exist now.
+  const resolver = async () =>
+    new InitiativeResolver(
+      organizationId,
+      await readInitiativeIds(dataSource, organizationId),
+      config.unknownInitiatives,
+    );
   switch (source) {
-    case 'kubernetes':
-      return syncKubernetes(dataSource, organizationId, target.cluster, target.kubernetes!, await resolver());
-    case 'slurm':
-      return syncSlurm(dataSource, organizationId, target.cluster, target.slurm!, await resolver());
+    case 'kubernetes': {
+      const kubernetes = target.kubernetes!;
+      const initiatives = await resolver();
+      const api = await connectKubernetes(kubernetes, run.inCluster);
+      const unfinished = await readUnfinishedWorkloads(
+        dataSource,
+        organizationId,
+        api.clusterId,
+        kubernetes.namespaces,
+      );
+      const listing = await listKubernetes(api, kubernetes, { organizationId, initiatives, unfinished });
+      return writeListing(run, target.cluster, source, listing);
+    }
+    case 'slurm': {
+      const initiatives = await resolver();
+      const lastRead = (await readWatermarks(dataSource, organizationId, target.cluster)).slurm;
+      const listing = await listSlurm(target.slurm!, { organizationId, initiatives, lastRead });
+      return writeListing(run, target.cluster, source, listing);
+    }
     case 'prometheus':
-      return syncPrometheus(dataSource, organizationId, target, target.prometheus!, changed);
+      return runPrometheus(run, target, changed);
   }
+}
+
+/** Writes a workload listing and moves its watermark; the workloads it changed are returned for Prometheus. */
+async function writeListing(
+  { dataSource, config }: SyncRun,
+  cluster: string,
+  source: 'kubernetes' | 'slurm',
+  listing: WorkloadListing,
+): Promise<SourceResult & { changed: ChangedWorkload[] }> {
+  const changed = await changedWorkloads(dataSource, config.organizationId, listing.records);
+  const result = await writeSyncRecords(
+    dataSource,
+    config.organizationId,
+    { cluster, source },
+    listing.records,
+    listing.readUntil,
+  );
+  return {
+    read: listing.read,
+    ...writeCounts(result, listing.createdInitiatives),
+    skipped: listing.skipped,
+    refused: listing.refused,
+    changed,
+  };
+}
+
+/**
+ * Reads the cluster's DCGM series since its watermark (and the lifetimes of the workloads the list
+ * sources just changed), joined to the cluster's synced workloads, and writes the samples as they
+ * are read.
+ */
+async function runPrometheus(
+  { dataSource, config }: SyncRun,
+  target: SyncTarget,
+  changed: ChangedWorkload[],
+): Promise<SourceResult> {
+  const { organizationId } = config;
+  const prometheus = target.prometheus!;
+  const joins = prometheusJoins(target);
+  const watermarks = await readWatermarks(dataSource, organizationId, target.cluster);
+  const plan = planSamples(target, prometheus, watermarks, changed);
+  if ('idle' in plan) return { ...plan.idle, ...NOTHING_WRITTEN };
+  const spans = await readWorkloadSpans(
+    dataSource,
+    organizationId,
+    target.joinScope,
+    plan.joinFrom,
+    plan.joinTo,
+  );
+  const reading = readSamples(joins, prometheus, plan, { organizationId, spans, changed });
+  const result = await writeSyncRecords(
+    dataSource,
+    organizationId,
+    { cluster: target.cluster, source: 'prometheus' },
+    reading.records,
+    reading.readUntil,
+  );
+  return { ...reading.tally(), ...writeCounts(result) };
 }
 
 /**
@@ -53,12 +158,9 @@ async function runSource(
  * the loader, like everything else): named after its id, UTC, the current calendar year as its budget
  * period; `gpucap import` of an organizations record sets the real values later.
  */
-async function ensureOrganization(dataSource: DataSource, config: SyncConfig): Promise<void> {
+async function ensureOrganization({ dataSource, config }: SyncRun): Promise<void> {
   const { organizationId } = config;
-  const rows: unknown[] = await dataSource.query('SELECT 1 FROM organizations WHERE organization_id = $1', [
-    organizationId,
-  ]);
-  if (rows.length > 0) return;
+  if (await organizationExists(dataSource, organizationId)) return;
   if (config.unknownInitiatives !== 'create') {
     throw new SourceUnavailableError(
       `organization '${organizationId}' does not exist: create it with gpucap import (an organizations record), or set unknown_initiatives: create`,
@@ -84,18 +186,17 @@ async function ensureOrganization(dataSource: DataSource, config: SyncConfig): P
  * writes nothing, and the others go on, those of its own cluster and of the other clusters alike.
  */
 export async function syncOnce(
-  dataSource: DataSource,
-  config: SyncConfig,
-  tasks: SyncTask[] = configuredTasks(config),
+  run: SyncRun,
+  tasks: SyncTask[] = configuredTasks(run.config),
 ): Promise<SourceReport[]> {
   const reports: SourceReport[] = [];
   let organizationProblem: string | null = null;
   try {
-    await ensureOrganization(dataSource, config);
+    await ensureOrganization(run);
   } catch (error) {
     organizationProblem = describe(error);
   }
-  for (const target of syncTargets(config)) {
+  for (const target of syncTargets(run.config)) {
     // Workloads the cluster's list sources wrote as new or changed: its Prometheus re-reads their lifetime.
     const changed: ChangedWorkload[] = [];
     const cluster = target.cluster === '' ? {} : { cluster: target.cluster };
@@ -107,7 +208,7 @@ export async function syncOnce(
         continue;
       }
       try {
-        const { changed: wrote, ...result } = await runSource(dataSource, config, target, source, changed);
+        const { changed: wrote, ...result } = await runSource(run, target, source, changed);
         changed.push(...(wrote ?? []));
         reports.push({ source, ...cluster, ok: true, ...result, seconds: seconds() });
       } catch (error) {
@@ -170,12 +271,8 @@ export interface LoopOptions {
  * back-off (5 s, then doubling up to the interval or 10 minutes) while the others keep their own
  * schedule.
  */
-export async function syncEvery(
-  dataSource: DataSource,
-  config: SyncConfig,
-  options: LoopOptions,
-): Promise<void> {
-  const tasks = configuredTasks(config);
+export async function syncEvery(run: SyncRun, options: LoopOptions): Promise<void> {
+  const tasks = configuredTasks(run.config);
   const keyOf = (task: { cluster?: string; source: SourceName }) =>
     `${task.cluster ?? ''}\u0000${task.source}`;
   const due = new Map(tasks.map((task) => [keyOf(task), 0]));
@@ -185,7 +282,7 @@ export async function syncEvery(
   while (!stop) {
     const now = Date.now();
     const ready = tasks.filter((task) => (due.get(keyOf(task)) ?? 0) <= now);
-    for (const report of await syncOnce(dataSource, config, ready)) {
+    for (const report of await syncOnce(run, ready)) {
       const key = keyOf(report);
       const count = report.ok ? 0 : (failures.get(key) ?? 0) + 1;
       failures.set(key, count);

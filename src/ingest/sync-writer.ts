@@ -1,17 +1,12 @@
 import type { DataSource } from 'typeorm';
 import { BulkLoader } from '../import/bulk-loader';
 import { ImportRejectedError } from '../import/import-errors';
-import { ImportRecord, SectionName } from '../import/import-sections';
+import { ImportRecord } from '../import/import-sections';
 import { validateRecord } from '../import/record-validator';
 import { ReferenceTracker } from '../import/reference-tracker';
 import { LOCK_ORGANIZATIONS_SQL } from '../import/writer-lock';
+import type { SyncRecord } from './sync-records';
 import type { SourceName } from './sync-report';
-
-/** A record in the import format (the shape `gpucap import` reads), before validation. */
-export interface SyncRecord {
-  section: Extract<SectionName, 'organizations' | 'initiatives' | 'workloads' | 'metric_samples'>;
-  value: Record<string, unknown>;
-}
 
 export interface WriteResult {
   records: number;
@@ -105,56 +100,4 @@ function describe(section: SyncRecord['section'], value: Record<string, unknown>
   if (section === 'initiatives') return `initiative '${String(value.initiative_id)}'`;
   if (section === 'workloads') return `workload '${String(value.workload_id)}'`;
   return `sample of '${String(value.workload_id)}' at ${String(value.timestamp)}`;
-}
-
-/** The instant each source of one cluster of the organization (`''`: the top-level sources) was last read up to. */
-export async function readWatermarks(
-  dataSource: DataSource,
-  organizationId: string,
-  cluster: string,
-): Promise<Partial<Record<SourceName, Date>>> {
-  const rows: { source: SourceName; read_until: Date }[] = await dataSource.query(
-    'SELECT source, read_until FROM sync_watermarks WHERE organization_id = $1 AND cluster_id = $2',
-    [organizationId, cluster],
-  );
-  return Object.fromEntries(rows.map((row) => [row.source, row.read_until]));
-}
-
-/** A workload that is new or whose status or end changed in this run, and since when it ran. */
-export interface ChangedWorkload {
-  workloadId: string;
-  from: Date;
-}
-
-/**
- * The workload records that are new or change a stored workload's status or end: their samples may
- * lie before the Prometheus watermark (the workload was not known, or not finished, when that range
- * was read), so the Prometheus source re-reads their lifetime.
- */
-export async function changedWorkloads(
-  dataSource: DataSource,
-  organizationId: string,
-  records: SyncRecord[],
-): Promise<ChangedWorkload[]> {
-  const workloads = records.filter((record) => record.section === 'workloads').map((record) => record.value);
-  if (workloads.length === 0) return [];
-  const stored: { workload_id: string; status: string; completed_at: Date | null }[] = await dataSource.query(
-    `SELECT workload_id, status, completed_at FROM workloads
-     WHERE organization_id = $1 AND workload_id = ANY ($2::text[])`,
-    [organizationId, workloads.map((workload) => workload.workload_id)],
-  );
-  const byId = new Map(stored.map((row) => [row.workload_id, row]));
-  return workloads
-    .filter((workload) => {
-      const row = byId.get(workload.workload_id as string);
-      const completed = (workload.completed_at as string | null) ?? null;
-      return (
-        !row || row.status !== workload.status || (row.completed_at?.toISOString() ?? null) !== completed
-      );
-    })
-    .filter((workload) => workload.status !== 'pending')
-    .map((workload) => ({
-      workloadId: workload.workload_id as string,
-      from: new Date(workload.submitted_at as string),
-    }));
 }

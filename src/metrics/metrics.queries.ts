@@ -5,6 +5,7 @@ import {
   preparedStatement,
   type ScopedStatement,
   scopedStatement,
+  initiativeScopeSql,
 } from '../common/database/scoped-statement';
 import { WORKLOAD_STATUSES, type WorkloadStatus } from '../core/workload-status';
 import { SAMPLE_METRICS, type SampleMetric, type SortOrder } from './metric-names';
@@ -44,7 +45,7 @@ export function workloadWindowQuery(
                    ELSE e.window_end - make_interval(secs => $5::float8) END AS window_start
      ) b
      WHERE w.organization_id = $1 AND w.workload_id = $2
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))`,
+       AND ${initiativeScopeSql('w.initiative_id', '$3')}`,
       [scope.organizationId, workloadId, scopedInitiativeIds(scope), now, windowSeconds],
     ),
   );
@@ -65,7 +66,7 @@ const WINDOW_STATS_SQL = `
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
-                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))
+                  AND ${initiativeScopeSql('w.initiative_id', '$5')}
   LEFT JOIN LATERAL (
     SELECT ${SAMPLE_METRICS.join(', ')}
     FROM metric_samples
@@ -100,7 +101,7 @@ export function windowStatsQuery(
 const WORKLOAD_IN_SCOPE_SQL = `EXISTS (
     SELECT 1 FROM workloads w
     WHERE w.organization_id = $1 AND w.workload_id = $2
-      AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[])))`;
+      AND ${initiativeScopeSql('w.initiative_id', '$5')})`;
 
 export type SeriesRow = { bucket_start: string; sample_count: number } & Record<
   `${SampleMetric}_${'avg' | 'min' | 'max'}`,
@@ -239,8 +240,8 @@ function rankedParameters(scope: AuthScope, filters: RankedFilters, statuses: re
 }
 
 /** Scope and initiative filter of a table aliased `alias`, as $2 and $3. */
-function initiativeScopeSql(alias: string): string {
-  return `($2::text[] IS NULL OR ${alias}.initiative_id = ANY ($2::text[]))
+function scopeAndFilterSql(alias: string): string {
+  return `${initiativeScopeSql(`${alias}.initiative_id`, '$2')}
        AND ($3::text[] IS NULL OR ${alias}.initiative_id = ANY ($3::text[]))`;
 }
 
@@ -340,7 +341,7 @@ export function rankedBySampleMetricQuery(
       where: (byInitiative) => `a.organization_id = $1 AND a.status = b.status
         AND a.sample_count > 0 AND a.initiative_id IS NOT NULL
         ${byInitiative ? 'AND a.initiative_id = i.initiative_id' : ''}
-        AND ${initiativeScopeSql('a')}`,
+        AND ${scopeAndFilterSql('a')}`,
       value: `a.${metric}_avg`,
       workloadId: 'a.workload_id',
       columns: `a.workload_id, a.initiative_id, a.${metric}_latest AS current_value`,
@@ -352,7 +353,7 @@ export function rankedBySampleMetricQuery(
     SELECT coalesce(sum(t.workload_count), 0)::int AS total_count,
            (sum(t.${metric}_avg_sum) / nullif(sum(t.workload_count), 0))::float8 AS scope_average
     FROM metric_ranked_totals t
-    WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${initiativeScopeSql('t')}`;
+    WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${scopeAndFilterSql('t')}`;
   const sql = pageWithTotalsSql(
     `SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (${candidates}) c`,
     totals,
@@ -360,7 +361,7 @@ export function rankedBySampleMetricQuery(
     `p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, ${prefixed('w', SHARE_COLUMNS)}`,
     // Re-checked against the workload itself, not only the initiative copied into its aggregate.
     `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
-       AND w.initiative_id = p.initiative_id AND ${initiativeScopeSql('w')}`,
+       AND w.initiative_id = p.initiative_id AND ${scopeAndFilterSql('w')}`,
   );
   return scopedStatement(scope, sql, rankedParameters(scope, filters, statuses));
 }
@@ -380,7 +381,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
       from: 'workloads w',
       where: (byInitiative) => `w.organization_id = $1 AND w.status = b.status
         ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
-        AND ${initiativeScopeSql('w')}`,
+        AND ${scopeAndFilterSql('w')}`,
       value: SETTLED_GPU_SECONDS,
       workloadId: 'w.workload_id',
       columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
@@ -391,7 +392,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
   const running = `
     SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, ${RUNNING_GPU_HOURS} AS gpu_hours
     FROM workloads w
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}`;
+    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ${scopeAndFilterSql('w')}`;
   const candidates = `
     SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS},
            sort_value ${UNIT_SECONDS_TO_HOURS} AS avg_value, sort_value ${UNIT_SECONDS_TO_HOURS} AS current_value
@@ -405,7 +406,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
     FROM (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
       FROM workload_status_totals t
-      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${initiativeScopeSql('t')}
+      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${scopeAndFilterSql('t')}
     ) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (${running}) r) r`;
   const sql = pageWithTotalsSql(candidates, totals, filters.order, 'p.*', '');
@@ -447,7 +448,7 @@ export function rankedByIdleGpuHoursQuery(
       where: (byInitiative) => `a.organization_id = $1 AND a.status = b.status
         AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
         ${byInitiative ? 'AND a.initiative_id = i.initiative_id' : ''}
-        AND ${initiativeScopeSql('a')}`,
+        AND ${scopeAndFilterSql('a')}`,
       value: idleGpuHoursSql('a.settled_gpu_seconds', 'a.gpu_utilization_avg'),
       workloadId: 'a.workload_id',
       columns: 'a.workload_id, a.initiative_id',
@@ -462,7 +463,7 @@ export function rankedByIdleGpuHoursQuery(
     FROM workloads w
     ${runningAggregateJoinSql('w', 'a')}
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
-      AND ${initiativeScopeSql('w')}`;
+      AND ${scopeAndFilterSql('w')}`;
   const candidates = `
     SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
     FROM (${settledCandidates}) s
@@ -475,7 +476,7 @@ export function rankedByIdleGpuHoursQuery(
     FROM (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
       FROM metric_ranked_totals t
-      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${initiativeScopeSql('t')}
+      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${scopeAndFilterSql('t')}
     ) s
     CROSS JOIN (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
@@ -489,7 +490,7 @@ export function rankedByIdleGpuHoursQuery(
       `p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, ${prefixed('w', SHARE_COLUMNS)}`,
       // Re-checked against the workload itself, not only the initiative copied into its aggregate.
       `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
-       AND w.initiative_id = p.initiative_id AND ${initiativeScopeSql('w')}`,
+       AND w.initiative_id = p.initiative_id AND ${scopeAndFilterSql('w')}`,
     )}`;
   return scopedStatement(scope, sql, [
     ...rankedParameters(scope, filters, settled),
@@ -543,7 +544,7 @@ export function rankedInClusterQuery(
         ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
       CROSS JOIN LATERAL (SELECT ${figure.avg} AS avg_value) v
       WHERE w.organization_id = $1 AND w.cluster_id = $7 AND w.status = ANY ($4::text[])
-        AND ${initiativeScopeSql('w')} ${figure.sampled ? 'AND a.sample_count > 0' : ''} ${clock}
+        AND ${scopeAndFilterSql('w')} ${figure.sampled ? 'AND a.sample_count > 0' : ''} ${clock}
     )
     SELECT page.*, totals.total_count, totals.scope_average
     FROM (SELECT count(*)::int AS total_count, avg(avg_value::numeric)::float8 AS scope_average FROM ranked) totals

@@ -14,6 +14,7 @@ import {
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
+  initiativeScopeSql,
 } from '../common/database/scoped-statement';
 
 export const STATS_TIME_RANGES = [
@@ -132,7 +133,7 @@ export function statsParameters(scope: AuthScope, request: StatsRequest, withNow
   const add = (value: unknown) => `$${values.push(value)}`;
   const where = ['organization_id = $1'];
   const initiatives = scopedInitiativeIds(scope);
-  if (initiatives !== null) where.push(`initiative_id = ANY(${add(initiatives)}::text[])`);
+  if (initiatives !== null) where.push(initiativeScopeSql('initiative_id', add(initiatives)));
   if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
   // Only raw rows are read then (readsRawRows): the condition never meets a rollup row.
   if (request.clusterId !== undefined) where.push(`cluster_id = ${add(request.clusterId)}`);

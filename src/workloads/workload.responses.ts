@@ -1,19 +1,23 @@
 import { gpusOfUnits, type GpuSharing, shareFieldsOf } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
-import type { WorkloadStatus } from '../core/workload-status';
 import type { WorkloadDetailRow, WorkloadSummaryRow } from './workloads.queries';
 
 /** Rows of workloads.queries.ts shaped into the list's and the detail's JSON. */
 
-export interface WorkloadSummaryJson {
-  workload_id: string;
-  name: string;
-  status: WorkloadStatus;
-  submitted_by: string;
-  initiative_id: string;
-  instance_type: string;
-  gpu_count: number;
-  cluster_id: string;
+/** The columns a response carries as the database returns them. */
+type WorkloadAttributes = Pick<
+  WorkloadSummaryRow,
+  | 'workload_id'
+  | 'name'
+  | 'status'
+  | 'submitted_by'
+  | 'initiative_id'
+  | 'instance_type'
+  | 'gpu_count'
+  | 'cluster_id'
+>;
+
+export interface WorkloadSummaryJson extends WorkloadAttributes {
   /** Physical GPUs held: gpu_count for whole GPUs, less for MIG instances and shared replicas. */
   gpu_share: number;
   gpu_sharing: GpuSharing | null;

@@ -5,6 +5,8 @@ import {
   preparedStatement,
   type ScopedStatement,
   scopedStatement,
+  initiativeScopeSql,
+  scopedInitiativeRowsSql,
 } from '../common/database/scoped-statement';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 import type { WorkloadStatus } from '../core/workload-status';
@@ -83,7 +85,7 @@ function dateConditions(params: Params, from: Date | undefined, to: Date | undef
 /** The caller's scope as a condition; an empty initiative list matches nothing. */
 function scopeCondition(params: Params, scope: AuthScope): string[] {
   const initiatives = scopedInitiativeIds(scope);
-  return initiatives === null ? [] : [`initiative_id = ANY(${params.add(initiatives)}::text[])`];
+  return initiatives === null ? [] : [initiativeScopeSql('initiative_id', params.add(initiatives))];
 }
 
 /**
@@ -125,7 +127,7 @@ export function listWorkloadsPageQuery(
     );
   }
   const scoped = params.add(initiatives);
-  const text = `SELECT page.* FROM unnest(${scoped}::text[]) AS scoped(initiative_id)
+  const text = `SELECT page.* FROM ${scopedInitiativeRowsSql(scoped)}
     CROSS JOIN LATERAL (
       SELECT ${columns} FROM workloads
       WHERE ${conditions.join(' AND ')} AND workloads.initiative_id = scoped.initiative_id

@@ -3,8 +3,7 @@ import { EmbeddedDatabase } from '../../src/database/embedded-database';
 import { projectRoot } from '../../src/core/project-root';
 import { createDatabase, TEST_DATABASE_PREFIX, withDatabaseName } from './test-database';
 import { join } from 'node:path';
-
-const TEST_EMBEDDED_PORT = Number(process.env.TEST_EMBEDDED_PG_PORT ?? 54330);
+import { freePort } from './serve-process';
 
 /**
  * Creates one throwaway database for the whole e2e run and applies the real migrations to it.
@@ -16,7 +15,8 @@ export default async function globalSetup(): Promise<void> {
   if (!serverUrl) {
     const embedded = new EmbeddedDatabase({
       directory: join(projectRoot(), '.gpucap', 'test-pgdata'),
-      port: TEST_EMBEDDED_PORT,
+      // A free port unless one is asked for: two checkouts' test runs never meet on one.
+      port: process.env.TEST_EMBEDDED_PG_PORT ? Number(process.env.TEST_EMBEDDED_PG_PORT) : await freePort(),
     });
     serverUrl = await embedded.start();
     (globalThis as { __GPUCAP_EMBEDDED__?: EmbeddedDatabase }).__GPUCAP_EMBEDDED__ = embedded;

@@ -1,4 +1,5 @@
 import { createRootLogger } from '../../common/logging/request-logging';
+import { parseDurationMs } from '../../core/duration';
 import { loadSyncConfig, SyncConfigError } from '../../ingest/sync-config';
 import { reportLine, reportWarnings } from '../../ingest/sync-report';
 import { syncEvery, syncOnce } from '../../ingest/sync-runner';
@@ -6,12 +7,10 @@ import { Command, UsageError } from '../cli-context';
 import { helpText, parseFor } from '../command-line';
 import { withDatabase } from '../with-database';
 
-const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
-
+/** Not parseDurationFlag: its one-minute floor suits expiries and retention, and a sync may run every second. */
 function parseInterval(text: string): number {
-  const match = /^(\d{1,6})([smh])$/.exec(text);
-  const ms = match ? Number(match[1]) * UNIT_MS[match[2]] : 0;
-  if (ms < 1_000) throw new UsageError(`--every must be a duration such as 60s, 5m or 1h (got '${text}')`);
+  const ms = parseDurationMs(text);
+  if (ms === null) throw new UsageError(`--every must be a duration such as 60s, 5m or 1h (got '${text}')`);
   return ms;
 }
 
@@ -39,8 +38,9 @@ export const syncCommand: Command = async (args, context) => {
     throw error;
   }
   return withDatabase(context, async (dataSource) => {
+    const run = { dataSource, config, inCluster: context.config.KUBERNETES_SERVICE_HOST !== undefined };
     if (intervalMs === null) {
-      const reports = await syncOnce(dataSource, config);
+      const reports = await syncOnce(run);
       for (const report of reports) {
         context.stdout.write(`${reportLine(report)}\n`);
         for (const warning of reportWarnings(report)) context.stderr.write(`${warning}\n`);
@@ -53,7 +53,7 @@ export const syncCommand: Command = async (args, context) => {
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
     });
     logger.info({ organization_id: config.organizationId, every_ms: intervalMs }, 'sync started');
-    await syncEvery(dataSource, config, {
+    await syncEvery(run, {
       intervalMs,
       stopped,
       onReport: (report, nextAttemptMs) => {

@@ -24,29 +24,49 @@ export function isIssued(statement: ScopedStatement): boolean {
 }
 
 /**
+ * The one predicate that limits rows to the caller's initiatives: `column` within the array bound at
+ * `parameter`. A NULL array means every initiative, so a statement whose text must not vary by caller
+ * binds NULL for an organization admin; PostgreSQL folds the test away when it plans with the value.
+ */
+export function initiativeScopeSql(column: string, parameter: string): string {
+  return `(${parameter}::text[] IS NULL OR ${column} = ANY (${parameter}::text[]))`;
+}
+
+/**
+ * The caller's initiatives as rows `scoped(initiative_id)`, for a statement that reads each
+ * initiative's index range in turn (LATERAL) and joins it with `<alias>.initiative_id = scoped.initiative_id`.
+ */
+export function scopedInitiativeRowsSql(parameter: string): string {
+  return `unnest(${parameter}::text[]) AS scoped(initiative_id)`;
+}
+
+/**
  * A statement over rows that belong to initiatives (workloads, samples, rollups, allocations): the
  * organization must be $1 and, for a caller limited to some initiatives, that list must be a
- * parameter the text uses.
+ * parameter used only inside initiativeScopeSql's predicate (AND-ed into a WHERE, never OR-ed) or
+ * scopedInitiativeRowsSql's rows. A check of the text, against slips rather than intent: the
+ * scope-walk e2e test is what proves no answer leaves the scope.
  */
 export function scopedStatement(scope: AuthScope, text: string, values: unknown[]): ScopedStatement {
   assertOrganizationAtFirst(scope, text, values);
   const initiatives = scopedInitiativeIds(scope);
   if (initiatives !== null) {
     const index = values.findIndex((value) => isDeepStrictEqual(value, [...initiatives]));
-    if (index < 0 || !usesParameter(text, index + 1)) {
-      throw new Error("A scoped statement must take the caller's initiatives as a parameter");
-    }
+    if (index < 0) throw new Error("A scoped statement must take the caller's initiatives as a parameter");
+    assertInitiativesOnlyInScopeForms(text, index + 1);
   }
   return issue(text, values);
 }
 
 /**
  * Every table, by whose rows they are. A tenant table's rows belong to initiatives and are read only
- * through scopedStatement; an organization table's rows are the organization's own (settings, pools)
- * and any member may read them; the rest (credentials, bookkeeping) no tenant statement reads.
+ * through scopedStatement; an organization table's rows are the organization's own (settings, pools,
+ * how far sync has read) and any member may read them; the rest (credentials, bookkeeping) no tenant
+ * statement reads.
  * test/e2e/database/table-classes.e2e-spec.ts fails when a migration adds a table missing here.
  */
 export const TENANT_TABLES = [
+  'alert_states',
   'allocations',
   'capacity_usage_daily',
   'capacity_usage_hourly',
@@ -63,13 +83,13 @@ export const ORGANIZATION_TABLES = [
   'organizations',
   'pool_instance_types',
   'sample_retention',
+  'sync_watermarks',
 ] as const;
 export const UNREADABLE_TABLES = [
   'api_tokens',
   'members',
   'organization_data_versions',
   'schema_migrations',
-  'sync_watermarks',
 ] as const;
 
 const NOT_ORGANIZATION_TABLE = new RegExp(
@@ -110,6 +130,22 @@ export function preparedStatement(statement: ScopedStatement): ScopedStatement {
 function assertOrganizationAtFirst(scope: AuthScope, text: string, values: unknown[]): void {
   if (values[0] !== scope.organizationId || !usesParameter(text, 1)) {
     throw new Error("A scoped statement must take the caller's organization as $1");
+  }
+}
+
+function assertInitiativesOnlyInScopeForms(text: string, position: number): void {
+  const parameter = `\\$${position}(?!\\d)`;
+  const predicate = new RegExp(
+    `\\b(WHERE|AND)\\s+\\(${parameter}::text\\[\\] IS NULL OR [a-z_][\\w.]* = ANY \\(${parameter}::text\\[\\]\\)\\)(?!\\s*OR\\b)`,
+    'gi',
+  );
+  const rows = new RegExp(`\\bunnest\\(${parameter}::text\\[\\]\\) AS scoped\\(initiative_id\\)`, 'g');
+  const joinsRows = /\.initiative_id = scoped\.initiative_id\b/.test(text);
+  const rest = text.replace(predicate, '$1 TRUE').replace(rows, joinsRows ? 'rows' : '$&');
+  if (rest === text || new RegExp(parameter).test(rest)) {
+    throw new Error(
+      "A scoped statement must take the caller's initiatives through initiativeScopeSql or scopedInitiativeRowsSql",
+    );
   }
 }
 

@@ -1,9 +1,8 @@
-import type { DataSource } from 'typeorm';
 import { GPU_SHARE_UNITS, GpuSharing } from '../../common/gpu-sharing';
 import type { KubernetesConfig } from '../sync-config';
-import { InitiativeResolver } from '../initiatives';
-import { ReasonCounter, SourceReport, writeCounts } from '../sync-report';
-import { changedWorkloads, ChangedWorkload, SyncRecord, writeSyncRecords } from '../sync-writer';
+import type { InitiativeResolver } from '../initiatives';
+import { ReasonCounter } from '../sync-report';
+import type { SyncRecord, WorkloadListing } from '../sync-records';
 import { networkReason, safeUrl, SourceUnavailableError, withDeadline } from '../source-failure';
 import { mapPod, PodLike } from './pod-mapping';
 
@@ -15,24 +14,30 @@ interface PodPage {
 }
 
 /** What the sync needs from the API server (`@kubernetes/client-node`'s CoreV1Api in production). */
-interface KubernetesApi {
+export interface KubernetesApi {
   /** The API server's URL, for failure lines (`safeUrl` drops credentials and query). */
   server: string;
+  /** The config's `cluster_id`, else the kubeconfig's cluster name: the `cluster_id` of the workloads. */
   clusterId: string;
   listPods(namespace: string | null, continueToken: string | undefined): Promise<PodPage>;
   listNodes(): Promise<{ items: { metadata?: { name?: string; labels?: Record<string, string> | null } }[] }>;
 }
 
 /**
- * The client is an ES module: it is loaded when a Kubernetes source runs (Node 20 loads it through
- * `require`), never by code that does not use it.
+ * The API of the config's kubeconfig, else of the cluster this runs in (`inCluster`: Kubernetes set
+ * KUBERNETES_SERVICE_HOST, read through the app config) with the pod's service account. The client is
+ * an ES module: it is loaded when a Kubernetes source runs (Node 20 loads it through `require`), never
+ * by code that does not use it.
  */
-async function connect(config: KubernetesConfig): Promise<KubernetesApi> {
+export async function connectKubernetes(
+  config: KubernetesConfig,
+  inCluster: boolean,
+): Promise<KubernetesApi> {
   const k8s = await import('@kubernetes/client-node');
   const kubeConfig = new k8s.KubeConfig();
   try {
     if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
-    else if (process.env.KUBERNETES_SERVICE_HOST) kubeConfig.loadFromCluster();
+    else if (inCluster) kubeConfig.loadFromCluster();
     else throw new Error('not in a cluster');
     if (config.context) kubeConfig.setCurrentContext(config.context);
   } catch (error) {
@@ -130,7 +135,11 @@ async function labelsOfNodes(
   }
 }
 
-interface KnownWorkload {
+/**
+ * A workload this source recorded as not finished (pending or running) in the namespaces it reads, as
+ * stored: one that no longer appears in the pod list was deleted before finishing, hence cancelled.
+ */
+export interface UnfinishedWorkload {
   workload_id: string;
   initiative_id: string;
   name: string;
@@ -148,30 +157,8 @@ interface KnownWorkload {
   gpu_sharing_replicas: number | null;
 }
 
-/**
- * Workloads this source recorded as not finished (pending or running) in the namespaces it reads: one
- * that no longer appears in the pod list was deleted before finishing, hence cancelled.
- */
-async function unfinishedWorkloads(
-  dataSource: DataSource,
-  organizationId: string,
-  clusterId: string,
-  namespaces: string[] | null,
-): Promise<KnownWorkload[]> {
-  return dataSource.query(
-    `SELECT workload_id, initiative_id, name, submitted_by, instance_type, gpu_count, is_managed, cluster_id,
-            namespace, submitted_at, started_at,
-            gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas
-     FROM workloads
-     WHERE organization_id = $1 AND status IN ('pending', 'running')
-       AND workload_id LIKE 'k8s:%' AND cluster_id = $2
-       AND ($3::text[] IS NULL OR namespace = ANY ($3::text[]))`,
-    [organizationId, clusterId, namespaces],
-  );
-}
-
 /** The stored sharing of a workload, as the import format gives it, so that cancelling keeps its share. */
-function storedSharing(known: KnownWorkload): { gpu_sharing?: GpuSharing; gpu_share?: number } {
+function storedSharing(known: UnfinishedWorkload): { gpu_sharing?: GpuSharing; gpu_share?: number } {
   const mode = known.gpu_sharing_mode;
   if (mode === null) return {};
   const gpu_share = Number(known.gpu_share_units) / GPU_SHARE_UNITS;
@@ -179,7 +166,7 @@ function storedSharing(known: KnownWorkload): { gpu_sharing?: GpuSharing; gpu_sh
   return { gpu_sharing: { mode, replicas: known.gpu_sharing_replicas ?? 1 }, gpu_share };
 }
 
-function cancelledRecord(organizationId: string, known: KnownWorkload, seenGoneAt: Date): SyncRecord {
+function cancelledRecord(organizationId: string, known: UnfinishedWorkload, seenGoneAt: Date): SyncRecord {
   const started = known.started_at ?? known.submitted_at;
   const completed = seenGoneAt > started ? seenGoneAt : started;
   const {
@@ -204,16 +191,24 @@ function cancelledRecord(organizationId: string, known: KnownWorkload, seenGoneA
   };
 }
 
-/** Lists the pods, maps those that request GPUs to workloads, cancels the vanished ones, and writes. */
-export async function syncKubernetes(
-  dataSource: DataSource,
-  organizationId: string,
-  cluster: string,
+/** What the runner knows from the database when the source runs. */
+export interface KubernetesInput {
+  organizationId: string;
+  initiatives: InitiativeResolver;
+  /** The source's unfinished workloads of `api.clusterId` in the namespaces it reads. */
+  unfinished: UnfinishedWorkload[];
+}
+
+/**
+ * Lists the pods, maps those that request GPUs to workload records and cancels the unfinished
+ * workloads the listing no longer shows.
+ */
+export async function listKubernetes(
+  api: KubernetesApi,
   config: KubernetesConfig,
-  resolver: InitiativeResolver,
-): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
+  { organizationId, initiatives, unfinished }: KubernetesInput,
+): Promise<WorkloadListing> {
   const listedAt = new Date();
-  const api = await connect(config);
   const skipped = new ReasonCounter();
   const pods = await listAllPods(api, config);
   const nodeLabels = await labelsOfNodes(api, config, skipped);
@@ -232,28 +227,19 @@ export async function syncKubernetes(
       skipped.add(mapped.skip);
       continue;
     }
-    const refusal = resolver.admit(mapped.initiativeId);
+    const refusal = initiatives.admit(mapped.initiativeId);
     if (refusal) refused.add(refusal);
     else workloads.push({ section: 'workloads', value: mapped.workload });
   }
-  const unfinished = await unfinishedWorkloads(dataSource, organizationId, api.clusterId, config.namespaces);
   for (const known of unfinished) {
     if (!seen.has(known.workload_id)) workloads.push(cancelledRecord(organizationId, known, listedAt));
   }
-  const records = [...resolver.records(), ...workloads];
-  const changed = await changedWorkloads(dataSource, organizationId, records);
-  const result = await writeSyncRecords(
-    dataSource,
-    organizationId,
-    { cluster, source: 'kubernetes' },
-    records,
-    listedAt,
-  );
   return {
+    records: [...initiatives.records(), ...workloads],
+    createdInitiatives: initiatives.created(),
+    readUntil: listedAt,
     read: pods.length,
-    ...writeCounts(result, resolver.created()),
     skipped: skipped.counts,
     refused: refused.counts,
-    changed,
   };
 }

@@ -1,7 +1,7 @@
-import type { DataSource } from 'typeorm';
-import { ClusterSources, PROMETHEUS_MAX_POINTS, PrometheusConfig, SyncTarget } from '../sync-config';
-import { NOTHING_WRITTEN, ReasonCounter, SourceName, SourceReport, writeCounts } from '../sync-report';
-import { ChangedWorkload, readWatermarks, SyncRecord, writeSyncRecords } from '../sync-writer';
+import type { ClusterSources, PrometheusConfig } from '../sync-config';
+import { PROMETHEUS_MAX_POINTS } from '../sync-config.dto';
+import { ReasonCounter, SourceName } from '../sync-report';
+import type { ChangedWorkload, SampleReading, SourceTally, SyncRecord } from '../sync-records';
 import { SourceUnavailableError } from '../source-failure';
 import { PrometheusClient, RangeSeries } from './prometheus-client';
 import {
@@ -25,7 +25,14 @@ interface JoinIndex {
   jobs: Map<string, Lifetime[]>;
 }
 
-interface WorkloadSpan {
+/** Which labels join a cluster's DCGM series to its workloads: pods, and Slurm jobs by `job_label`. */
+export interface Joins {
+  pods: boolean;
+  jobLabel: string | null;
+}
+
+/** A stored workload (pod or Slurm job) of the cluster, from submission to completion (null: not finished). */
+export interface WorkloadSpan {
   workload_id: string;
   namespace: string;
   name: string;
@@ -34,41 +41,21 @@ interface WorkloadSpan {
 }
 
 /**
- * The sync's workloads (pods and Slurm jobs) of the cluster alive in [start, end] (unix seconds), from
- * submission: a GPU is the pod's from the moment its container is created, which can precede its start.
+ * Workloads by the labels that name them in DCGM series. A GPU is the pod's from the moment its
+ * container is created, which can precede its start: a lifetime begins at submission.
  */
-async function joinIndex(
-  dataSource: DataSource,
-  organizationId: string,
-  scope: SyncTarget['joinScope'],
-  start: number,
-  end: number,
-): Promise<JoinIndex> {
-  const rows: WorkloadSpan[] = await dataSource.query(
-    `SELECT workload_id, namespace, name, submitted_at AS "from", completed_at AS "to"
-     FROM workloads
-     WHERE organization_id = $1 AND (workload_id LIKE 'k8s:%' OR workload_id LIKE 'slurm:%')
-       AND submitted_at <= $3 AND (completed_at IS NULL OR completed_at >= $2)
-       AND ($4::text IS NULL OR cluster_id = $4) AND cluster_id <> ALL ($5::text[])`,
-    [
-      organizationId,
-      new Date(start * 1000),
-      new Date(end * 1000),
-      'only' in scope ? scope.only : null,
-      'except' in scope ? scope.except : [],
-    ],
-  );
+function joinIndex(spans: WorkloadSpan[]): JoinIndex {
   const index: JoinIndex = { pods: new Map(), jobs: new Map() };
-  for (const row of rows) {
+  for (const span of spans) {
     const lifetime = {
-      workloadId: row.workload_id,
-      from: row.from.getTime() / 1000,
-      to: row.to ? row.to.getTime() / 1000 : Infinity,
+      workloadId: span.workload_id,
+      from: span.from.getTime() / 1000,
+      to: span.to ? span.to.getTime() / 1000 : Infinity,
     };
-    const slurm = row.workload_id.startsWith('slurm:');
+    const slurm = span.workload_id.startsWith('slurm:');
     const key = slurm
-      ? row.workload_id.slice(row.workload_id.lastIndexOf(':') + 1)
-      : `${row.namespace}/${row.name}`;
+      ? span.workload_id.slice(span.workload_id.lastIndexOf(':') + 1)
+      : `${span.namespace}/${span.name}`;
     const map = slurm ? index.jobs : index.pods;
     map.set(
       key,
@@ -85,12 +72,7 @@ async function joinIndex(
  * Reading raw samples per step, instead of the instant value, keeps Prometheus' 5-minute look-back from
  * repeating a finished series' last value.
  */
-export function fieldQuery(
-  metric: string,
-  stepSeconds: number,
-  joins: { pods: boolean; jobLabel: string | null },
-  only?: Only,
-): string {
+export function fieldQuery(metric: string, stepSeconds: number, joins: Joins, only?: Only): string {
   const range = `[${stepSeconds * 1000 - 1}ms]`;
   const match = (names: string[] | undefined) => (names ? `=~"${names.map(escapeRegex).join('|')}"` : '!=""');
   const selectors = [
@@ -198,7 +180,7 @@ class SampleReader {
     private readonly config: PrometheusConfig,
     private readonly organizationId: string,
     private readonly index: JoinIndex,
-    private readonly joins: { pods: boolean; jobLabel: string | null },
+    private readonly joins: Joins,
   ) {}
 
   private largestSeriesCount: number | null = null;
@@ -338,60 +320,85 @@ function catchUpRanges(
   return windows;
 }
 
-/**
- * Reads the cluster's DCGM series since its watermark, joins them to the cluster's synced workloads
- * and writes the samples.
- */
-export async function syncPrometheus(
-  dataSource: DataSource,
-  organizationId: string,
-  config: SyncTarget,
-  prometheus: PrometheusConfig,
-  changed: ChangedWorkload[] = [],
-): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'>> {
-  const joins = { pods: config.kubernetes !== null, jobLabel: config.slurm?.jobLabel ?? null };
+/** The joins of a cluster's sources; a Prometheus with neither fails, its series joining nothing. */
+export function prometheusJoins(target: ClusterSources): Joins {
+  const joins = { pods: target.kubernetes !== null, jobLabel: target.slurm?.jobLabel ?? null };
   if (!joins.pods && !joins.jobLabel) {
     throw new SourceUnavailableError(
       'prometheus needs a kubernetes or slurm section: its series are joined to their workloads',
     );
   }
-  const now = Date.now() / 1000;
-  const watermarks = await readWatermarks(dataSource, organizationId, config.cluster);
-  const range = readRange(config, prometheus, watermarks, now);
+  return joins;
+}
+
+/** A read to make: its range, and the instants whose workloads its series may join. */
+export interface SamplePlan {
+  range: Window;
+  /** Unix seconds the plan was made at: catch-up reads reach back at most the backfill from it. */
+  now: number;
+  joinFrom: Date;
+  joinTo: Date;
+}
+
+/**
+ * What to read since the watermarks: nothing yet (`idle`, with the reason counted as skipped) while a
+ * workload source of the cluster has never listed, or when no step is due; else the range, widened
+ * back to the earliest changed workload for the join.
+ */
+export function planSamples(
+  target: ClusterSources,
+  prometheus: PrometheusConfig,
+  watermarks: Partial<Record<SourceName, Date>>,
+  changed: ChangedWorkload[],
+  now = Date.now() / 1000,
+): SamplePlan | { idle: SourceTally } {
+  const range = readRange(target, prometheus, watermarks, now);
   if ('waitingFor' in range) {
     return {
-      read: 0,
-      ...NOTHING_WRITTEN,
-      skipped: { [`waiting for a first ${range.waitingFor} listing`]: 1 },
-      refused: {},
+      idle: { read: 0, skipped: { [`waiting for a first ${range.waitingFor} listing`]: 1 }, refused: {} },
     };
   }
-  if (range.start > range.end) return { read: 0, ...NOTHING_WRITTEN, skipped: {}, refused: {} };
+  if (range.start > range.end) return { idle: { read: 0, skipped: {}, refused: {} } };
   const earliest = Math.min(range.start, ...changed.map((workload) => workload.from.getTime() / 1000));
-  const index = await joinIndex(
-    dataSource,
-    organizationId,
-    config.joinScope,
-    earliest - prometheus.stepSeconds,
-    range.end,
-  );
-  const reader = new SampleReader(new PrometheusClient(prometheus), prometheus, organizationId, index, joins);
-  const windows = [
-    ...catchUpRanges(changed, index, prometheus, range, now),
-    { start: range.start, end: range.end },
-  ];
-  const result = await writeSyncRecords(
-    dataSource,
-    organizationId,
-    { cluster: config.cluster, source: 'prometheus' },
-    reader.records(windows),
-    new Date(range.end * 1000),
-  );
-  if (reader.unjoined.size > 0) reader.skipped.add('series of no synced workload', reader.unjoined.size);
   return {
-    read: reader.read,
-    ...writeCounts(result),
-    skipped: reader.skipped.counts,
-    refused: {},
+    range,
+    now,
+    joinFrom: new Date((earliest - prometheus.stepSeconds) * 1000),
+    joinTo: new Date(range.end * 1000),
+  };
+}
+
+/** What the runner knows from the database when the source reads. */
+export interface SampleInput {
+  organizationId: string;
+  /** The cluster's workloads alive between the plan's `joinFrom` and `joinTo`. */
+  spans: WorkloadSpan[];
+  changed: ChangedWorkload[];
+}
+
+/**
+ * Reads the cluster's DCGM series over the plan's range (after the catch-up ranges of the changed
+ * workloads) and joins them to the workloads, as sample records read while they are consumed.
+ */
+export function readSamples(
+  joins: Joins,
+  prometheus: PrometheusConfig,
+  plan: SamplePlan,
+  { organizationId, spans, changed }: SampleInput,
+): SampleReading {
+  const index = joinIndex(spans);
+  const reader = new SampleReader(new PrometheusClient(prometheus), prometheus, organizationId, index, joins);
+  const windows = [...catchUpRanges(changed, index, prometheus, plan.range, plan.now), plan.range];
+  return {
+    records: reader.records(windows),
+    readUntil: new Date(plan.range.end * 1000),
+    tally: () => ({
+      read: reader.read,
+      skipped: {
+        ...reader.skipped.counts,
+        ...(reader.unjoined.size > 0 ? { 'series of no synced workload': reader.unjoined.size } : {}),
+      },
+      refused: {},
+    }),
   };
 }

@@ -1,16 +1,9 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { DataSource } from 'typeorm';
 import type { SlurmConfig } from '../sync-config';
-import { InitiativeResolver } from '../initiatives';
-import { ReasonCounter, SourceReport, writeCounts } from '../sync-report';
-import {
-  changedWorkloads,
-  ChangedWorkload,
-  readWatermarks,
-  SyncRecord,
-  writeSyncRecords,
-} from '../sync-writer';
+import type { InitiativeResolver } from '../initiatives';
+import { ReasonCounter } from '../sync-report';
+import type { SyncRecord, WorkloadListing } from '../sync-records';
 import { SourceUnavailableError } from '../source-failure';
 import { mapSacctJob, SacctJob } from './sacct-mapping';
 
@@ -95,16 +88,20 @@ export function parseSacctDocument(text: string): SacctJob[] {
   return document.jobs as SacctJob[];
 }
 
-/** Reads `sacct --json` (command or file), maps GPU jobs to workloads and writes them. */
-export async function syncSlurm(
-  dataSource: DataSource,
-  organizationId: string,
-  cluster: string,
+/** What the runner knows from the database when the source runs. */
+export interface SlurmInput {
+  organizationId: string;
+  initiatives: InitiativeResolver;
+  /** The source's watermark: when its last successful read began (none before the first). */
+  lastRead: Date | undefined;
+}
+
+/** Reads `sacct --json` (command or file) and maps the GPU jobs to workload records. */
+export async function listSlurm(
   config: SlurmConfig,
-  resolver: InitiativeResolver,
-): Promise<Omit<SourceReport, 'source' | 'seconds' | 'ok'> & { changed: ChangedWorkload[] }> {
+  { organizationId, initiatives, lastRead }: SlurmInput,
+): Promise<WorkloadListing> {
   const readAt = new Date();
-  const lastRead = (await readWatermarks(dataSource, organizationId, cluster)).slurm;
   const jobs = parseSacctDocument(
     await readDocument(config, sacctArguments(config.sacctCommand, lastRead, readAt)),
   );
@@ -118,7 +115,7 @@ export async function syncSlurm(
       skipped.add(mapped.skip);
       continue;
     }
-    const refusal = resolver.admit(mapped.initiativeId);
+    const refusal = initiatives.admit(mapped.initiativeId);
     if (refusal) refused.add(refusal);
     else byId.set(mapped.workload.workload_id as string, { section: 'workloads', value: mapped.workload });
   }
@@ -128,20 +125,12 @@ export async function syncSlurm(
       jobs.length - skipped.total - refused.total - byId.size,
     );
   }
-  const records = [...resolver.records(), ...byId.values()];
-  const changed = await changedWorkloads(dataSource, organizationId, records);
-  const result = await writeSyncRecords(
-    dataSource,
-    organizationId,
-    { cluster, source: 'slurm' },
-    records,
-    readAt,
-  );
   return {
+    records: [...initiatives.records(), ...byId.values()],
+    createdInitiatives: initiatives.created(),
+    readUntil: readAt,
     read: jobs.length,
-    ...writeCounts(result, resolver.created()),
     skipped: skipped.counts,
     refused: refused.counts,
-    changed,
   };
 }

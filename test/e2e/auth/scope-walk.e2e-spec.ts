@@ -186,7 +186,7 @@ function samplesOf(workloads: WorkloadSeed[], utilization: number) {
     .filter((workload) => workload.startedAt)
     .flatMap((workload) => {
       const start = new Date(workload.startedAt as string).getTime();
-      const end = workload.completedAt ? new Date(workload.completedAt as string).getTime() : NOW - HOUR / 6;
+      const end = workload.completedAt ? new Date(workload.completedAt).getTime() : NOW - HOUR / 6;
       return [0, 0.25, 0.5, 0.75, 1].map((fraction) => ({
         workloadId: workload.workloadId as string,
         at: new Date(start + (end - start) * fraction),
@@ -221,7 +221,59 @@ async function seedScopeOrganization(dataSource: DataSource, withOutside: boolea
     ...samplesOf(IN_SCOPE, 30),
     ...(withOutside ? samplesOf(OUTSIDE, 95) : []),
   ]);
+  await seedAlerts(dataSource, organizationId, withOutside);
   return organizationId;
+}
+
+/**
+ * Alerts as `gpucap alerts` records them: one team in scope, and (only beside the team outside) that
+ * team's budget and idle workload, a pool's forecast and a sync source, which no MEMBER may see.
+ */
+async function seedAlerts(dataSource: DataSource, organizationId: string, withOutside: boolean) {
+  const alerts: { initiativeId: string | null; labels: Record<string, string> }[] = [
+    {
+      initiativeId: 'team-in',
+      labels: { alertname: 'GpuWorkloadIdle', initiative_id: 'team-in', workload_id: 'wl-in-running' },
+    },
+    ...(withOutside
+      ? [
+          {
+            initiativeId: 'team-out',
+            labels: { alertname: 'GpuBudgetThresholdCrossed', kind: 'initiative', initiative_id: 'team-out' },
+          },
+          {
+            initiativeId: 'team-out',
+            labels: {
+              alertname: 'GpuWorkloadIdle',
+              initiative_id: 'team-out',
+              workload_id: 'wl-out-running',
+            },
+          },
+          {
+            initiativeId: null,
+            labels: { alertname: 'GpuBudgetExhaustionForecast', kind: 'pool', pool_id: 'pool-1' },
+          },
+          { initiativeId: null, labels: { alertname: 'GpucapSyncStale', source: 'outside-prometheus' } },
+        ]
+      : []),
+  ];
+  for (const [index, alert] of alerts.entries()) {
+    await dataSource.query(
+      `INSERT INTO alert_states (organization_id, fingerprint, alertname, initiative_id, labels, annotations, starts_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        organizationId,
+        `fingerprint-${index}`,
+        alert.labels.alertname,
+        alert.initiativeId,
+        { ...alert.labels, organization_id: organizationId, severity: 'warning' },
+        {
+          summary: `about ${alert.labels.workload_id ?? alert.labels.initiative_id ?? alert.labels.pool_id}`,
+        },
+        new Date(Date.UTC(2026, 9, 2)),
+      ],
+    );
+  }
 }
 
 interface Parameter {
@@ -257,7 +309,10 @@ function candidates(parameter: Parameter): string[] {
   if (name === 'step') return ['1h'];
   if (/cursor|page_token/.test(name)) return [];
   const example = parameter.example ?? schema.example;
-  return example === undefined ? [] : [String(example)];
+  if (typeof example === 'string' || typeof example === 'number' || typeof example === 'boolean') {
+    return [String(example)];
+  }
+  return [];
 }
 
 /** Every request to try on one operation: its required filters at their first value, then each filter in turn. */
@@ -444,7 +499,7 @@ describe('scope, on every GET operation of the OpenAPI document', () => {
               organizations.map((organizationId, index) =>
                 request(testApp.server)
                   .get(url)
-                  .set(authHeaders(tokens[role as Role][index], organizationId))
+                  .set(authHeaders(tokens[role][index], organizationId))
                   .set('Accept', accept),
               ),
             );

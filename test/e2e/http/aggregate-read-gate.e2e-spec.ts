@@ -4,7 +4,7 @@ import { authHeaders, createApiToken, insertWorkloads, seedOrganization } from '
 import { createTestApp, testDatabaseUrl, type TestApp } from '../../support/test-app';
 
 /*
- * Aggregate reads take turns (issue 13, "cold reads that don't pile up"): with
+ * Aggregate reads take turns ("cold reads that don't pile up"): with
  * AGGREGATE_READ_CONCURRENCY=1, a statistics read held up inside PostgreSQL (its rollup table locked
  * by the test) keeps the next statistics and capacity reads waiting in the service, not in the
  * database, while a workload's detail is still answered. Released, every one of them answers with

@@ -63,6 +63,7 @@ describe('OpenAPI document and a generated client', () => {
       'getWorkload',
       'getWorkloadMetrics',
       'getWorkloadStats',
+      'listAlerts',
       'listRankedWorkloadMetrics',
       'listWorkloads',
     ]);

@@ -11,7 +11,7 @@ import { listenOnLoopback } from '../../support/raw-http';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /*
- * Operations (issue 13): Prometheus metrics at /metrics (route templates, statuses, latency
+ * Operations: Prometheus metrics at /metrics (route templates, statuses, latency
  * histograms, cache outcomes, database pool, event-loop lag), never rate limited, optionally behind
  * its own token; gzip and brotli for answers over 1 KB.
  */

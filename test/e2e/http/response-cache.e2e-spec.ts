@@ -16,7 +16,7 @@ import { createOwnDatabase, type OwnDatabase } from '../../support/own-database'
 import { createTestApp, testDatabaseUrl, type TestApp } from '../../support/test-app';
 
 /*
- * Warm reads (issue 13): ETag / 304, Cache-Control, metadata.as_of, answers kept per scope and data
+ * Warm reads: ETag / 304, Cache-Control, metadata.as_of, answers kept per scope and data
  * version, coalesced cold reads, and no stale answer after a write, on one replica and across two
  * (two apps on one database, as replicas behind a load balancer are).
  */

@@ -71,7 +71,7 @@ async function aggregate(dataSource: DataSource, organizationId: string, workloa
   return row;
 }
 
-describe('the write path under concurrent writers (defects of issue 15)', () => {
+describe('the write path under concurrent writers (defects found in review)', () => {
   let db: OwnDatabase;
   let ds: DataSource;
 

@@ -450,6 +450,84 @@ describeInBrowser('the dashboard page at GET /', () => {
     await close();
   });
 
+  it("shows the firing alerts above the panels, a MEMBER only its team's", async () => {
+    const alerts = [
+      {
+        fingerprint: 'web-nlp-budget',
+        initiativeId: 'nlp',
+        labels: {
+          alertname: 'GpuBudgetThresholdCrossed',
+          kind: 'initiative',
+          initiative_id: 'nlp',
+          threshold: '1.0',
+          severity: 'critical',
+        },
+        summary: "Team 'nlp' has used 104.2 % of its GPU-hour budget",
+      },
+      {
+        fingerprint: 'web-sync-stale',
+        initiativeId: null,
+        labels: { alertname: 'GpucapSyncStale', source: 'prometheus', severity: 'warning' },
+        summary: "Sync source 'prometheus' last succeeded 45 minutes ago",
+      },
+    ];
+    for (const alert of alerts) {
+      await database.dataSource.query(
+        `INSERT INTO alert_states (organization_id, fingerprint, alertname, initiative_id, labels, annotations, starts_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now() - interval '1 hour')`,
+        [
+          DEMO_ORGANIZATION_ID,
+          alert.fingerprint,
+          alert.labels.alertname,
+          alert.initiativeId,
+          { ...alert.labels, organization_id: DEMO_ORGANIZATION_ID },
+          { summary: alert.summary, description: `${alert.summary}.` },
+        ],
+      );
+    }
+    try {
+      for (const [token, expected] of [
+        [adminToken, ['GpuBudgetThresholdCrossed', 'GpucapSyncStale']],
+        [memberToken, ['GpuBudgetThresholdCrossed']],
+      ] as const) {
+        const { page, consoleErrors, close } = await openPage();
+        await signIn(page, token);
+        expect(await page.isVisible('#alerts')).toBe(true);
+        const shown = await page.$$eval('#alerts-list li', (items) =>
+          items.map((item) => ({
+            alertname: (item as HTMLElement).dataset.alertname,
+            severity: item.querySelector('.badge')?.textContent,
+            summary: item.querySelector('strong')?.textContent,
+          })),
+        );
+        const listed = (await api(token, '/v1/alerts')) as {
+          alertname: string;
+          annotations: { summary: string };
+        }[];
+        expect(shown.map((item) => item.alertname).sort()).toEqual([...expected]);
+        expect(shown.map((item) => item.summary).sort()).toEqual(
+          listed.map((alert) => alert.annotations.summary).sort(),
+        );
+        expect(shown.find((item) => item.alertname === 'GpuBudgetThresholdCrossed')).toEqual({
+          alertname: 'GpuBudgetThresholdCrossed',
+          severity: 'critical',
+          summary: "Team 'nlp' has used 104.2 % of its GPU-hour budget",
+        });
+        // Above the panels: the alerts come before the capacity panel on the page.
+        const alertsBox = (await page.locator('#alerts').boundingBox())!;
+        const capacityBox = (await page.locator('#capacity').boundingBox())!;
+        expect(alertsBox.y + alertsBox.height).toBeLessThanOrEqual(capacityBox.y);
+        expect(consoleErrors).toEqual([]);
+        await close();
+      }
+    } finally {
+      await database.dataSource.query(
+        `DELETE FROM alert_states WHERE organization_id = $1 AND fingerprint LIKE 'web-%'`,
+        [DEMO_ORGANIZATION_ID],
+      );
+    }
+  });
+
   it('shows the devices and GPU share of workloads on MIG instances and shared replicas', async () => {
     const { page, consoleErrors, close } = await openPage();
     await signIn(page, adminToken);

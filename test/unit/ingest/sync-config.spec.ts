@@ -5,7 +5,7 @@ import { parseSyncConfig, SyncConfigError, syncTargets } from '../../../src/inge
 import { configuredTasks } from '../../../src/ingest/sync-runner';
 import { parse as parseYaml } from 'yaml';
 
-/** The config of issue 11, as written. */
+/** The config from the sync documentation, as written. */
 const ISSUE_CONFIG = {
   organization_id: 'org-acme',
   unknown_initiatives: 'create',
@@ -173,6 +173,105 @@ describe('sync config: clusters and GPU shares', () => {
   ])('refuses a broken clusters entry or share map, naming the key (%#)', (document, message) => {
     expect(() => parseSyncConfig(document, '/')).toThrow(SyncConfigError);
     expect(() => parseSyncConfig(document, '/')).toThrow(message);
+  });
+});
+
+describe('sync config: every rule names its key', () => {
+  const at = (section: string, value: Record<string, unknown>) => ({
+    organization_id: 'o',
+    [section]: value,
+  });
+  const prometheus = (value: Record<string, unknown>) => at('prometheus', { url: 'http://p', ...value });
+  it.each([
+    [[], 'the config must be an object'],
+    [null, 'the config must be an object'],
+    [{ kubernetes: {} }, 'organization_id is required'],
+    [{ organization_id: 'o', kubernetes: [] }, 'kubernetes must be an object'],
+    [at('kubernetes', { a: 1, b: 2 }), "unknown keys 'kubernetes.a', 'kubernetes.b'"],
+    [at('kubernetes', { context: ' ' }), 'kubernetes.context must be a non-empty string'],
+    [
+      at('kubernetes', { namespaces: ['a', ''] }),
+      'kubernetes.namespaces must be an array of non-empty strings',
+    ],
+    [
+      at('kubernetes', { initiative_by_namespace: { ml: 'a b' } }),
+      'kubernetes.initiative_by_namespace.ml must be an identifier (A-Z a-z 0-9 . _ : -, at most 128)',
+    ],
+    [
+      at('kubernetes', { initiative_by_namespace: 'ml' }),
+      'kubernetes.initiative_by_namespace must be an object',
+    ],
+    [at('kubernetes', { mig_profiles: { ' ': 0.5 } }), 'kubernetes.mig_profiles has an empty name'],
+    [at('kubernetes', { is_managed: 'yes' }), 'kubernetes.is_managed must be true or false'],
+    [
+      at('kubernetes', { timeout_seconds: '30' }),
+      'kubernetes.timeout_seconds must be a number greater than 0',
+    ],
+    [prometheus({ url: 7 }), 'prometheus.url must be a non-empty string'],
+    [prometheus({ step_seconds: 0 }), 'prometheus.step_seconds must be a number greater than 0'],
+    [prometheus({ step_seconds: 1.5 }), 'prometheus.step_seconds must be a whole number'],
+    [
+      prometheus({ window_points: 11_001 }),
+      "prometheus.window_points must be at most 11000 (Prometheus' limit)",
+    ],
+    [prometheus({ lag_seconds: -1 }), 'prometheus.lag_seconds must be a number greater than or equal to 0'],
+    [
+      prometheus({ gr_engine_active_unit: 'x' }),
+      'prometheus.gr_engine_active_unit must be one of auto, ratio, percent',
+    ],
+    [
+      prometheus({ basic_auth: { username: 'u' } }),
+      'prometheus.basic_auth.username and a password (or password_file) are required',
+    ],
+    [
+      prometheus({ basic_auth: { password_file: 'none' } }),
+      "prometheus.basic_auth.password_file: cannot read 'none'",
+    ],
+    [
+      prometheus({ bearer_token: 't', bearer_token_file: 'f' }),
+      'prometheus.bearer_token and prometheus.bearer_token_file exclude each other',
+    ],
+    [at('slurm', { sacct_command: [] }), 'slurm.sacct_command must name a program'],
+    [at('slurm', { cluster_id: 'a b' }), 'slurm.cluster_id must be an identifier: 1 to 128 characters'],
+    [
+      { organization_id: 'o', clusters: [{ cluster_id: 'a', slurm: {} }, 'b'] },
+      'clusters[1] must be an object',
+    ],
+    // Keys class-transformer leaves out are unknown all the same; values are read as written.
+    [JSON.parse('{"organization_id": "o", "slurm": {"constructor": 1}}'), "unknown key 'slurm.constructor'"],
+    [JSON.parse('{"organization_id": "o", "__proto__": {"slurm": {}}}'), "unknown key '__proto__'"],
+    [
+      at('slurm', { initiative_by_account: { phys: { constructor: 1 } } }),
+      'slurm.initiative_by_account.phys must be an identifier',
+    ],
+    [
+      at('kubernetes', { namespaces: [{ constructor: 1 }] }),
+      'kubernetes.namespaces must be an array of non-empty strings',
+    ],
+  ])('refuses %j: %s', (document, message) => {
+    expect(() => parseSyncConfig(document, '/')).toThrow(SyncConfigError);
+    expect(() => parseSyncConfig(document, '/')).toThrow(message);
+  });
+
+  it('keeps map entries of any name, null as left out, and fills in the defaults', () => {
+    const config = parseSyncConfig(
+      {
+        organization_id: 'o',
+        unknown_initiatives: null,
+        kubernetes: { initiative_by_namespace: { constructor: 'team' }, timeout_seconds: null },
+        slurm: { sacct_json_file: null },
+      },
+      '/',
+    );
+    expect(config.unknownInitiatives).toBe('refuse');
+    expect(config.kubernetes).toMatchObject({
+      initiativeByNamespace: { constructor: 'team' },
+      timeoutSeconds: 30,
+    });
+    expect(config.slurm).toMatchObject({
+      sacctJsonFile: null,
+      sacctCommand: ['sacct', '--json', '--allusers'],
+    });
   });
 });
 

@@ -4,6 +4,7 @@ import type { AuthScope } from '../../../src/common/auth/auth-scope';
 import { ScopedDatabase } from '../../../src/common/database/scoped-database';
 import {
   constantStatement,
+  initiativeScopeSql,
   organizationStatement,
   preparedStatement,
   type ScopedStatement,
@@ -42,8 +43,31 @@ describe('scopedStatement', () => {
     ).toThrow("must take the caller's initiatives");
   });
 
+  it("refuses the caller's initiatives anywhere but inside the scope helper's forms", () => {
+    const values = ['org-a', ['init-1', 'init-2']];
+    const base = 'SELECT * FROM workloads WHERE organization_id = $1';
+    const scoped = `${base} AND ${initiativeScopeSql('initiative_id', '$2')}`;
+    const refused = [
+      `${base} AND initiative_id = ANY($2::text[])`,
+      `${scoped} OR $2 IS NOT NULL`,
+      `${scoped} OR TRUE`,
+      `${base} OR ${initiativeScopeSql('initiative_id', '$2')}`,
+      `${scoped} AND cardinality($2::text[]) > 0`,
+      'SELECT * FROM unnest($2::text[]) AS scoped(initiative_id), workloads WHERE organization_id = $1',
+    ];
+    for (const text of refused) {
+      expect(() => scopedStatement(member, text, values)).toThrow(
+        "must take the caller's initiatives through initiativeScopeSql",
+      );
+    }
+    const perInitiative = `SELECT w.* FROM unnest($2::text[]) AS scoped(initiative_id)
+      CROSS JOIN LATERAL (SELECT * FROM workloads w WHERE organization_id = $1
+        AND w.initiative_id = scoped.initiative_id LIMIT 5) AS w`;
+    expect(scopedStatement(member, perInitiative, values).text).toBe(perInitiative);
+  });
+
   it('accepts the organization at $1 and, for a restricted caller, their initiatives', () => {
-    const text = 'SELECT * FROM workloads WHERE organization_id = $1 AND initiative_id = ANY($2)';
+    const text = `SELECT * FROM workloads WHERE organization_id = $1 AND ${initiativeScopeSql('initiative_id', '$2')}`;
     const statement = scopedStatement(member, text, ['org-a', ['init-1', 'init-2']]);
     expect({ text: statement.text, values: statement.values }).toEqual({
       text,

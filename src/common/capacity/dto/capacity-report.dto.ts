@@ -1,7 +1,7 @@
-import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../common/http/envelope-properties';
+import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
-import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
+import { IdleGpuFiguresDto } from '../../idle-gpu.dto';
+import { AsOfMetadataDto } from '../../http/as-of-metadata.dto';
 
 const BURN_RATE_DESCRIPTION = 'GPU hours used in the 7 × 24 hours up to now, divided by 7 (additive field)';
 const EXHAUSTION_DESCRIPTION =

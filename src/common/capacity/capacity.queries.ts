@@ -1,14 +1,15 @@
-import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import { AuthScope, scopedInitiativeIds } from '../auth/auth-scope';
 import {
   constantStatement,
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
-} from '../common/database/scoped-statement';
+  initiativeScopeSql,
+} from '../database/scoped-statement';
 import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
-import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
-import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
-import { WAIT_SECONDS_SQL } from '../common/queue-wait';
+import { GPU_SHARE_UNITS } from '../gpu-sharing';
+import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../idle-gpu';
+import { WAIT_SECONDS_SQL } from '../queue-wait';
 
 export interface CapacityFilters {
   initiativeId: string | null;
@@ -82,8 +83,8 @@ function scopeParameters(scope: AuthScope, filters: CapacityFilters): unknown[] 
 }
 
 /** Scope and initiative filter on a row source aliased `alias` (constant SQL, never input). */
-function initiativeScopeSql(alias: string): string {
-  return `($2::text[] IS NULL OR ${alias}.initiative_id = ANY ($2::text[]))
+function scopeAndFilterSql(alias: string): string {
+  return `${initiativeScopeSql(`${alias}.initiative_id`, '$2')}
     AND ($3::text IS NULL OR ${alias}.initiative_id = $3::text)`;
 }
 
@@ -186,7 +187,7 @@ function usageToCutsSql(idle: boolean): string {
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
-           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ${initiativeScopeSql('r')}
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ${scopeAndFilterSql('r')}
            OFFSET 0
          ) r
          UNION ALL
@@ -196,7 +197,7 @@ function usageToCutsSql(idle: boolean): string {
            SELECT h.initiative_id, h.instance_type, ${sums}
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
-             AND (h.end_hour <> c.hour OR c.on_hour) AND ${initiativeScopeSql('h')}
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ${scopeAndFilterSql('h')}
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
@@ -206,7 +207,7 @@ function usageToCutsSql(idle: boolean): string {
            SELECT ${runColumns} FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
-             AND ${initiativeScopeSql('w')}
+             AND ${scopeAndFilterSql('w')}
            OFFSET 0
          ) w
          ${aggregate}
@@ -217,7 +218,7 @@ function usageToCutsSql(idle: boolean): string {
            SELECT ${runColumns} FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
-             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ${initiativeScopeSql('w')}
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ${scopeAndFilterSql('w')}
            OFFSET 0
          ) w
          ${aggregate}
@@ -261,7 +262,7 @@ export function usageByInitiativeAndPoolQuery(
               CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
                    THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
-       WHERE r.organization_id = $1 AND ${initiativeScopeSql('r')}
+       WHERE r.organization_id = $1 AND ${scopeAndFilterSql('r')}
          AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
               OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
        UNION ALL
@@ -281,7 +282,7 @@ export function usageByInitiativeAndPoolQuery(
            AS period_us
        ) running
        ${runningAggregateJoinSql('w', 'a')}
-       WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ${scopeAndFilterSql('w')}
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
@@ -324,7 +325,7 @@ export function allocationsQuery(scope: AuthScope, filters: CapacityFilters): Sc
     scope,
     `SELECT a.initiative_id, a.pool_id, a.allocated_gpu_hours
      FROM allocations a
-     WHERE a.organization_id = $1 AND ${initiativeScopeSql('a')}
+     WHERE a.organization_id = $1 AND ${scopeAndFilterSql('a')}
        AND ($4::text IS NULL OR a.pool_id = $4::text)`,
     scopeParameters(scope, filters),
   );
@@ -336,7 +337,7 @@ export function initiativesQuery(scope: AuthScope, filters: CapacityFilters): Sc
     scope,
     `SELECT i.initiative_id, i.name
      FROM initiatives i
-     WHERE i.organization_id = $1 AND ${initiativeScopeSql('i')}
+     WHERE i.organization_id = $1 AND ${scopeAndFilterSql('i')}
      ORDER BY i.initiative_id COLLATE "C"`,
     scopeParameters(scope, filters).slice(0, 3),
   );
@@ -377,7 +378,7 @@ export function poolQueueQuery(
   filters: CapacityFilters,
   window: UsageWindow,
 ): ScopedStatement {
-  const workloadsInScope = `organization_id = $1 AND ${initiativeScopeSql('workloads')}
+  const workloadsInScope = `organization_id = $1 AND ${scopeAndFilterSql('workloads')}
          AND ($5::text IS NULL OR cluster_id = $5::text)`;
   return scopedStatement(
     scope,
@@ -441,14 +442,14 @@ export function usageByWindowQuery(
        SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, $12::timestamptz[]) AS start_window
        FROM workloads w
-       WHERE w.organization_id = $1 AND w.status = 'running' AND ${initiativeScopeSql('w')}
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ${scopeAndFilterSql('w')}
      ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
        JOIN capacity_usage_daily r ON r.organization_id = $1
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
-       WHERE ${initiativeScopeSql('r')}
+       WHERE ${scopeAndFilterSql('r')}
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
        FROM (
@@ -505,7 +506,7 @@ function clusterRunsSql(withAggregate: boolean): string {
          coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running`;
   const aggregate = withAggregate ? `, a.sample_count, a.gpu_utilization_sum` : '';
   const lookup = withAggregate ? aggregateLookupSql('w', 'a') : '';
-  const where = `w.organization_id = $1 AND w.cluster_id = $8 AND ${initiativeScopeSql('w')}`;
+  const where = `w.organization_id = $1 AND w.cluster_id = $8 AND ${scopeAndFilterSql('w')}`;
   return `SELECT ${columns}${aggregate} FROM workloads w ${lookup}
      WHERE ${where} AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
        AND w.completed_at > $5::timestamptz AND w.started_at < $6::timestamptz
