@@ -359,6 +359,7 @@ CREATE INDEX workloads_org_running_usage ON public.workloads USING btree (organi
 CREATE INDEX workloads_org_status_gpu_seconds ON public.workloads USING btree (organization_id, status, (((gpu_share_units)::double precision * GREATEST((0)::double precision, floor(date_part('epoch'::text, (completed_at - started_at)))))), workload_id COLLATE "C");
 CREATE INDEX workloads_org_status_submitted ON public.workloads USING btree (organization_id, status, submitted_at, workload_id);
 CREATE INDEX workloads_org_submitted ON public.workloads USING btree (organization_id, submitted_at, workload_id);
+CREATE INDEX workloads_org_submitted_queue ON public.workloads USING btree (organization_id, submitted_at) INCLUDE (started_at, status, gpu_count, gpu_share_units, initiative_id, instance_type, submitted_by, cluster_id);
 CREATE INDEX workloads_org_submitter_submitted ON public.workloads USING btree (organization_id, submitted_by, submitted_at, workload_id);
 CREATE TRIGGER workloads_capacity_rollup_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
 CREATE TRIGGER workloads_capacity_rollup_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
