@@ -62,6 +62,8 @@ export async function ensureDataset(
   const why = staleReason(existing, size, seed, fingerprint, flags);
   if (!why && existing) {
     log(`dataset ${databaseName}: reusing (${describe(existing)})`);
+    // --keep-dataset reuses data loaded under older migrations: bring its schema to this checkout's.
+    await runCli(['migrate'], { DATABASE_URL: url }, log, undefined, source.root);
     return { size, databaseName, url, marker: existing, reused: true };
   }
   log(`dataset ${databaseName}: building (${why})`);
