@@ -7,11 +7,14 @@
  *
  * Today's layout is measured as the issue defines it: the growth of the whole database (indexes and
  * rollups included) between `gpucap demo-data` without samples and with them, each after VACUUM. The
- * candidate is packed from the stored rows in the same database and measured as its table, TOAST and
- * primary key; the packing is checked lossless (every stored row comes back, and no other). The
- * server comes from DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); both
- * databases are dropped at the end.
+ * candidate (sample-store/prototype.sql, in a schema of its own) is written from the stored rows in the
+ * same database in one statement, its aggregates trigger included, and measured as its table, TOAST
+ * and primary key. The packing is checked lossless (every stored row comes back, and no other) and its
+ * aggregates equal to the service's metric_aggregates. The server comes from DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/postgres); both databases are dropped at the end.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { databaseUrl } from './dataset';
@@ -21,32 +24,30 @@ const BASE = 'gpucap_bench_storage_base';
 const WITH_SAMPLES = 'gpucap_bench_storage_samples';
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
 
+/** The prototype's table, functions and triggers (run in the schema `packed`). */
+const PROTOTYPE_SQL = readFileSync(join(__dirname, 'sample-store', 'prototype.sql'), 'utf8');
+
+/** Every stored sample into day blocks in one statement, as an import chunk with no stored day would be written. */
 const PACK_SQL = `
-  CREATE TABLE packed_samples (
-    organization_id text NOT NULL,
-    workload_id text NOT NULL,
-    day_start timestamptz NOT NULL,
-    step_us bigint[] COMPRESSION lz4 NOT NULL,
-    ${METRICS.map((m) => `${m} float8[] COMPRESSION lz4 NOT NULL`).join(',\n    ')},
-    PRIMARY KEY (organization_id, workload_id, day_start)
-  );
-  INSERT INTO packed_samples
+  INSERT INTO metric_sample_days
   SELECT organization_id, workload_id, day_start, array_agg(step_us ORDER BY sampled_at),
          ${METRICS.map((m) => `array_agg(${m} ORDER BY sampled_at)`).join(', ')}
   FROM (
     SELECT s.*, date_trunc('day', sampled_at, 'UTC') AS day_start,
            (extract(epoch FROM sampled_at - coalesce(lag(sampled_at) OVER w, date_trunc('day', sampled_at, 'UTC'))) * 1000000)::bigint AS step_us
-    FROM metric_samples s
+    FROM public.metric_samples s
     WINDOW w AS (PARTITION BY organization_id, workload_id, date_trunc('day', sampled_at, 'UTC') ORDER BY sampled_at)
   ) stepped
   GROUP BY organization_id, workload_id, day_start`;
 
-const UNPACKED_SQL = `
-  SELECT p.organization_id, p.workload_id,
-         p.day_start + (sum(u.step_us) OVER (PARTITION BY p.organization_id, p.workload_id, p.day_start ORDER BY u.i)) * interval '1 microsecond' AS sampled_at,
-         ${METRICS.map((m) => `u.${m}`).join(', ')}
-  FROM packed_samples p,
-       unnest(p.step_us, ${METRICS.map((m) => `p.${m}`).join(', ')}) WITH ORDINALITY AS u(step_us, ${METRICS.join(', ')}, i)`;
+const AGGREGATE_COLUMNS = [
+  'organization_id',
+  'workload_id',
+  'sample_count',
+  'first_sampled_at',
+  'latest_sampled_at',
+  ...METRICS.flatMap((m) => [`${m}_sum`, `${m}_min`, `${m}_max`, `${m}_latest`]),
+].join(', ');
 
 const ROW_COLUMNS = `organization_id, workload_id, sampled_at, ${METRICS.join(', ')}`;
 
@@ -148,21 +149,39 @@ async function measureLayouts(
       );
       return { rows: Number(rows[0].rows), bytes: Number(rows[0].bytes) };
     };
+    await client.query('CREATE SCHEMA packed');
+    await client.query('SET search_path = packed, public');
+    await client.query(PROTOTYPE_SQL);
     const started = process.hrtime.bigint();
     await client.query(PACK_SQL);
     const packSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-    await client.query('VACUUM ANALYZE packed_samples');
-    const { rows } = await client.query<{ samples: number; missing: number; extra: number }>(
-      `SELECT (SELECT count(*) FROM metric_samples)::int AS samples,
-              (SELECT count(*) FROM (SELECT ${ROW_COLUMNS} FROM metric_samples EXCEPT ALL SELECT ${ROW_COLUMNS} FROM (${UNPACKED_SQL}) u) d)::int AS missing,
-              (SELECT count(*) FROM (SELECT ${ROW_COLUMNS} FROM (${UNPACKED_SQL}) u EXCEPT ALL SELECT ${ROW_COLUMNS} FROM metric_samples) d)::int AS extra`,
+    await client.query('VACUUM ANALYZE metric_sample_days');
+    const { rows } = await client.query<{
+      samples: number;
+      missing: number;
+      extra: number;
+      aggregates: number;
+    }>(
+      `SELECT (SELECT count(*) FROM public.metric_samples)::int AS samples,
+              (SELECT count(*) FROM (SELECT ${ROW_COLUMNS} FROM public.metric_samples
+                                     EXCEPT ALL SELECT ${ROW_COLUMNS} FROM packed_samples_v) d)::int AS missing,
+              (SELECT count(*) FROM (SELECT ${ROW_COLUMNS} FROM packed_samples_v
+                                     EXCEPT ALL SELECT ${ROW_COLUMNS} FROM public.metric_samples) d)::int AS extra,
+              (SELECT count(*) FROM (
+                 (SELECT ${AGGREGATE_COLUMNS} FROM public.metric_aggregates WHERE sample_count > 0
+                  EXCEPT SELECT ${AGGREGATE_COLUMNS} FROM packed_aggregates)
+                 UNION ALL
+                 (SELECT ${AGGREGATE_COLUMNS} FROM packed_aggregates
+                  EXCEPT SELECT ${AGGREGATE_COLUMNS} FROM public.metric_aggregates WHERE sample_count > 0)) d)::int AS aggregates`,
     );
-    const { samples, missing, extra } = rows[0];
+    const { samples, missing, extra, aggregates } = rows[0];
     if (missing > 0 || extra > 0)
       throw new Error(`packing is not lossless: ${missing} rows missing, ${extra} extra`);
+    if (aggregates > 0)
+      throw new Error(`${aggregates} aggregate rows differ from the service's metric_aggregates`);
     return {
-      rowLayout: { name: 'today: one row per sample', ...(await sizes('metric_samples')) },
-      packed: { name: 'packed: one row per workload and day', ...(await sizes('packed_samples')) },
+      rowLayout: { name: 'today: one row per sample', ...(await sizes('public.metric_samples')) },
+      packed: { name: 'packed: one row per workload and day', ...(await sizes('packed.metric_sample_days')) },
       packSeconds,
       samples,
     };
@@ -188,7 +207,7 @@ async function main(): Promise<void> {
   const perValue = (bytes: number, count = samples) => (bytes / count / METRICS.length).toFixed(1);
   const number = (value: number) => Math.round(value).toLocaleString('en-US');
   const lines = [
-    `${number(opts.workloads)} workloads, ${number(samples)} samples (seed ${opts.seed}); packing lossless (checked row by row).`,
+    `${number(opts.workloads)} workloads, ${number(samples)} samples (seed ${opts.seed}); packing lossless (checked row by row), its aggregates equal to the service's.`,
     '',
     '| layout | rows | MB | bytes / sample | bytes / value |',
     '| --- | --- | --- | --- | --- |',
@@ -199,7 +218,7 @@ async function main(): Promise<void> {
     ),
     '',
     `Sample INSERTs of the import today: ${number(inserts.rows / inserts.seconds)} samples/s (${number(inserts.rows)} in ${inserts.seconds.toFixed(1)} s, rollup triggers included).`,
-    `Packing the stored rows into day blocks (one INSERT … SELECT, no triggers): ${number(samples / packSeconds)} samples/s.`,
+    `The same rows into day blocks (one INSERT … SELECT, aggregates trigger included): ${number(samples / packSeconds)} samples/s.`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   await withClient(opts.adminUrl, async (client) => {
