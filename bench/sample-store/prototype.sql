@@ -42,6 +42,25 @@ LANGUAGE sql STABLE AS $$
     AND s.sampled_at BETWEEN low AND high
 $$;
 
+-- The readings alone in [low, high] (window statistics and percentiles need no times): days wholly
+-- inside are read off the arrays, only the edge days are decoded. Rows come in time order, as from
+-- gpucap_samples_between, so float8 averages sum in the same order.
+CREATE OR REPLACE FUNCTION gpucap_samples_values_between(org text, wl text, low timestamptz, high timestamptz)
+RETURNS TABLE (gpu_utilization float8, memory_utilization float8, temperature float8, power_usage float8)
+LANGUAGE sql STABLE AS $$
+  SELECT v.* FROM metric_sample_days d
+  CROSS JOIN LATERAL (
+    SELECT u.g, u.m, u.t, u.p FROM unnest(d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) u(g, m, t, p)
+    WHERE d.day_start >= low AND d.day_start + interval '1 day' <= high
+    UNION ALL
+    SELECT s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage
+    FROM gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) s
+    WHERE NOT (d.day_start >= low AND d.day_start + interval '1 day' <= high) AND s.sampled_at BETWEEN low AND high
+  ) v
+  WHERE d.organization_id = org AND d.workload_id = wl
+    AND d.day_start BETWEEN date_trunc('day', low, 'UTC') AND high
+$$;
+
 -- Every stored reading as a row (checks).
 CREATE OR REPLACE VIEW packed_samples_v AS
   SELECT d.organization_id, d.workload_id, s.*
