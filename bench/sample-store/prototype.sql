@@ -161,13 +161,13 @@ BEGIN
     first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
     latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
     gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum, gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min), gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
-    gpu_utilization_latest = CASE WHEN excluded.latest_sampled_at >= a.latest_sampled_at THEN excluded.gpu_utilization_latest ELSE a.gpu_utilization_latest END,
+    gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
     memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum, memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min), memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
-    memory_utilization_latest = CASE WHEN excluded.latest_sampled_at >= a.latest_sampled_at THEN excluded.memory_utilization_latest ELSE a.memory_utilization_latest END,
+    memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
     temperature_sum = a.temperature_sum + excluded.temperature_sum, temperature_min = least(a.temperature_min, excluded.temperature_min), temperature_max = greatest(a.temperature_max, excluded.temperature_max),
-    temperature_latest = CASE WHEN excluded.latest_sampled_at >= a.latest_sampled_at THEN excluded.temperature_latest ELSE a.temperature_latest END,
+    temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
     power_usage_sum = a.power_usage_sum + excluded.power_usage_sum, power_usage_min = least(a.power_usage_min, excluded.power_usage_min), power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
-    power_usage_latest = CASE WHEN excluded.latest_sampled_at >= a.latest_sampled_at THEN excluded.power_usage_latest ELSE a.power_usage_latest END;
+    power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
   RETURN NULL;
 END
 $fn$;
