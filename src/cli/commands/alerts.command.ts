@@ -9,8 +9,8 @@ import { AlertsConfigError, loadAlertsConfig } from '../../alerts/alerts-config'
 import { ScopedDatabase } from '../../common/database/scoped-database';
 import { createRootLogger } from '../../common/logging/request-logging';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
-import { Command, UsageError } from '../cli-context';
-import { helpText, parseFor } from '../command-line';
+import type { Command } from '../cli-context';
+import { readConfigCommand, stopSignal } from '../config-command';
 import { parseDurationFlag } from '../duration';
 import { withDatabase } from '../with-database';
 
@@ -21,22 +21,13 @@ import { withDatabase } from '../with-database';
  * progress finishes first).
  */
 export const alertsCommand: Command = async (args, context) => {
-  const { values: parsed, spec } = parseFor('alerts', args);
-  if (parsed.help) {
-    context.stdout.write(`${helpText(spec)}\n`);
-    return 0;
-  }
-  const values = parsed as { config?: string; once?: boolean; every?: string };
-  if (!values.config) throw new UsageError('--config is required');
-  if (values.once && values.every) throw new UsageError('--once and --every exclude each other');
-  const intervalMs = values.every ? parseDurationFlag(values.every, '--every') : null;
-  let config;
-  try {
-    config = loadAlertsConfig(values.config);
-  } catch (error) {
-    if (error instanceof AlertsConfigError) throw new UsageError(`${values.config}: ${error.message}`);
-    throw error;
-  }
+  const command = readConfigCommand('alerts', args, context, {
+    load: loadAlertsConfig,
+    error: AlertsConfigError,
+    interval: (text) => parseDurationFlag(text, '--every'),
+  });
+  if (command === null) return 0;
+  const { file, config, intervalMs } = command;
   return withDatabase(context, async (dataSource) => {
     const stallWatch = new DatabaseStallWatch(dataSource);
     const database = new ScopedDatabase(dataSource, stallWatch);
@@ -45,7 +36,7 @@ export const alertsCommand: Command = async (args, context) => {
         await assertOrganizationExists(database, config);
       } catch (error) {
         if (!(error instanceof UnknownOrganizationError)) throw error;
-        context.stderr.write(`alerts ${values.config}: ${error.message}\n`);
+        context.stderr.write(`alerts ${file}: ${error.message}\n`);
         return 1;
       }
       if (intervalMs === null) {
@@ -61,9 +52,7 @@ export const alertsCommand: Command = async (args, context) => {
         }
       }
       const logger = createRootLogger(context.config.LOG_LEVEL);
-      const stopped = new Promise<void>((resolve) => {
-        for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
-      });
+      const stopped = stopSignal();
       logger.info({ organization_id: config.organizationId, every_ms: intervalMs }, 'alerts started');
       await runAlertCycles(database, config, () => new Date(), {
         intervalMs,

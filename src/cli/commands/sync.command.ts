@@ -4,7 +4,7 @@ import { loadSyncConfig, SyncConfigError } from '../../ingest/sync-config';
 import { reportLine, reportWarnings } from '../../ingest/sync-report';
 import { syncEvery, syncOnce } from '../../ingest/sync-runner';
 import { Command, UsageError } from '../cli-context';
-import { helpText, parseFor } from '../command-line';
+import { readConfigCommand, stopSignal } from '../config-command';
 import { withDatabase } from '../with-database';
 
 /** Not parseDurationFlag: its one-minute floor suits expiries and retention, and a sync may run every second. */
@@ -21,22 +21,13 @@ function parseInterval(text: string): number {
  * SIGINT/SIGTERM (the run in progress finishes first).
  */
 export const syncCommand: Command = async (args, context) => {
-  const { values: parsed, spec } = parseFor('sync', args);
-  if (parsed.help) {
-    context.stdout.write(`${helpText(spec)}\n`);
-    return 0;
-  }
-  const values = parsed as { config?: string; once?: boolean; every?: string };
-  if (!values.config) throw new UsageError('--config is required');
-  if (values.once && values.every) throw new UsageError('--once and --every exclude each other');
-  const intervalMs = values.every ? parseInterval(values.every) : null;
-  let config;
-  try {
-    config = loadSyncConfig(values.config);
-  } catch (error) {
-    if (error instanceof SyncConfigError) throw new UsageError(`${values.config}: ${error.message}`);
-    throw error;
-  }
+  const command = readConfigCommand('sync', args, context, {
+    load: loadSyncConfig,
+    error: SyncConfigError,
+    interval: parseInterval,
+  });
+  if (command === null) return 0;
+  const { config, intervalMs } = command;
   return withDatabase(context, async (dataSource) => {
     const run = { dataSource, config, inCluster: context.config.KUBERNETES_SERVICE_HOST !== undefined };
     if (intervalMs === null) {
@@ -49,9 +40,7 @@ export const syncCommand: Command = async (args, context) => {
       return troubled ? 1 : 0;
     }
     const logger = createRootLogger(context.config.LOG_LEVEL);
-    const stopped = new Promise<void>((resolve) => {
-      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
-    });
+    const stopped = stopSignal();
     logger.info({ organization_id: config.organizationId, every_ms: intervalMs }, 'sync started');
     await syncEvery(run, {
       intervalMs,
