@@ -1,10 +1,11 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../support/serve-process';
+import { startUntilReady, stopProcess } from '../../support/ready-process';
 import { waitFor } from '../../support/wait-for';
 
 const run = promisify(execFile);
@@ -87,7 +88,6 @@ export class WebhookReceiver {
 export class AlertmanagerHarness {
   private readonly directory = mkdtempSync(join(tmpdir(), 'gpucap-alertmanager-'));
   private child: ChildProcess | null = null;
-  private log = '';
   port = 0;
 
   constructor(private readonly webhookUrl: string) {}
@@ -120,8 +120,8 @@ export class AlertmanagerHarness {
     );
     // A restart keeps the port, as a deployment's address stays put.
     if (this.port === 0) this.port = await freePort();
-    this.log = '';
-    const child = spawn(
+    this.child = await startUntilReady(
+      'alertmanager',
       ALERTMANAGER,
       [
         `--config.file=${config}`,
@@ -129,19 +129,8 @@ export class AlertmanagerHarness {
         `--web.listen-address=127.0.0.1:${this.port}`,
         '--cluster.listen-address=',
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      this.url,
     );
-    child.stdout?.on('data', (chunk: Buffer) => (this.log += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (this.log += chunk.toString()));
-    this.child = child;
-    try {
-      await waitFor(async () => {
-        const response = await fetch(`${this.url}/-/ready`).catch(() => null);
-        return response?.status === 200;
-      }, 30_000);
-    } catch {
-      throw new Error(`alertmanager did not become ready:\n${this.log.slice(-2000)}`);
-    }
   }
 
   /** The alerts Alertmanager holds now (its own API), active or not. */
@@ -152,11 +141,8 @@ export class AlertmanagerHarness {
 
   async stop(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
     this.child = null;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    await stopProcess(child);
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,10 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../support/serve-process';
-import { waitFor } from '../../support/wait-for';
+import { startUntilReady, stopProcess } from '../../support/ready-process';
 
 const run = promisify(execFile);
 const PROMETHEUS = process.env.PROMETHEUS_BIN ?? 'prometheus';
@@ -64,7 +64,6 @@ export function openMetrics(series: SeriesData[]): string {
 export class PrometheusHarness {
   private readonly directory = mkdtempSync(join(tmpdir(), 'gpucap-prometheus-'));
   private child: ChildProcess | null = null;
-  private log = '';
   port = 0;
 
   get url(): string {
@@ -82,8 +81,8 @@ export class PrometheusHarness {
     const config = join(this.directory, 'prometheus.yml');
     writeFileSync(config, 'global:\n  scrape_interval: 1m\n');
     this.port = await freePort();
-    this.log = '';
-    const child = spawn(
+    this.child = await startUntilReady(
+      'prometheus',
       PROMETHEUS,
       [
         `--config.file=${config}`,
@@ -92,28 +91,14 @@ export class PrometheusHarness {
         '--storage.tsdb.retention.time=30d',
         `--web.listen-address=127.0.0.1:${this.port}`,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      this.url,
     );
-    child.stdout?.on('data', (chunk: Buffer) => (this.log += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (this.log += chunk.toString()));
-    this.child = child;
-    try {
-      await waitFor(async () => {
-        const response = await fetch(`${this.url}/-/ready`).catch(() => null);
-        return response?.status === 200;
-      }, 30_000);
-    } catch {
-      throw new Error(`prometheus did not become ready:\n${this.log.slice(-2000)}`);
-    }
   }
 
   async stop(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
     this.child = null;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
+    await stopProcess(child);
   }
 
   async close(): Promise<void> {
