@@ -1,3 +1,4 @@
+import { retryDelayMs, sleepUnlessStopped } from '../common/retry';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { CapacityService } from '../common/capacity/capacity.service';
 import { CapacityQueryDto } from '../common/capacity/dto/capacity-query.dto';
@@ -131,11 +132,9 @@ export interface EveryOptions {
   onCycle: (outcome: { report: CycleReport } | { error: Error }, nextAttemptMs: number) => void;
 }
 
-const FIRST_RETRY_MS = 5_000;
-
 /**
  * Runs a cycle every interval until `stopped` (the cycle in progress finishes first). A failed cycle
- * (Alertmanager or the database away) is retried after 5 s, doubling up to the interval: nothing is
+ * (Alertmanager or the database away) is retried after retryDelayMs, at most the interval: nothing is
  * lost meanwhile, since the next cycle evaluates from the data again.
  */
 export async function runAlertCycles(
@@ -146,29 +145,23 @@ export async function runAlertCycles(
 ): Promise<void> {
   let stop = false;
   void options.stopped.then(() => (stop = true));
-  let retryMs = FIRST_RETRY_MS;
+  let failures = 0;
   while (!stop) {
     let waitMs: number;
     try {
       // Four intervals of grace: a cycle or two may fail before Alertmanager would resolve on its own.
       const report = await runAlertCycle(database, config, clock(), options.intervalMs * 4);
-      retryMs = FIRST_RETRY_MS;
+      failures = 0;
       waitMs = options.intervalMs;
       options.onCycle({ report }, waitMs);
     } catch (error) {
-      waitMs = Math.min(retryMs, options.intervalMs);
-      retryMs = Math.min(retryMs * 2, options.intervalMs);
+      failures += 1;
+      waitMs = Math.min(retryDelayMs(failures), options.intervalMs);
       options.onCycle({ error: error as Error }, waitMs);
     }
     if (stop) break;
-    await sleepUnless(waitMs, options.stopped);
+    await sleepUnlessStopped(waitMs, options.stopped);
   }
-}
-
-async function sleepUnless(ms: number, stopped: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, ms))), stopped]);
-  clearTimeout(timer);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { retryDelayMs, sleepUnlessStopped } from '../common/retry';
 import type { DataSource } from 'typeorm';
 import { InitiativeResolver } from './initiatives';
 import { connectKubernetes, listKubernetes } from './kubernetes/kubernetes-source';
@@ -254,11 +255,6 @@ function describe(error: unknown): string {
   return oneLine(error);
 }
 
-/** Delay before retrying a source that failed `failures` times in a row: 5 s, doubling, at most 10 min. */
-export function retryDelayMs(failures: number): number {
-  return Math.min(5_000 * 2 ** Math.max(0, failures - 1), 600_000);
-}
-
 export interface LoopOptions {
   intervalMs: number;
   onReport(report: SourceReport, nextAttemptMs: number): void;
@@ -293,9 +289,6 @@ export async function syncEvery(run: SyncRun, options: LoopOptions): Promise<voi
       options.onReport(report, delay);
     }
     const next = Math.min(...due.values());
-    await Promise.race([
-      new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Date.now()))),
-      options.stopped,
-    ]);
+    await sleepUnlessStopped(Math.max(0, next - Date.now()), options.stopped);
   }
 }
