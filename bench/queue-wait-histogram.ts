@@ -10,8 +10,9 @@
  * - a request runs (1) today's statistics statement with the three sums added to every fact row,
  *   (2) finds in Node the bucket of each group's p50, p95 and max ranks, and (3) reads the exact
  *   waits of those buckets over the range (with the pending workloads, by their own index).
- * Timed one request at a time, interleaved, beside f451d80's statistics statement (the rollups only)
- * and today's (the same plus the raw queue statement), for the cold pool of bench/warm-cold.ts:
+ * Timed one request at a time, interleaved, beside the statistics statement alone (f451d80's only
+ * statement; today's builds the same text for ORG_ADMIN) and today's request (that statement plus the
+ * raw queue statement), for the cold pool of bench/warm-cold.ts:
  * custom ranges of ~40 days ending at midnight, each group_by in turn, as ORG_ADMIN. Every
  * prototype answer is checked against today's statement (percentile_cont), value for value.
  */
