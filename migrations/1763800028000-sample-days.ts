@@ -32,8 +32,8 @@ const MERGE_AGGREGATES = `
 /**
  * Past days of metric samples packed into one row per workload and UTC day (`metric_sample_days`):
  * the readings as float8 arrays (averages stay exact), the times as microsecond steps from the
- * previous reading, every array lz4-compressed, the identifiers once per day instead of once per
- * reading. The open days stay rows in metric_samples; `gpucap migrate` and the writers seal past
+ * previous reading, every array compressed (lz4 where the server has it), the identifiers once per
+ * day instead of once per reading. The open days stay rows in metric_samples; `gpucap migrate` and the writers seal past
  * days into blocks (src/import/sample-seal.ts).
  *
  * Each reading lives in exactly one of the two stores. `sample_seal_watermarks` says where, per
@@ -54,11 +54,11 @@ export class SampleDays1763800028000 implements MigrationInterface {
         organization_id     text NOT NULL,
         workload_id         text NOT NULL,
         day_start           timestamptz NOT NULL,
-        step_us             bigint[] COMPRESSION lz4 NOT NULL,
-        gpu_utilization     float8[] COMPRESSION lz4 NOT NULL,
-        memory_utilization  float8[] COMPRESSION lz4 NOT NULL,
-        temperature         float8[] COMPRESSION lz4 NOT NULL,
-        power_usage         float8[] COMPRESSION lz4 NOT NULL,
+        step_us             bigint[] NOT NULL,
+        gpu_utilization     float8[] NOT NULL,
+        memory_utilization  float8[] NOT NULL,
+        temperature         float8[] NOT NULL,
+        power_usage         float8[] NOT NULL,
         PRIMARY KEY (organization_id, workload_id, day_start),
         CONSTRAINT metric_sample_days_shape CHECK (
           cardinality(step_us) > 0 AND array_ndims(step_us) = 1
@@ -73,6 +73,19 @@ export class SampleDays1763800028000 implements MigrationInterface {
         CONSTRAINT metric_sample_days_memory_utilization_check CHECK (0 <= ALL (memory_utilization) AND 100 >= ALL (memory_utilization)),
         CONSTRAINT metric_sample_days_power_usage_check CHECK (0 <= ALL (power_usage))
       ) PARTITION BY RANGE (day_start);
+
+      -- lz4 compresses and reads back faster than pglz; a server built without it (the embedded
+      -- PostgreSQL of the npm package) keeps pglz. Partitions take the parent's method.
+      DO $do$
+      BEGIN
+        ALTER TABLE metric_sample_days
+          ALTER COLUMN step_us SET COMPRESSION lz4, ALTER COLUMN gpu_utilization SET COMPRESSION lz4,
+          ALTER COLUMN memory_utilization SET COMPRESSION lz4, ALTER COLUMN temperature SET COMPRESSION lz4,
+          ALTER COLUMN power_usage SET COMPRESSION lz4;
+      EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN
+        RAISE NOTICE 'lz4 is not available: metric_sample_days stays compressed with pglz';
+      END
+      $do$;
 
       CREATE TABLE sample_seal_watermarks (
         organization_id  text PRIMARY KEY REFERENCES organizations (organization_id) ON DELETE CASCADE,

@@ -51,7 +51,7 @@ export async function sealSamples(dataSource: DataSource, options: SealOptions =
   const organizationIds = await organizationsToSeal(dataSource, requested, options.organizationIds);
   if (organizationIds.length === 0) return { sealedBefore: null, readings: 0, batches: 0 };
 
-  const target: Date = await withWriterLock(dataSource, organizationIds, async (manager) => {
+  const target = await withWriterLock(dataSource, organizationIds, async (manager) => {
     const [{ target }] = await manager.query(
       `WITH marked AS (
          UPDATE sample_seal_watermarks SET sealing_to = greatest(sealing_to, $1)
@@ -67,8 +67,9 @@ export async function sealSamples(dataSource: DataSource, options: SealOptions =
        WHERE organization_id = ANY ($2::text[]) AND sealing_to IS NOT NULL AND sealing_to < $1`,
       [target, organizationIds],
     );
-    return target as Date;
+    return target as Date | null;
   });
+  if (!target) return { sealedBefore: null, readings: 0, batches: 0 };
 
   let readings = 0;
   let batches = 0;
@@ -94,11 +95,13 @@ export async function sealSamples(dataSource: DataSource, options: SealOptions =
     }
   }
 
+  // A seal started meanwhile for a later day keeps its sealing_to: its batches are still to come.
   await withWriterLock(dataSource, organizationIds, (manager) =>
     manager.query(
-      `UPDATE sample_seal_watermarks SET sealed_before = sealing_to, sealing_to = NULL
+      `UPDATE sample_seal_watermarks
+       SET sealed_before = greatest(sealed_before, $2), sealing_to = nullif(greatest(sealing_to, $2), $2)
        WHERE organization_id = ANY ($1::text[]) AND sealing_to IS NOT NULL`,
-      [organizationIds],
+      [organizationIds, target],
     ),
   );
   return { sealedBefore: target, readings, batches };
