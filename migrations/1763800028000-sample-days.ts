@@ -94,13 +94,13 @@ export class SampleDays1763800028000 implements MigrationInterface {
         CHECK (sealing_to > sealed_before)
       );
       -- Organizations with samples today have them all in rows; a new one has none, so its
-      -- sealed history may start at its creation day.
+      -- sealed history may start where a seal would put it: the day before its creation.
       INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
       SELECT organization_id, '-infinity' FROM organizations;
       CREATE FUNCTION gpucap_seal_watermark_new_organization() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
-        SELECT organization_id, date_trunc('day', now(), 'UTC') FROM new_rows
+        SELECT organization_id, date_trunc('day', now(), 'UTC') - interval '1 day' FROM new_rows
         ON CONFLICT (organization_id) DO NOTHING;
         RETURN NULL;
       END
@@ -117,6 +117,14 @@ export class SampleDays1763800028000 implements MigrationInterface {
       LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
         SELECT day_start + sum(u.step) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING) * interval '1 microsecond', u.g, u.m, u.t, u.p
         FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
+      $fn$;
+
+      -- A day's reading times as microsecond steps from the previous one (the first from the day's
+      -- start). float8 seconds of an interval under a day are exact to well under a microsecond.
+      CREATE FUNCTION gpucap_sample_steps(day_start timestamptz, times timestamptz[]) RETURNS bigint[]
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+        SELECT array_agg(round(date_part('epoch', times[i] - CASE WHEN i = 1 THEN day_start ELSE times[i - 1] END) * 1000000)::bigint ORDER BY i)
+        FROM generate_subscripts(times, 1) AS i
       $fn$;
 
       -- One workload's readings in [low, high] from both stores, in time order: float8 averages
@@ -406,6 +414,7 @@ export class SampleDays1763800028000 implements MigrationInterface {
       DROP FUNCTION IF EXISTS gpucap_workload_samples(text, text, timestamptz, timestamptz);
       DROP FUNCTION IF EXISTS gpucap_unpack_samples(timestamptz, bigint[], float8[], float8[], float8[], float8[]);
       DROP FUNCTION IF EXISTS gpucap_sealing();
+      DROP FUNCTION IF EXISTS gpucap_sample_steps(timestamptz, timestamptz[]);
       CREATE OR REPLACE FUNCTION gpucap_ensure_sample_partitions(range_from timestamptz, range_to timestamptz)
       RETURNS integer LANGUAGE plpgsql SET TimeZone = 'UTC' AS $fn$
       DECLARE

@@ -1605,6 +1605,15 @@ AS $function$
       END
       $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_sample_steps(day_start timestamp with time zone, times timestamp with time zone[])
+ RETURNS bigint[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+        SELECT array_agg(round(date_part('epoch', times[i] - CASE WHEN i = 1 THEN day_start ELSE times[i - 1] END) * 1000000)::bigint ORDER BY i)
+        FROM generate_subscripts(times, 1) AS i
+      $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_sampled_share(amount numeric, sample_count bigint)
  RETURNS numeric
  LANGUAGE sql
@@ -1646,7 +1655,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_seal_watermark_new_organization()
 AS $function$
       BEGIN
         INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
-        SELECT organization_id, date_trunc('day', now(), 'UTC') FROM new_rows
+        SELECT organization_id, date_trunc('day', now(), 'UTC') - interval '1 day' FROM new_rows
         ON CONFLICT (organization_id) DO NOTHING;
         RETURN NULL;
       END

@@ -180,7 +180,7 @@ export class BulkLoader {
     });
     await this.drain();
     await this.connection.release();
-    // Days that ended since the last seal leave the rows; nothing to do on most calls.
+    // A day leaves the rows once the next one has ended; nothing to do on most calls.
     await sealSamples(this.dataSource, { organizationIds: [...this.organizations] });
     return {
       records: { ...this.records },

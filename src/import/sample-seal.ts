@@ -20,7 +20,10 @@ export interface SealResult {
 }
 
 export interface SealOptions {
-  /** Seal the readings before this UTC day start; default: the start of today (UTC). */
+  /**
+   * Seal the readings before the start of this time's UTC day; default: yesterday. Yesterday stays
+   * in rows too, so a sync re-reading the minutes before midnight never rewrites a sealed day.
+   */
   before?: Date;
   /** Only these organizations (a writer's own); default: every organization. */
   organizationIds?: readonly string[];
@@ -46,7 +49,7 @@ function startOfUtcDay(time: Date): Date {
  * to the target only once every batch is done.
  */
 export async function sealSamples(dataSource: DataSource, options: SealOptions = {}): Promise<SealResult> {
-  const requested = startOfUtcDay(options.before ?? new Date());
+  const requested = startOfUtcDay(options.before ?? new Date(Date.now() - DAY_MS));
   const batchReadings = options.batchReadings ?? SEAL_BATCH_READINGS;
   const organizationIds = await organizationsToSeal(dataSource, requested, options.organizationIds);
   if (organizationIds.length === 0) return { sealedBefore: null, readings: 0, batches: 0 };
