@@ -94,13 +94,13 @@ export class SampleDays1763800028000 implements MigrationInterface {
         CHECK (sealing_to > sealed_before)
       );
       -- Organizations with samples today have them all in rows; a new one has none, so its
-      -- sealed history may start where a seal would put it: the day before its creation.
+      -- sealed history may start at its creation day.
       INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
       SELECT organization_id, '-infinity' FROM organizations;
       CREATE FUNCTION gpucap_seal_watermark_new_organization() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
-        SELECT organization_id, date_trunc('day', now(), 'UTC') - interval '1 day' FROM new_rows
+        SELECT organization_id, date_trunc('day', now(), 'UTC') FROM new_rows
         ON CONFLICT (organization_id) DO NOTHING;
         RETURN NULL;
       END
@@ -149,28 +149,27 @@ export class SampleDays1763800028000 implements MigrationInterface {
     `);
 
     await queryRunner.query(`
-      CREATE OR REPLACE FUNCTION gpucap_ensure_sample_partitions(range_from timestamptz, range_to timestamptz)
+      -- The day blocks' weeks, the same as the rows' (a UTC day lies in one ISO week, so prune drops
+      -- a week of both stores at once). Created in a transaction of their own, apart from the rows'
+      -- weeks: creating a partition locks its parent exclusively until commit, and a reader (or a
+      -- seal) locks the two parents in either order, so holding both at once could deadlock.
+      CREATE FUNCTION gpucap_ensure_sample_day_partitions(range_from timestamptz, range_to timestamptz)
       RETURNS integer LANGUAGE plpgsql SET TimeZone = 'UTC' AS $fn$
       DECLARE
         week_start timestamptz := date_trunc('week', range_from);
-        week text;
+        partition_name text;
         created integer := 0;
       BEGIN
         IF range_from > range_to THEN
           RETURN 0;
         END IF;
-        PERFORM pg_advisory_xact_lock(${PARTITION_LOCK_NAMESPACE}, 0);
+        PERFORM pg_advisory_xact_lock(${PARTITION_LOCK_NAMESPACE}, 1);
         WHILE week_start <= range_to LOOP
-          week := to_char(week_start, 'IYYY_IW');
-          IF to_regclass('metric_samples_w' || week) IS NULL THEN
-            EXECUTE format('CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
-              'metric_samples_w' || week, week_start, week_start + interval '7 days');
-            created := created + 1;
-          END IF;
-          -- A UTC day lies in one week: prune drops a week of both stores at once.
-          IF to_regclass('metric_sample_days_w' || week) IS NULL THEN
+          partition_name := 'metric_sample_days_w' || to_char(week_start, 'IYYY_IW');
+          IF to_regclass(partition_name) IS NULL THEN
             EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_days FOR VALUES FROM (%L) TO (%L)',
-              'metric_sample_days_w' || week, week_start, week_start + interval '7 days');
+              partition_name, week_start, week_start + interval '7 days');
+            created := created + 1;
           END IF;
           week_start := week_start + interval '7 days';
         END LOOP;
@@ -187,7 +186,7 @@ export class SampleDays1763800028000 implements MigrationInterface {
           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
           WHERE i.inhparent = 'metric_samples'::regclass
         LOOP
-          PERFORM gpucap_ensure_sample_partitions(bounds.range_start, bounds.range_start);
+          PERFORM gpucap_ensure_sample_day_partitions(bounds.range_start, bounds.range_start);
         END LOOP;
       END
       $do$;
@@ -415,30 +414,7 @@ export class SampleDays1763800028000 implements MigrationInterface {
       DROP FUNCTION IF EXISTS gpucap_unpack_samples(timestamptz, bigint[], float8[], float8[], float8[], float8[]);
       DROP FUNCTION IF EXISTS gpucap_sealing();
       DROP FUNCTION IF EXISTS gpucap_sample_steps(timestamptz, timestamptz[]);
-      CREATE OR REPLACE FUNCTION gpucap_ensure_sample_partitions(range_from timestamptz, range_to timestamptz)
-      RETURNS integer LANGUAGE plpgsql SET TimeZone = 'UTC' AS $fn$
-      DECLARE
-        week_start timestamptz := date_trunc('week', range_from);
-        partition_name text;
-        created integer := 0;
-      BEGIN
-        IF range_from > range_to THEN
-          RETURN 0;
-        END IF;
-        PERFORM pg_advisory_xact_lock(${PARTITION_LOCK_NAMESPACE}, 0);
-        WHILE week_start <= range_to LOOP
-          partition_name := 'metric_samples_w' || to_char(week_start, 'IYYY_IW');
-          IF to_regclass(partition_name) IS NULL THEN
-            EXECUTE format(
-              'CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
-              partition_name, week_start, week_start + interval '7 days');
-            created := created + 1;
-          END IF;
-          week_start := week_start + interval '7 days';
-        END LOOP;
-        RETURN created;
-      END
-      $fn$;
+      DROP FUNCTION IF EXISTS gpucap_ensure_sample_day_partitions(timestamptz, timestamptz);
     `);
   }
 }

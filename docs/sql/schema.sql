@@ -659,6 +659,33 @@ AS $function$
     END
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_ensure_sample_day_partitions(range_from timestamp with time zone, range_to timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET "TimeZone" TO 'UTC'
+AS $function$
+      DECLARE
+        week_start timestamptz := date_trunc('week', range_from);
+        partition_name text;
+        created integer := 0;
+      BEGIN
+        IF range_from > range_to THEN
+          RETURN 0;
+        END IF;
+        PERFORM pg_advisory_xact_lock(1735423344, 1);
+        WHILE week_start <= range_to LOOP
+          partition_name := 'metric_sample_days_w' || to_char(week_start, 'IYYY_IW');
+          IF to_regclass(partition_name) IS NULL THEN
+            EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_days FOR VALUES FROM (%L) TO (%L)',
+              partition_name, week_start, week_start + interval '7 days');
+            created := created + 1;
+          END IF;
+          week_start := week_start + interval '7 days';
+        END LOOP;
+        RETURN created;
+      END
+      $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_ensure_sample_partitions(range_from timestamp with time zone, range_to timestamp with time zone)
  RETURNS integer
  LANGUAGE plpgsql
@@ -666,7 +693,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_ensure_sample_partitions(range_from tim
 AS $function$
       DECLARE
         week_start timestamptz := date_trunc('week', range_from);
-        week text;
+        partition_name text;
         created integer := 0;
       BEGIN
         IF range_from > range_to THEN
@@ -674,16 +701,12 @@ AS $function$
         END IF;
         PERFORM pg_advisory_xact_lock(1735423344, 0);
         WHILE week_start <= range_to LOOP
-          week := to_char(week_start, 'IYYY_IW');
-          IF to_regclass('metric_samples_w' || week) IS NULL THEN
-            EXECUTE format('CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
-              'metric_samples_w' || week, week_start, week_start + interval '7 days');
+          partition_name := 'metric_samples_w' || to_char(week_start, 'IYYY_IW');
+          IF to_regclass(partition_name) IS NULL THEN
+            EXECUTE format(
+              'CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
+              partition_name, week_start, week_start + interval '7 days');
             created := created + 1;
-          END IF;
-          -- A UTC day lies in one week: prune drops a week of both stores at once.
-          IF to_regclass('metric_sample_days_w' || week) IS NULL THEN
-            EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_days FOR VALUES FROM (%L) TO (%L)',
-              'metric_sample_days_w' || week, week_start, week_start + interval '7 days');
           END IF;
           week_start := week_start + interval '7 days';
         END LOOP;
@@ -1655,7 +1678,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_seal_watermark_new_organization()
 AS $function$
       BEGIN
         INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
-        SELECT organization_id, date_trunc('day', now(), 'UTC') - interval '1 day' FROM new_rows
+        SELECT organization_id, date_trunc('day', now(), 'UTC') FROM new_rows
         ON CONFLICT (organization_id) DO NOTHING;
         RETURN NULL;
       END

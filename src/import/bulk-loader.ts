@@ -180,7 +180,7 @@ export class BulkLoader {
     });
     await this.drain();
     await this.connection.release();
-    // A day leaves the rows once the next one has ended; nothing to do on most calls.
+    // Days that ended since the last seal leave the rows; nothing to do on most calls.
     await sealSamples(this.dataSource, { organizationIds: [...this.organizations] });
     return {
       records: { ...this.records },
@@ -221,7 +221,7 @@ export class BulkLoader {
   }
 
   /**
-   * The weeks the samples fall in, created on another connection before the locks: creating a
+   * The weeks the samples fall in (rows and day blocks), created on another connection before the locks: creating a
    * partition locks the samples table for readers until its transaction ends, which here is a
    * moment, not the whole import. Weeks wholly before every organization's retention boundary are
    * not recreated (their samples are skipped).
@@ -229,14 +229,17 @@ export class BulkLoader {
   private async ensureSamplePartitions(): Promise<void> {
     if (this.earliestSample > this.latestSample) return;
     const organizations = [...this.organizations];
-    await this.dataSource.query(
-      `SELECT gpucap_ensure_sample_partitions(
-         greatest($1::timestamptz, (SELECT min(samples_before) FROM sample_retention
-                                    WHERE organization_id = ANY ($3::text[])
-                                    HAVING count(*) = cardinality($3::text[]))),
-         $2::timestamptz)`,
-      [new Date(this.earliestSample), new Date(this.latestSample), organizations],
-    );
+    // Rows and day blocks each in a statement of their own (migration 1763800028000 says why).
+    for (const ensure of ['gpucap_ensure_sample_partitions', 'gpucap_ensure_sample_day_partitions']) {
+      await this.dataSource.query(
+        `SELECT ${ensure}(
+           greatest($1::timestamptz, (SELECT min(samples_before) FROM sample_retention
+                                      WHERE organization_id = ANY ($3::text[])
+                                      HAVING count(*) = cardinality($3::text[]))),
+           $2::timestamptz)`,
+        [new Date(this.earliestSample), new Date(this.latestSample), organizations],
+      );
+    }
   }
 
   private copyBuffer(section: SectionName): void {

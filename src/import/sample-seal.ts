@@ -20,10 +20,7 @@ export interface SealResult {
 }
 
 export interface SealOptions {
-  /**
-   * Seal the readings before the start of this time's UTC day; default: yesterday. Yesterday stays
-   * in rows too, so a sync re-reading the minutes before midnight never rewrites a sealed day.
-   */
+  /** Seal the readings before the start of this time's UTC day; default: now (every ended day). */
   before?: Date;
   /** Only these organizations (a writer's own); default: every organization. */
   organizationIds?: readonly string[];
@@ -49,7 +46,7 @@ function startOfUtcDay(time: Date): Date {
  * to the target only once every batch is done.
  */
 export async function sealSamples(dataSource: DataSource, options: SealOptions = {}): Promise<SealResult> {
-  const requested = startOfUtcDay(options.before ?? new Date(Date.now() - DAY_MS));
+  const requested = startOfUtcDay(options.before ?? new Date());
   const batchReadings = options.batchReadings ?? SEAL_BATCH_READINGS;
   const organizationIds = await organizationsToSeal(dataSource, requested, options.organizationIds);
   if (organizationIds.length === 0) return { sealedBefore: null, readings: 0, batches: 0 };
@@ -79,7 +76,7 @@ export async function sealSamples(dataSource: DataSource, options: SealOptions =
   for (const partition of await rowPartitionsBefore(dataSource, target)) {
     const end = partition.range_end < target ? partition.range_end : target;
     // The day blocks' week must exist before the locks are taken (creating it locks the table).
-    await dataSource.query('SELECT gpucap_ensure_sample_partitions($1, $1)', [partition.range_start]);
+    await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $1)', [partition.range_start]);
     let after: [string, string] = ['', ''];
     for (;;) {
       const upTo = await batchEnd(dataSource, partition.range_start, end, after, batchReadings);

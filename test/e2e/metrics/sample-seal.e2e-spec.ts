@@ -125,7 +125,7 @@ describe('sealing past days into day blocks', () => {
     expect(summary.written.metric_samples).toBe(resent.length);
     expect(await aggregateDifferences(db.dataSource, org)).toEqual([]);
 
-    // Run again: it finishes the move; every reading before yesterday is in blocks.
+    // Run again: it finishes the move; every reading of an ended day is in blocks.
     await sealSamples(db.dataSource, { organizationIds: [org], batchReadings: 40 });
     const sealed = await counts();
     expect(sealed).toEqual({
@@ -135,13 +135,11 @@ describe('sealing past days into day blocks', () => {
     });
     const [{ old_rows }] = await db.dataSource.query(
       `SELECT count(*)::int AS old_rows FROM metric_samples
-       WHERE organization_id = $1 AND sampled_at < date_trunc('day', now(), 'UTC') - interval '1 day'`,
+       WHERE organization_id = $1 AND sampled_at < date_trunc('day', now(), 'UTC')`,
       [org],
     );
     expect(old_rows).toBe(0);
-    expect(new Date((await watermark()).sealed_before).getTime()).toBe(
-      Math.floor(Date.now() / DAY) * DAY - DAY,
-    );
+    expect(new Date((await watermark()).sealed_before).getTime()).toBe(Math.floor(Date.now() / DAY) * DAY);
     expect((await watermark()).sealing_to).toBeNull();
     expect(await aggregateDifferences(db.dataSource, org)).toEqual([]);
 
