@@ -61,10 +61,12 @@ export async function sealSamples(dataSource: DataSource, options: SealOptions =
        SELECT max(sealing_to) AS target FROM marked`,
       [requested, organizationIds],
     );
-    // Every organization goes to the same day: one pass over the partitions serves them all.
+    // Every organization goes to the same day (one pass over the partitions serves them all), also
+    // one already sealed to the requested day while another's unfinished seal reaches further.
     await manager.query(
       `UPDATE sample_seal_watermarks SET sealing_to = $1
-       WHERE organization_id = ANY ($2::text[]) AND sealing_to IS NOT NULL AND sealing_to < $1`,
+       WHERE organization_id = ANY ($2::text[]) AND sealed_before < $1
+         AND (sealing_to IS NULL OR sealing_to < $1)`,
       [target, organizationIds],
     );
     return target as Date | null;
