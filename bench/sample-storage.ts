@@ -4,9 +4,11 @@
  * one run:
  *
  *   npx ts-node --transpile-only bench/sample-storage.ts [--workloads N] [--samples N] [--seed N] [--before COMMIT]
+ *                                                        [--now ISO-TIMESTAMP]
  *
  * Each build loads `gpucap demo-data` twice into databases of its own, without samples and with
- * them (same seed and "now"), each after VACUUM: the database's growth (indexes and rollups
+ * them (same seed and "now", by default the current hour; a `--now` before today's UTC midnight puts
+ * every sample in an ended day, as 89 of 90 retained days are), each after VACUUM: the database's growth (indexes and rollups
  * included) divided by the samples added is the figure of the issue. The import's sample writes are
  * the statements that apply each staged chunk of samples (GPUCAP_IMPORT_TRACE), from the retention
  * check to the chunk's DROP. Every reading is checked to come back once from this checkout's stores.
@@ -26,6 +28,7 @@ interface Options {
   samples: number;
   seed: number;
   before: string | null;
+  now: string;
   adminUrl: string;
 }
 
@@ -36,6 +39,7 @@ function options(): Options {
       samples: { type: 'string', default: '1000000' },
       seed: { type: 'string', default: '7' },
       before: { type: 'string' },
+      now: { type: 'string' },
     },
   });
   const count = (text: string, name: string) => {
@@ -48,6 +52,7 @@ function options(): Options {
     samples: count(values.samples, '--samples'),
     seed: count(values.seed, '--seed'),
     before: values.before ?? null,
+    now: new Date(values.now ?? Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString(),
     adminUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }
@@ -173,7 +178,7 @@ async function checkStores(url: string): Promise<void> {
 
 async function main(): Promise<void> {
   const opts = options();
-  const now = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+  const { now } = opts;
   const builds: Build[] = [];
   if (opts.before) {
     const before = serviceAtCommit(opts.before);
