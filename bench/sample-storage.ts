@@ -1,60 +1,34 @@
 /**
- * Bytes per metric sample on disk: today's row layout (one row per sample, weekly partitions, primary
- * key) next to a packed candidate (one row per workload and UTC day: the readings as float8 arrays,
- * the timestamps as microsecond steps, TOAST-compressed with lz4), from one run.
+ * Bytes per metric sample on disk and the import's sample writes, this checkout's store (past days
+ * packed into one row per workload and UTC day, the open day in rows) next to another commit's, from
+ * one run:
  *
- *   npx ts-node --transpile-only bench/sample-storage.ts [--workloads N] [--samples N] [--seed N]
+ *   npx ts-node --transpile-only bench/sample-storage.ts [--workloads N] [--samples N] [--seed N] [--before COMMIT]
+ *                                                        [--now ISO-TIMESTAMP]
  *
- * Today's layout is measured as the issue defines it: the growth of the whole database (indexes and
- * rollups included) between `gpucap demo-data` without samples and with them, each after VACUUM. The
- * candidate (sample-store/prototype.sql, in a schema of its own) is written from the stored rows in the
- * same database in one statement, its aggregates trigger included, and measured as its table, TOAST
- * and primary key. The packing is checked lossless (every stored row comes back, and no other) and its
- * aggregates equal to the service's metric_aggregates. The server comes from DATABASE_URL (default
- * postgres://postgres@127.0.0.1:5432/postgres); both databases are dropped at the end.
+ * Each build loads `gpucap demo-data` twice into databases of its own, without samples and with
+ * them (same seed and "now", by default the current hour; a `--now` before today's UTC midnight puts
+ * every sample in an ended day, as 89 of 90 retained days are), each after VACUUM: the database's growth (indexes and rollups
+ * included) divided by the samples added is the figure of the issue. The import's sample writes are
+ * the statements that apply each staged chunk of samples (GPUCAP_IMPORT_TRACE), from the retention
+ * check to the chunk's DROP. Every reading is checked to come back once from this checkout's stores.
+ * The server comes from DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); the
+ * databases are dropped at the end.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { databaseUrl } from './dataset';
-import { runCli } from './processes';
+import { ROOT, runCli, serviceAtCommit } from './processes';
 
-const BASE = 'gpucap_bench_storage_base';
-const WITH_SAMPLES = 'gpucap_bench_storage_samples';
-const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
-
-/** The prototype's table, functions and triggers (run in the schema `packed`). */
-const PROTOTYPE_SQL = readFileSync(join(__dirname, 'sample-store', 'prototype.sql'), 'utf8');
-
-/** Every stored sample into day blocks in one statement, as an import chunk with no stored day would be written. */
-const PACK_SQL = `
-  INSERT INTO metric_sample_days
-  SELECT organization_id, workload_id, day_start, array_agg(step_us ORDER BY sampled_at),
-         ${METRICS.map((m) => `array_agg(${m} ORDER BY sampled_at)`).join(', ')}
-  FROM (
-    SELECT s.*, date_trunc('day', sampled_at, 'UTC') AS day_start,
-           (extract(epoch FROM sampled_at - coalesce(lag(sampled_at) OVER w, date_trunc('day', sampled_at, 'UTC'))) * 1000000)::bigint AS step_us
-    FROM public.metric_samples s
-    WINDOW w AS (PARTITION BY organization_id, workload_id, date_trunc('day', sampled_at, 'UTC') ORDER BY sampled_at)
-  ) stepped
-  GROUP BY organization_id, workload_id, day_start`;
-
-const AGGREGATE_COLUMNS = [
-  'organization_id',
-  'workload_id',
-  'sample_count',
-  'first_sampled_at',
-  'latest_sampled_at',
-  ...METRICS.flatMap((m) => [`${m}_sum`, `${m}_min`, `${m}_max`, `${m}_latest`]),
-].join(', ');
-
-const ROW_COLUMNS = `organization_id, workload_id, sampled_at, ${METRICS.join(', ')}`;
+const DATABASE_PREFIX = 'gpucap_storage_';
+const METRICS = 4;
 
 interface Options {
   workloads: number;
   samples: number;
   seed: number;
+  before: string | null;
+  now: string;
   adminUrl: string;
 }
 
@@ -64,6 +38,8 @@ function options(): Options {
       workloads: { type: 'string', default: '100000' },
       samples: { type: 'string', default: '1000000' },
       seed: { type: 'string', default: '7' },
+      before: { type: 'string' },
+      now: { type: 'string' },
     },
   });
   const count = (text: string, name: string) => {
@@ -75,6 +51,8 @@ function options(): Options {
     workloads: count(values.workloads, '--workloads'),
     samples: count(values.samples, '--samples'),
     seed: count(values.seed, '--seed'),
+    before: values.before ?? null,
+    now: new Date(values.now ?? Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString(),
     adminUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }
@@ -91,139 +69,147 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-/** Loads the demo organization into a fresh database; returns the sample INSERTs' rows and seconds (GPUCAP_IMPORT_TRACE). */
-async function load(
-  opts: Options,
-  name: string,
-  samples: number,
-): Promise<{ rows: number; seconds: number }> {
+interface Build {
+  label: string;
+  root: string;
+}
+
+interface Load {
+  bytes: number;
+  /** Samples stored (both stores where there are two). */
+  samples: number;
+  /** Rows holding them: one per sample, or one per workload and day for sealed days. */
+  rows: number;
+  /** Seconds of the statements that applied the staged samples. */
+  writeSeconds: number;
+}
+
+/** Loads the demo organization into a fresh database with `build`'s CLI and measures it after VACUUM. */
+async function load(opts: Options, build: Build, name: string, samples: number, now: string): Promise<Load> {
   await withClient(opts.adminUrl, async (client) => {
     await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await client.query(`CREATE DATABASE ${name}`);
   });
   const url = databaseUrl(opts.adminUrl, name);
-  await runCli(['migrate'], { DATABASE_URL: url }, log);
-  const inserts = { rows: 0, seconds: 0 };
-  const args = ['demo-data', '--workloads', String(opts.workloads), '--seed', String(opts.seed)];
+  await runCli(['migrate'], { DATABASE_URL: url }, log, undefined, build.root);
+  let applying = false;
+  let writeMs = 0;
   await runCli(
-    [...args, '--samples', String(samples)],
+    [
+      'demo-data',
+      '--workloads',
+      String(opts.workloads),
+      '--seed',
+      String(opts.seed),
+      '--now',
+      now,
+      '--samples',
+      String(samples),
+    ],
     { DATABASE_URL: url, GPUCAP_IMPORT_TRACE: '1' },
     log,
     (line) => {
-      const match = /^\[import\] (\d+) ms\s+(\d+)\s+INSERT INTO metric_samples /.exec(line);
-      if (match) {
-        inserts.seconds += Number(match[1]) / 1000;
-        inserts.rows += Number(match[2]);
-      }
-      return line.startsWith('[import] ');
+      const match = /^\[import\] (\d+) ms\s+\d*\s+(.*)$/.exec(line);
+      if (!match) return false;
+      if (/stage_metric_samples_\d+ s USING sample_retention/.test(match[2])) applying = true;
+      if (applying && !match[2].startsWith('COPY')) writeMs += Number(match[1]);
+      if (match[2].startsWith('DROP TABLE stage_metric_samples')) applying = false;
+      return true;
     },
+    build.root,
   );
-  await withClient(url, (client) => client.query('VACUUM ANALYZE'));
-  return inserts;
-}
-
-async function databaseBytes(opts: Options, name: string): Promise<number> {
-  return withClient(opts.adminUrl, async (client) => {
-    const { rows } = await client.query<{ bytes: string }>('SELECT pg_database_size($1) AS bytes', [name]);
-    return Number(rows[0].bytes);
+  return withClient(url, async (client) => {
+    await client.query('VACUUM ANALYZE');
+    const [{ packed }] = (
+      await client.query<{ packed: boolean }>(
+        `SELECT to_regclass('metric_sample_days') IS NOT NULL AS packed`,
+      )
+    ).rows;
+    const days = packed ? '(SELECT coalesce(sum(cardinality(step_us)), 0) FROM metric_sample_days)' : '0';
+    const dayRows = packed ? '(SELECT count(*) FROM metric_sample_days)' : '0';
+    const { rows } = await client.query<{ bytes: string; samples: string; rows: string }>(
+      `SELECT pg_database_size(current_database()) AS bytes,
+              (SELECT count(*) FROM metric_samples) + ${days} AS samples,
+              (SELECT count(*) FROM metric_samples) + ${dayRows} AS rows`,
+    );
+    return {
+      bytes: Number(rows[0].bytes),
+      samples: Number(rows[0].samples),
+      rows: Number(rows[0].rows),
+      writeSeconds: writeMs / 1000,
+    };
   });
 }
 
-interface Layout {
-  name: string;
-  rows: number;
-  bytes: number;
-}
-
-/** Today's tables of samples (every partition: heap, TOAST, indexes) and the packed candidate, with its checks. */
-async function measureLayouts(
-  url: string,
-): Promise<{ rowLayout: Layout; packed: Layout; packSeconds: number; samples: number }> {
-  return withClient(url, async (client) => {
-    const sizes = async (parent: string) => {
-      const { rows } = await client.query<{ rows: string; bytes: string }>(
-        `SELECT coalesce(sum(c.reltuples) FILTER (WHERE c.relkind = 'r'), 0)::bigint AS rows, coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
-         FROM pg_class c
-         WHERE c.oid = $1::regclass OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = $1::regclass)`,
-        [parent],
-      );
-      return { rows: Number(rows[0].rows), bytes: Number(rows[0].bytes) };
-    };
-    await client.query('CREATE SCHEMA packed');
-    await client.query('SET search_path = packed, public');
-    await client.query(PROTOTYPE_SQL);
-    const started = process.hrtime.bigint();
-    await client.query(PACK_SQL);
-    const packSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-    await client.query('VACUUM ANALYZE metric_sample_days');
-    const { rows } = await client.query<{
-      samples: number;
-      missing: number;
-      extra: number;
-      aggregates: number;
-    }>(
-      `SELECT (SELECT count(*) FROM public.metric_samples)::int AS samples,
-              (SELECT count(*) FROM (SELECT ${ROW_COLUMNS} FROM public.metric_samples
-                                     EXCEPT ALL SELECT ${ROW_COLUMNS} FROM packed_samples_v) d)::int AS missing,
-              (SELECT count(*) FROM (SELECT ${ROW_COLUMNS} FROM packed_samples_v
-                                     EXCEPT ALL SELECT ${ROW_COLUMNS} FROM public.metric_samples) d)::int AS extra,
+/** Every reading once across both stores, and metric_aggregates equal to a recomputation from them. */
+async function checkStores(url: string): Promise<void> {
+  await withClient(url, async (client) => {
+    const { rows } = await client.query<{ duplicated: number; differing: number }>(
+      `WITH readings AS (
+         SELECT d.organization_id, d.workload_id, u.* FROM metric_sample_days d
+         CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization,
+           d.memory_utilization, d.temperature, d.power_usage) u
+         UNION ALL
+         SELECT organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage
+         FROM metric_samples
+       ),
+       recomputed AS (
+         SELECT organization_id, workload_id, count(*) AS sample_count, min(sampled_at) AS first_sampled_at,
+                max(sampled_at) AS latest_sampled_at, sum(gpu_utilization::numeric) AS gpu_utilization_sum,
+                max(power_usage) AS power_usage_max, sum(temperature::numeric) AS temperature_sum
+         FROM readings GROUP BY 1, 2
+       )
+       SELECT (SELECT count(*) FROM (SELECT 1 FROM readings GROUP BY organization_id, workload_id, sampled_at
+                                     HAVING count(*) > 1) d)::int AS duplicated,
               (SELECT count(*) FROM (
-                 (SELECT ${AGGREGATE_COLUMNS} FROM public.metric_aggregates WHERE sample_count > 0
-                  EXCEPT SELECT ${AGGREGATE_COLUMNS} FROM packed_aggregates)
-                 UNION ALL
-                 (SELECT ${AGGREGATE_COLUMNS} FROM packed_aggregates
-                  EXCEPT SELECT ${AGGREGATE_COLUMNS} FROM public.metric_aggregates WHERE sample_count > 0)) d)::int AS aggregates`,
+                 SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
+                        gpu_utilization_sum, power_usage_max, temperature_sum
+                 FROM metric_aggregates WHERE sample_count > 0
+                 EXCEPT SELECT * FROM recomputed) d)::int AS differing`,
     );
-    const { samples, missing, extra, aggregates } = rows[0];
-    if (missing > 0 || extra > 0)
-      throw new Error(`packing is not lossless: ${missing} rows missing, ${extra} extra`);
-    if (aggregates > 0)
-      throw new Error(`${aggregates} aggregate rows differ from the service's metric_aggregates`);
-    return {
-      rowLayout: { name: 'today: one row per sample', ...(await sizes('public.metric_samples')) },
-      packed: { name: 'packed: one row per workload and day', ...(await sizes('packed.metric_sample_days')) },
-      packSeconds,
-      samples,
-    };
+    const { duplicated, differing } = rows[0];
+    if (duplicated > 0 || differing > 0) {
+      throw new Error(
+        `${duplicated} readings stored twice, ${differing} aggregates differ from the readings`,
+      );
+    }
   });
 }
 
 async function main(): Promise<void> {
   const opts = options();
-  await load(opts, BASE, 0);
-  // Without a target demo-data still gives running workloads a few samples: growth is per sample added.
-  const baseSamples = await withClient(databaseUrl(opts.adminUrl, BASE), async (client) => {
-    const { rows } = await client.query<{ samples: number }>(
-      'SELECT count(*)::int AS samples FROM metric_samples',
-    );
-    return rows[0].samples;
-  });
-  const inserts = await load(opts, WITH_SAMPLES, opts.samples);
-  const growth = (await databaseBytes(opts, WITH_SAMPLES)) - (await databaseBytes(opts, BASE));
-  const { rowLayout, packed, packSeconds, samples } = await measureLayouts(
-    databaseUrl(opts.adminUrl, WITH_SAMPLES),
-  );
-  const perSample = (bytes: number, count = samples) => (bytes / count).toFixed(1);
-  const perValue = (bytes: number, count = samples) => (bytes / count / METRICS.length).toFixed(1);
+  const { now } = opts;
+  const builds: Build[] = [];
+  if (opts.before) {
+    const before = serviceAtCommit(opts.before);
+    builds.push({ label: before.label.replace(/^service@/, ''), root: before.sourceDir });
+  }
+  builds.push({ label: 'this checkout', root: ROOT });
   const number = (value: number) => Math.round(value).toLocaleString('en-US');
   const lines = [
-    `${number(opts.workloads)} workloads, ${number(samples)} samples (seed ${opts.seed}); packing lossless (checked row by row), its aggregates equal to the service's.`,
+    `${number(opts.workloads)} workloads, seed ${opts.seed}, now ${now}: growth from demo-data without samples to demo-data with ${number(opts.samples)} (after VACUUM).`,
     '',
-    '| layout | rows | MB | bytes / sample | bytes / value |',
-    '| --- | --- | --- | --- | --- |',
-    `| today, database growth for ${number(samples - baseSamples)} samples (rollups included) | ${number(samples - baseSamples)} | ${(growth / 1e6).toFixed(1)} | ${perSample(growth, samples - baseSamples)} | ${perValue(growth, samples - baseSamples)} |`,
-    ...[rowLayout, packed].map(
-      (layout) =>
-        `| ${layout.name} (table, TOAST, key) | ${number(layout.rows)} | ${(layout.bytes / 1e6).toFixed(1)} | ${perSample(layout.bytes)} | ${perValue(layout.bytes)} |`,
-    ),
-    '',
-    `Sample INSERTs of the import today: ${number(inserts.rows / inserts.seconds)} samples/s (${number(inserts.rows)} in ${inserts.seconds.toFixed(1)} s, rollup triggers included).`,
-    `The same rows into day blocks (one INSERT … SELECT, aggregates trigger included): ${number(samples / packSeconds)} samples/s.`,
+    '| build | samples added | rows added | growth MB | bytes / sample | bytes / value | sample writes, samples/s |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
   ];
+  const names: string[] = [];
+  for (const [index, build] of builds.entries()) {
+    const base = `${DATABASE_PREFIX}${index}_base`;
+    const full = `${DATABASE_PREFIX}${index}_samples`;
+    names.push(base, full);
+    log(`${build.label}: loading without samples, then with ${number(opts.samples)}`);
+    const without = await load(opts, build, base, 0, now);
+    const withSamples = await load(opts, build, full, opts.samples, now);
+    if (build.root === ROOT) await checkStores(databaseUrl(opts.adminUrl, full));
+    const added = withSamples.samples - without.samples;
+    const growth = withSamples.bytes - without.bytes;
+    lines.push(
+      `| ${build.label} | ${number(added)} | ${number(withSamples.rows - without.rows)} | ${(growth / 1e6).toFixed(1)} | ${(growth / added).toFixed(1)} | ${(growth / added / METRICS).toFixed(1)} | ${number(withSamples.samples / withSamples.writeSeconds)} |`,
+    );
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
   await withClient(opts.adminUrl, async (client) => {
-    for (const name of [BASE, WITH_SAMPLES])
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    for (const name of names) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   });
 }
 

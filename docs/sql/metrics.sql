@@ -52,16 +52,14 @@ SELECT w.gpu_share_units,
            avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max,
            avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max,
            avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
                   AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))
   LEFT JOIN LATERAL (
     SELECT gpu_utilization, memory_utilization, temperature, power_usage
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
     ORDER BY sampled_at DESC
     LIMIT 1
   ) cur ON true;
@@ -82,16 +80,14 @@ SELECT w.gpu_share_units,
            avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max,
            avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max,
            avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
                   AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))
   LEFT JOIN LATERAL (
     SELECT gpu_utilization, memory_utilization, temperature, power_usage
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
     ORDER BY sampled_at DESC
     LIMIT 1
   ) cur ON true;
@@ -110,8 +106,7 @@ SELECT w.gpu_share_units,
            avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max,
            avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max,
            avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
     GROUP BY 1
   )
   SELECT to_char(b.bucket_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS bucket_start,
@@ -144,8 +139,7 @@ SELECT w.gpu_share_units,
     SELECT 1 FROM workloads w
     WHERE w.organization_id = $1 AND w.workload_id = $2
       AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))) AS in_scope
-  FROM metric_samples
-  WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz;
+  FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz);
 
 -- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, desc, ORG_ADMIN
 --   $1 = "org-example"

@@ -9,7 +9,7 @@ import {
 /**
  * Running workloads started before the window whose samples inside it average at most the idle
  * threshold: one pass over the running workloads (partial index) and their samples of the window
- * (the samples' primary key, one partition range).
+ * from both sample stores (the window's lower bound is exclusive).
  */
 export function idleWorkloadsQuery(
   scope: AuthScope,
@@ -22,10 +22,8 @@ export function idleWorkloadsQuery(
     `SELECT w.initiative_id, w.workload_id, w.submitted_by, w.gpu_count, w.instance_type,
             avg(s.gpu_utilization)::float8 AS average_utilization, count(*)::int AS sample_count
      FROM workloads w
-     JOIN metric_samples s
-       ON s.organization_id = w.organization_id AND s.workload_id = w.workload_id
-      AND s.sampled_at > $2 AND s.sampled_at <= $3
-     WHERE w.organization_id = $1 AND w.status = 'running' AND w.started_at <= $2
+     CROSS JOIN LATERAL gpucap_workload_samples(w.organization_id, w.workload_id, $2, $3) s
+     WHERE w.organization_id = $1 AND w.status = 'running' AND w.started_at <= $2 AND s.sampled_at > $2
      GROUP BY w.initiative_id, w.workload_id, w.submitted_by, w.gpu_count, w.instance_type
      HAVING avg(s.gpu_utilization) <= $4
      ORDER BY w.workload_id COLLATE "C"`,

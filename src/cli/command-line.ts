@@ -53,7 +53,9 @@ Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see REA
     path: 'migrate',
     summary: 'apply pending database migrations',
     synopsis: 'migrate',
-    details: '  Applies the pending migrations to DATABASE_URL (or the embedded database) and says which.',
+    details: `  Applies the pending migrations to DATABASE_URL (or the embedded database) and says which, then
+  moves the samples of ended days into day blocks in batches, a line per batch (stopped, run it again:
+  it resumes; readers are never blocked).`,
     options: {},
     load: async () => (await import('./commands/migrate.command')).migrateCommand,
   },

@@ -11,9 +11,12 @@ export async function ensureUpcomingSamplePartitions(
   dataSource: DataSource,
   now = new Date(),
 ): Promise<number> {
+  const range = [new Date(now.getTime() - 91 * DAY_MS), new Date(now.getTime() + 14 * DAY_MS)];
   const [row] = await dataSource.query<{ created: number }[]>(
     'SELECT gpucap_ensure_sample_partitions($1, $2) AS created',
-    [new Date(now.getTime() - 91 * DAY_MS), new Date(now.getTime() + 14 * DAY_MS)],
+    range,
   );
+  // The day blocks' weeks in a statement of their own (migration 1763800028000 says why).
+  await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $2)', range);
   return row?.created ?? 0;
 }

@@ -7,6 +7,7 @@ import { ImportRejectedError } from './import-errors';
 import { ImportRecord, SectionName, SECTIONS } from './import-sections';
 import { DedicatedConnection, takeConnection } from './pg-connection';
 import type { QueryFn } from './reference-tracker';
+import { sealSamples } from './sample-seal';
 import { APPLY_SQL, SAMPLE_SQL, sampleChunkTable, STAGING } from './staging-tables';
 import { LOCK_ORGANIZATIONS_SQL } from './writer-lock';
 
@@ -179,6 +180,8 @@ export class BulkLoader {
     });
     await this.drain();
     await this.connection.release();
+    // Days that ended since the last seal leave the rows; nothing to do on most calls.
+    await sealSamples(this.dataSource, { organizationIds: [...this.organizations] });
     return {
       records: { ...this.records },
       written: { ...this.written },
@@ -218,7 +221,7 @@ export class BulkLoader {
   }
 
   /**
-   * The weeks the samples fall in, created on another connection before the locks: creating a
+   * The weeks the samples fall in (rows and day blocks), created on another connection before the locks: creating a
    * partition locks the samples table for readers until its transaction ends, which here is a
    * moment, not the whole import. Weeks wholly before every organization's retention boundary are
    * not recreated (their samples are skipped).
@@ -226,14 +229,17 @@ export class BulkLoader {
   private async ensureSamplePartitions(): Promise<void> {
     if (this.earliestSample > this.latestSample) return;
     const organizations = [...this.organizations];
-    await this.dataSource.query(
-      `SELECT gpucap_ensure_sample_partitions(
-         greatest($1::timestamptz, (SELECT min(samples_before) FROM sample_retention
-                                    WHERE organization_id = ANY ($3::text[])
-                                    HAVING count(*) = cardinality($3::text[]))),
-         $2::timestamptz)`,
-      [new Date(this.earliestSample), new Date(this.latestSample), organizations],
-    );
+    // Rows and day blocks each in a statement of their own (migration 1763800028000 says why).
+    for (const ensure of ['gpucap_ensure_sample_partitions', 'gpucap_ensure_sample_day_partitions']) {
+      await this.dataSource.query(
+        `SELECT ${ensure}(
+           greatest($1::timestamptz, (SELECT min(samples_before) FROM sample_retention
+                                      WHERE organization_id = ANY ($3::text[])
+                                      HAVING count(*) = cardinality($3::text[]))),
+           $2::timestamptz)`,
+        [new Date(this.earliestSample), new Date(this.latestSample), organizations],
+      );
+    }
   }
 
   private copyBuffer(section: SectionName): void {
@@ -267,6 +273,7 @@ export class BulkLoader {
 
   private async applySampleChunk(table: string): Promise<void> {
     this.skippedPrunedSamples += (await this.run(SAMPLE_SQL.skipPruned(table))).rowCount ?? 0;
+    await this.applySealedDays(table);
     const [{ overlapping }] = (await this.run(SAMPLE_SQL.overlapping(table))).rows as {
       overlapping: boolean;
     }[];
@@ -283,6 +290,25 @@ export class BulkLoader {
     }
     await this.client.query('RELEASE SAVEPOINT samples');
     await this.run(`DROP TABLE ${table}`);
+  }
+
+  /** Readings of sealed days go to their day blocks; the open days' readings stay staged for the rows. */
+  private async applySealedDays(table: string): Promise<void> {
+    const [{ sealing }] = (await this.run(SAMPLE_SQL.sealing(table))).rows as { sealing: boolean }[];
+    await this.client.query('SAVEPOINT sealed_days');
+    try {
+      if (sealing) await this.run(SAMPLE_SQL.unsealRows(table));
+      const [{ changed }] = (await this.run(SAMPLE_SQL.sealedDays(table))).rows as { changed: number }[];
+      this.written.metric_samples += changed;
+    } catch (error) {
+      // The day's times must strictly increase: the chunk repeats a sample.
+      const { code, constraint } = error as { code?: string; constraint?: string };
+      if (code !== '23514' || constraint !== 'metric_sample_days_increasing') throw error;
+      await this.client.query('ROLLBACK TO SAVEPOINT sealed_days');
+      throw await this.duplicateSamplesError(table);
+    }
+    await this.client.query('RELEASE SAVEPOINT sealed_days');
+    await this.run(SAMPLE_SQL.dropSealed(table));
   }
 
   private async duplicateSamplesError(table: string): Promise<ImportRejectedError> {

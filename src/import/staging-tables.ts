@@ -1,6 +1,7 @@
 import { GPU_SHARE_UNITS, type GpuSharing, gpuSharingColumns, gpuShareUnits } from '../common/gpu-sharing';
 import { COPY_NULL, copyNullable, copyText, copyTextArray, copyTimestamp } from './copy-text';
 import type { SectionName, SectionRows } from './import-sections';
+import { mergeIntoDaysSql } from './sample-days';
 
 /** The share in units where it is not whole GPUs; null (the column's whole-GPU default) otherwise. */
 function copyShareUnits(row: SectionRows['workloads']): string {
@@ -188,6 +189,30 @@ export const SAMPLE_SQL = {
   skipPruned: (table: string) => `
     DELETE FROM ${table} s USING sample_retention r
     WHERE r.organization_id = s.organization_id AND s.sampled_at < r.samples_before`,
+  /** Whether a seal is under way for an organization of the chunk: its readings may then be in either store. */
+  sealing: (table: string) => `
+    SELECT EXISTS (
+      SELECT 1 FROM sample_seal_watermarks w
+      WHERE w.sealing_to IS NOT NULL AND w.organization_id IN (SELECT organization_id FROM ${table})
+    ) AS sealing`,
+  /** Readings a seal has not moved yet leave the rows when a staged reading for a sealed day replaces them. */
+  unsealRows: (table: string) => `
+    DELETE FROM metric_samples m
+    USING ${table} s JOIN sample_seal_watermarks w USING (organization_id)
+    WHERE w.sealing_to IS NOT NULL AND s.sampled_at >= w.sealed_before AND s.sampled_at < w.sealing_to
+      AND m.organization_id = s.organization_id AND m.workload_id = s.workload_id AND m.sampled_at = s.sampled_at`,
+  /** Staged readings of sealed days merged into their day blocks (sample-days.ts). */
+  sealedDays: (table: string) =>
+    mergeIntoDaysSql(
+      `sealed AS (
+         SELECT ${SAMPLE_COLUMNS} FROM ${table} s JOIN sample_seal_watermarks w USING (organization_id)
+         WHERE s.sampled_at < coalesce(w.sealing_to, w.sealed_before)
+       ),`,
+      'sealed',
+    ),
+  dropSealed: (table: string) => `
+    DELETE FROM ${table} s USING sample_seal_watermarks w
+    WHERE w.organization_id = s.organization_id AND s.sampled_at < coalesce(w.sealing_to, w.sealed_before)`,
   /** Whether any staged workload already has stored samples in its staged span (one index probe per workload). */
   overlapping: (table: string) => `
     SELECT EXISTS (

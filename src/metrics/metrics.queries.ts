@@ -61,24 +61,22 @@ const WINDOW_STATS_SQL = `
   FROM (
     SELECT count(*)::int AS sample_count,
            ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max`).join(',\n           ')}
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
                   AND ${initiativeScopeSql('w.initiative_id', '$5')}
   LEFT JOIN LATERAL (
     SELECT ${SAMPLE_METRICS.join(', ')}
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
     ORDER BY sampled_at DESC
     LIMIT 1
   ) cur ON true`;
 
 /**
  * Statistics of one workload's samples in [start, end], both ends included. The bounds are
- * parameters so the planner prunes to the partitions of the window; each half is one range scan
- * of the samples primary key (organization_id, workload_id, sampled_at).
+ * parameters so the planner prunes to the partitions of the window; each half reads both sample
+ * stores (gpucap_workload_samples: the sealed days' blocks, then the open rows, in time order).
  */
 export function windowStatsQuery(
   scope: AuthScope,
@@ -113,8 +111,7 @@ const SERIES_SQL = `
     SELECT date_bin($6::interval, sampled_at, timestamptz 'epoch') AS bucket_start,
            count(*)::int AS sample_count,
            ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max`).join(',\n           ')}
-    FROM metric_samples
-    WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz
+    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
     GROUP BY 1
   )
   SELECT to_char(b.bucket_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS bucket_start,
@@ -163,8 +160,7 @@ const PERCENTILES_SQL = `
       `percentile_cont(0.95) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p95`,
   ).join(',\n         ')},
          ${WORKLOAD_IN_SCOPE_SQL} AS in_scope
-  FROM metric_samples
-  WHERE organization_id = $1 AND workload_id = $2 AND sampled_at BETWEEN $3::timestamptz AND $4::timestamptz`;
+  FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)`;
 
 /** Continuous percentiles (linear interpolation) of each metric over the window's samples. */
 export function windowPercentilesQuery(

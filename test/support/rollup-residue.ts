@@ -1,5 +1,6 @@
 import { LOCK_ORGANIZATIONS_SQL } from '../../src/import/writer-lock';
 import type { DataSource } from 'typeorm';
+import { ALL_SAMPLES_SQL } from './samples';
 
 /** Every table kept by triggers from workloads and metric samples, with an organization column. */
 const ROLLUP_TABLES = [
@@ -44,10 +45,12 @@ export async function rollupResidue(
   await runner.startTransaction();
   try {
     await runner.query(LOCK_ORGANIZATIONS_SQL, [[organizationId]]);
-    await runner.query(
-      'DELETE FROM metric_samples WHERE organization_id = $1 AND NOT (workload_id = ANY ($2::text[]))',
-      [organizationId, keptWorkloads],
-    );
+    for (const store of ['metric_samples', 'metric_sample_days']) {
+      await runner.query(
+        `DELETE FROM ${store} WHERE organization_id = $1 AND NOT (workload_id = ANY ($2::text[]))`,
+        [organizationId, keptWorkloads],
+      );
+    }
     await runner.query('DELETE FROM workloads WHERE organization_id = $1', [organizationId]);
     for (const table of ROLLUP_TABLES) {
       if (!(await runner.query('SELECT to_regclass($1) AS t', [table]))[0].t) continue;
@@ -86,7 +89,7 @@ export async function aggregateDifferences(
               sum(power_usage::numeric) AS power_sum, min(power_usage) AS power_min, max(power_usage) AS power_max,
               min(sampled_at) AS first_at, max(sampled_at) AS latest_at,
               (array_agg(gpu_utilization ORDER BY sampled_at DESC))[1] AS gpu_latest
-       FROM metric_samples s WHERE s.organization_id = $1 GROUP BY s.workload_id
+       FROM ${ALL_SAMPLES_SQL} s WHERE s.organization_id = $1 GROUP BY s.workload_id
      ),
      expected AS (
        SELECT r.*, w.initiative_id, w.status,

@@ -6,28 +6,31 @@ import { withDatabase } from '../with-database';
 import { withWriterLock } from '../../import/writer-lock';
 
 interface SamplePartition {
+  parent: 'metric_samples' | 'metric_sample_days';
   name: string;
   range_start: Date;
   range_end: Date;
 }
 
 /**
- * Weekly partitions of metric_samples whose whole range ends at or before the cutoff (the upper
- * bound is exclusive, so every row in them is older). Bounds are read back from the catalog.
+ * Weekly partitions of both sample stores (the open rows, metric_samples, and the sealed days,
+ * metric_sample_days: a UTC day lies in one week) whose whole range ends at or before the cutoff
+ * (the upper bound is exclusive, so every reading in them is older). Bounds are read back from the
+ * catalog.
  */
 async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<SamplePartition[]> {
   return dataSource.query(
-    `SELECT name, range_start, range_end
+    `SELECT parent, name, range_start, range_end
      FROM (
-       SELECT c.relname AS name,
+       SELECT i.inhparent::regclass::text AS parent, c.relname AS name,
               substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \\(''([^'']+)''\\)')::timestamptz AS range_start,
               substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz AS range_end
        FROM pg_inherits i
        JOIN pg_class c ON c.oid = i.inhrelid
-       WHERE i.inhparent = 'metric_samples'::regclass
+       WHERE i.inhparent IN ('metric_samples'::regclass, 'metric_sample_days'::regclass)
      ) partitions
      WHERE range_end <= $1
-     ORDER BY range_start`,
+     ORDER BY range_start, parent DESC`,
     [cutoff],
   );
 }
@@ -37,17 +40,20 @@ function quoteIdentifier(name: string): string {
 }
 
 /**
- * Detaching CONCURRENTLY (outside a transaction) keeps readers of metric_samples running while a
+ * Detaching CONCURRENTLY (outside a transaction) keeps readers of the samples running while a
  * week of samples goes; the detached table is then dropped. No trigger fires, so metric_aggregates
  * keeps each workload's lifetime figures (count, averages, extremes, latest) after the raw samples
  * are gone: the ranked endpoint still ranks old workloads; windows over pruned time read empty.
  */
-async function dropPartition(dataSource: DataSource, name: string): Promise<number> {
+async function dropPartition(dataSource: DataSource, partition: SamplePartition): Promise<number> {
+  const table = quoteIdentifier(partition.name);
   const [{ samples }] = await dataSource.query(
-    `SELECT count(*)::float8 AS samples FROM ${quoteIdentifier(name)}`,
+    partition.parent === 'metric_sample_days'
+      ? `SELECT coalesce(sum(cardinality(step_us)), 0)::float8 AS samples FROM ${table}`
+      : `SELECT count(*)::float8 AS samples FROM ${table}`,
   );
-  await dataSource.query(`ALTER TABLE metric_samples DETACH PARTITION ${quoteIdentifier(name)} CONCURRENTLY`);
-  await dataSource.query(`DROP TABLE ${quoteIdentifier(name)}`);
+  await dataSource.query(`ALTER TABLE ${partition.parent} DETACH PARTITION ${table} CONCURRENTLY`);
+  await dataSource.query(`DROP TABLE ${table}`);
   return samples as number;
 }
 
@@ -95,7 +101,7 @@ export async function pruneSamples(
   if (boundary) await recordRetentionBoundary(dataSource, boundary);
   const pruned: PrunedPartition[] = [];
   for (const partition of partitions) {
-    pruned.push({ ...partition, samples: await dropPartition(dataSource, partition.name) });
+    pruned.push({ ...partition, samples: await dropPartition(dataSource, partition) });
   }
   if (pruned.length > 0) await bumpEveryDataVersion(dataSource);
   return { partitions: pruned, boundary };

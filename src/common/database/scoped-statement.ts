@@ -73,6 +73,7 @@ export const TENANT_TABLES = [
   'initiatives',
   'metric_aggregates',
   'metric_ranked_totals',
+  'metric_sample_days',
   'metric_samples',
   'workload_period_rollups',
   'workload_status_totals',
@@ -83,6 +84,7 @@ export const ORGANIZATION_TABLES = [
   'organizations',
   'pool_instance_types',
   'sample_retention',
+  'sample_seal_watermarks',
   'sync_watermarks',
 ] as const;
 export const UNREADABLE_TABLES = [

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { pruneSamples } from '../../../src/cli/commands/prune.command';
+import { sealSamples } from '../../../src/import/sample-seal';
 import { projectRoot } from '../../../src/core/project-root';
 import { authHeaders, createApiToken, importDocument, seedOrganization } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
@@ -14,11 +15,12 @@ import {
   rollupResidue,
 } from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
+import { ALL_SAMPLES_SQL } from '../../support/samples';
 
 /**
  * Several writers into one organization at once — imports that move workloads between teams and
- * through their lifecycle, re-sent overlapping samples with new extremes, `prune`, and two
- * `gpucap import` processes — while readers poll every endpoint as MEMBER, TEAM_LEAD and ORG_ADMIN.
+ * through their lifecycle, re-sent overlapping samples with new extremes, `prune`, a seal of
+ * later days into day blocks, and two `gpucap import` processes — while readers poll every endpoint as MEMBER, TEAM_LEAD and ORG_ADMIN.
  * Readers must never see a row, count or average from outside their scope; afterwards every rollup
  * must equal its recomputation from raw rows. Workloads hold whole GPUs, MIG slices or shared
  * replicas, and writers change them from one to another. Prune reaches every organization: own database.
@@ -194,7 +196,7 @@ describe('writers at once while readers poll every endpoint', () => {
     await db?.drop();
   });
 
-  const racing = new RoundBarrier(3);
+  const racing = new RoundBarrier(4);
 
   /**
    * Moves every mover to another team and through running → completed → failed each round, and this
@@ -217,15 +219,36 @@ describe('writers at once while readers poll every endpoint', () => {
     }
   }
 
-  /** A spike on every mover at its own instants, racing the overlapping re-sends below. */
+  /**
+   * A spike on every mover at its own instants, racing the overlapping re-sends below, and a reading
+   * of a later day that the sealer below moves into day blocks while others re-send it.
+   */
   async function spikeSamples(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round += 1) {
       await racing.arrive(round);
       await recorded(violations, `spike round ${round}`, () =>
         importDocument(db.dataSource, {
-          metric_samples: MOVERS.map((id) =>
+          metric_samples: MOVERS.flatMap((id) => [
             sample(org, id, base + (20 + round) * MINUTE, 95 + (round % 5), 480),
-          ),
+            sample(org, id, sealedDay(round) - 90 * MINUTE, 20 + round, 300),
+          ]),
+        }),
+      );
+    }
+  }
+
+  /** The end of the day sealed in `round`, days ahead: writers put readings on either side of it. */
+  const sealedDay = (round: number) => Math.floor(now / DAY) * DAY + round * DAY;
+
+  /** Seals a day more each round in batches of a few readings, as the writers run. */
+  async function sealDays(): Promise<void> {
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      await racing.arrive(round);
+      await recorded(violations, `seal round ${round}`, () =>
+        sealSamples(db.dataSource, {
+          organizationIds: [org],
+          before: new Date(sealedDay(round)),
+          batchReadings: 3,
         }),
       );
     }
@@ -264,6 +287,8 @@ describe('writers at once while readers poll every endpoint', () => {
               ),
             ),
             ...AGED.flatMap((id) => agedSampleTimes.map((at, j) => sample(org, id, at, 10 + j, 100))),
+            // The spike writer's later-day reading, sealed or not by now, with another value.
+            ...MOVERS.map((id) => sample(org, id, sealedDay(round) - 90 * MINUTE, 70 - round, 260)),
           ],
         }),
       );
@@ -370,6 +395,7 @@ describe('writers at once while readers poll every endpoint', () => {
       resendSamples(),
       pruneOldWeeks(),
       importProcesses(),
+      sealDays(),
     ]);
     const settled = await writers;
     writing = false;
@@ -399,7 +425,7 @@ describe('writers at once while readers poll every endpoint', () => {
     );
     expect(aged).toEqual(AGED.map((workload_id) => ({ workload_id, sample_count: agedSampleTimes.length })));
     const [{ retained }] = await db.dataSource.query(
-      `SELECT count(*)::int AS retained FROM metric_samples WHERE organization_id = $1 AND workload_id = ANY ($2)`,
+      `SELECT count(*)::int AS retained FROM ${ALL_SAMPLES_SQL} s WHERE organization_id = $1 AND workload_id = ANY ($2)`,
       [org, AGED],
     );
     expect(retained).toBeLessThan(AGED.length * agedSampleTimes.length);

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { openDataSource } from '../../../src/database/database-target';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../../src/demo/demo-data';
+import { ALL_SAMPLES_SQL } from '../../support/samples';
 
 const TABLES = [
   'organizations',
@@ -61,7 +62,7 @@ describe('gpucap demo-data', () => {
               (SELECT count(*)::int FROM members WHERE organization_id = $1) AS members,
               (SELECT count(*)::int FROM capacity_pools WHERE organization_id = $1) AS pools,
               (SELECT count(*)::int FROM workloads WHERE organization_id = $1) AS workloads,
-              (SELECT count(*)::int FROM metric_samples WHERE organization_id = $1) AS samples`,
+              (SELECT count(*)::int FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1) AS samples`,
       [DEMO_ORGANIZATION_ID],
     );
     expect(counts).toEqual({

@@ -5,6 +5,7 @@ import { openDataSource } from '../../../src/database/database-target';
 import { ImportRejectedError } from '../../../src/import/import-errors';
 import { importDataset } from '../../../src/import/import.service';
 import { type Dataset, fixtureDataset, PROJECT_ROOT } from '../../support/import-fixture';
+import { ALL_SAMPLES_SQL } from '../../support/samples';
 
 const TABLES = [
   'organizations',
@@ -169,7 +170,7 @@ describe('gpucap import', () => {
     });
     const samples = await dataSource.query(
       `SELECT workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage
-       FROM metric_samples WHERE organization_id = $1 ORDER BY workload_id, sampled_at`,
+       FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1 ORDER BY workload_id, sampled_at`,
       [organizationId],
     );
     expect(samples).toEqual([
@@ -240,7 +241,7 @@ describe('gpucap import', () => {
     );
     expect(member.initiative_ids).toEqual(['nlp']);
     const [sample] = await dataSource.query(
-      `SELECT gpu_utilization FROM metric_samples WHERE organization_id = $1 AND sampled_at = '2026-11-20T08:03:00Z'`,
+      `SELECT gpu_utilization FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1 AND sampled_at = '2026-11-20T08:03:00Z'`,
       [organizationId],
     );
     expect(sample.gpu_utilization).toBe(50);
@@ -367,7 +368,7 @@ describe('gpucap import', () => {
     expect(summary.format).toBe('ndjson');
     expect(summary.written.workloads).toBe(5);
     const [{ n }] = await dataSource.query(
-      `SELECT count(*)::int AS n FROM metric_samples WHERE organization_id = $1`,
+      `SELECT count(*)::int AS n FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1`,
       [organizationId],
     );
     expect(n).toBe(3);

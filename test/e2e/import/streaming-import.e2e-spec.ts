@@ -4,6 +4,7 @@ import { openDataSource } from '../../../src/database/database-target';
 import { ImportFormatError, ImportRejectedError } from '../../../src/import/import-errors';
 import { importDataset } from '../../../src/import/import.service';
 import { type Dataset, fixtureDataset } from '../../support/import-fixture';
+import { ALL_SAMPLES_SQL } from '../../support/samples';
 
 const KINDS = 'organization, initiative, pool, allocation, member, workload, metric_sample';
 const REVERSED = [
@@ -34,7 +35,7 @@ async function rowCounts(organizationId: string): Promise<Record<string, number>
   const [counts] = await dataSource.query(
     `SELECT (SELECT count(*)::int FROM organizations WHERE organization_id = $1) AS organizations,
             (SELECT count(*)::int FROM workloads WHERE organization_id = $1) AS workloads,
-            (SELECT count(*)::int FROM metric_samples WHERE organization_id = $1) AS samples`,
+            (SELECT count(*)::int FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1) AS samples`,
     [organizationId],
   );
   return counts;
@@ -64,7 +65,7 @@ describe('gpucap import, streamed', () => {
     });
     expect(await rowCounts(organizationId)).toEqual({ organizations: 1, workloads: 5, samples: 3 });
     const samples = await dataSource.query(
-      `SELECT workload_id, sampled_at, gpu_utilization FROM metric_samples WHERE organization_id = $1 ORDER BY 2`,
+      `SELECT workload_id, sampled_at, gpu_utilization FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1 ORDER BY 2`,
       [organizationId],
     );
     expect(samples).toEqual([

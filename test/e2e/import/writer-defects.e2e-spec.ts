@@ -6,6 +6,7 @@ import { importDataset } from '../../../src/import/import.service';
 import { importDocument, seedOrganization, writeAs } from '../../support/factories';
 import { waitFor } from '../../support/wait-for';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
+import { ALL_SAMPLES_SQL } from '../../support/samples';
 
 const DAY = 86_400_000;
 
@@ -132,11 +133,12 @@ describe('the write path under concurrent writers (defects found in review)', ()
     });
     const lowering = await openWriter(ds, org);
     try {
-      // Lowering the current maximum makes the trigger recompute the extremes from raw samples.
+      // Lowering the current maximum makes the trigger recompute the extremes from raw samples
+      // (past days' readings are imported into day blocks).
       await lowering.query(
-        `UPDATE metric_samples SET gpu_utilization = 15
-         WHERE organization_id = $1 AND workload_id = 'hot' AND sampled_at = $2`,
-        [org, new Date(t0 + 60_000)],
+        `UPDATE metric_sample_days SET gpu_utilization = array_replace(gpu_utilization, 20, 15)
+         WHERE organization_id = $1 AND workload_id = 'hot'`,
+        [org],
       );
       const peak = importDocument(ds, { metric_samples: [sample(org, 'hot', t0 + 120_000, 99)] });
       await untilAWriterWaits(ds);
@@ -169,7 +171,9 @@ describe('the write path under concurrent writers (defects found in review)', ()
     expect(again.written.metric_samples).toBe(0);
     expect((await aggregate(ds, org, 'aged')).sample_count).toBe(2);
     expect(
-      await ds.query('SELECT count(*)::int AS n FROM metric_samples WHERE organization_id = $1', [org]),
+      await ds.query(`SELECT count(*)::int AS n FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1`, [
+        org,
+      ]),
     ).toEqual([{ n: 1 }]);
 
     // Even with its week's partition back, a direct write of a pruned sample is refused.

@@ -4,6 +4,7 @@ import { pruneCommand } from '../../../src/cli/commands/prune.command';
 import { loadConfig } from '../../../src/core/config/app-config';
 import { migrate, openDataSource } from '../../../src/database/database-target';
 import { insertSamples, insertWorkloads, seedOrganization } from '../../support/factories';
+import { ALL_SAMPLES_SQL, sealForStore } from '../../support/samples';
 import { TEST_JWT_SECRET } from '../../support/test-app';
 import {
   createDatabase,
@@ -50,7 +51,7 @@ describe('gpucap prune --older-than', () => {
     (
       await dataSource.query(
         `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-         WHERE i.inhparent = 'metric_samples'::regclass ORDER BY 1`,
+         WHERE i.inhparent IN ('metric_samples'::regclass, 'metric_sample_days'::regclass) ORDER BY 1`,
       )
     ).map((row: { relname: string }) => row.relname);
 
@@ -66,12 +67,17 @@ describe('gpucap prune --older-than', () => {
       { workloadId: 'old', at: new Date(straddling), gpuUtilization: 30 },
       { workloadId: 'old', at: new Date(now - DAY), gpuUtilization: 60 },
     ]);
+    // Those go into day blocks; one more old reading stays a row: prune drops the weeks of both stores.
+    await sealForStore(dataSource, [orgId], 'rows and day blocks');
+    await insertSamples(dataSource, orgId, [
+      { workloadId: 'old', at: new Date(old + 2 * DAY), gpuUtilization: 40 },
+    ]);
     const before = await partitions();
     const aggregateBefore = await dataSource.query(
       `SELECT sample_count::int, gpu_utilization_avg FROM metric_aggregates WHERE organization_id = $1`,
       [orgId],
     );
-    expect(aggregateBefore).toEqual([{ sample_count: 4, gpu_utilization_avg: 30 }]);
+    expect(aggregateBefore).toEqual([{ sample_count: 5, gpu_utilization_avg: 32 }]);
 
     const dry = await run(['--older-than', '90d', '--dry-run']);
     expect(dry.code).toBe(0);
@@ -85,10 +91,11 @@ describe('gpucap prune --older-than', () => {
     expect(dropped.length).toBeGreaterThanOrEqual(1);
     for (const partition of dropped) expect(output).toContain(`Dropped ${partition}`);
     const droppedSamples = [...output.matchAll(/: (\d+) samples\n/g)].map((match) => Number(match[1]));
-    expect(droppedSamples.reduce((sum, count) => sum + count, 0)).toBe(2);
+    expect(droppedSamples.reduce((sum, count) => sum + count, 0)).toBe(3);
+    expect(output).toMatch(/Dropped metric_sample_days_w\d{4}_\d{2} .*: [12] samples\n/);
 
     const remaining = await dataSource.query(
-      `SELECT gpu_utilization FROM metric_samples WHERE organization_id = $1 ORDER BY sampled_at`,
+      `SELECT gpu_utilization FROM ${ALL_SAMPLES_SQL} s WHERE organization_id = $1 ORDER BY sampled_at`,
       [orgId],
     );
     expect(remaining).toEqual([{ gpu_utilization: 30 }, { gpu_utilization: 60 }]);

@@ -8,6 +8,7 @@ import {
   type SampleSeed,
 } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
+import { SAMPLE_STORES, sealForStore } from '../../support/samples';
 
 const MS = 1;
 const MINUTE = 60_000;
@@ -27,7 +28,7 @@ function sample(workloadId: string, at: number, v: number): SampleSeed {
   };
 }
 
-describe('GET /v1/workloads/:workload_id/metrics', () => {
+describe.each(SAMPLE_STORES)('GET /v1/workloads/:workload_id/metrics, readings in %s', (store) => {
   let t: TestApp;
   let orgId: string;
   let admin: Record<string, string>;
@@ -87,6 +88,7 @@ describe('GET /v1/workloads/:workload_id/metrics', () => {
       sample('running', now - MINUTE, 60),
       sample('quarter', END - 2 * HOUR, 25),
     ]);
+    await sealForStore(t.dataSource, [orgId], store);
   });
 
   afterAll(() => t.close());

@@ -8,6 +8,7 @@ import {
   type SampleSeed,
 } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
+import { SAMPLE_STORES, sealForStore } from '../../support/samples';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -111,7 +112,7 @@ function expectClose(actual: unknown, expected: unknown): void {
   }
 }
 
-describe('GET /v1/workloads/:workload_id/metrics?step=', () => {
+describe.each(SAMPLE_STORES)('GET /v1/workloads/:workload_id/metrics?step=, readings in %s', (store) => {
   let t: TestApp;
   let orgId: string;
   let admin: Record<string, string>;
@@ -145,6 +146,7 @@ describe('GET /v1/workloads/:workload_id/metrics?step=', () => {
       { workloadId: 'waiting', status: 'pending', submittedAt: new Date(STARTED) },
     ]);
     await insertSamples(t.dataSource, orgId, samples);
+    await sealForStore(t.dataSource, [orgId], store);
   });
 
   afterAll(() => t.close());

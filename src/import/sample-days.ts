@@ -1,0 +1,62 @@
+/**
+ * Writes readings into metric_sample_days, the packed store of sealed days (migration
+ * 1763800028000): one row per workload and UTC day, the readings as arrays in time order and the
+ * times as microsecond steps from the previous reading (the first from the day's start).
+ */
+
+const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
+const READING_COLUMNS = ['organization_id', 'workload_id', 'sampled_at', ...METRICS].join(', ');
+
+/**
+ * One statement that merges the readings of `source` (a relation or CTE with the columns of
+ * metric_samples, defined by `prefix`, which ends with a comma when given) into their stored days:
+ * a reading replaces the stored one of the same time, and a day whose arrays come out unchanged is
+ * not rewritten, so re-sent readings are idempotent and fire no trigger. A reading repeated within
+ * `source` fails the check `metric_sample_days_increasing` (SQLSTATE 23514).
+ *
+ * Answers one row: `readings` in the source, `changed` among them (new, or other values than stored).
+ * An import's readings usually start new days: the stored side is then empty and cheap to join.
+ */
+export function mergeIntoDaysSql(prefix: string, source: string): string {
+  const key = '(s.organization_id, s.workload_id, s.sampled_at)';
+  const stored = '(t.organization_id, t.workload_id, t.sampled_at)';
+  const values = (alias: string) => `(${METRICS.map((m) => `${alias}.${m}`).join(', ')})`;
+  return `
+  WITH ${prefix}
+  staged AS (
+    SELECT ${READING_COLUMNS}, date_bin('1 day', sampled_at, timestamptz 'epoch') AS day_start FROM ${source}
+  ),
+  stored AS (
+    SELECT d.organization_id, d.workload_id, u.sampled_at, ${METRICS.map((m) => `u.${m}`).join(', ')}, d.day_start
+    FROM metric_sample_days d
+    JOIN (SELECT DISTINCT organization_id, workload_id, day_start FROM staged) k USING (organization_id, workload_id, day_start)
+    CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, ${METRICS.map((m) => `d.${m}`).join(', ')}) u
+  ),
+  merged AS (
+    SELECT * FROM staged
+    UNION ALL
+    SELECT * FROM stored t WHERE NOT EXISTS (SELECT 1 FROM staged s WHERE ${key} = ${stored})
+  ),
+  -- One sort, then the arrays in its order. The steps are taken from the aggregated times, so
+  -- readings out of order would give a step of zero or less and fail metric_sample_days_increasing.
+  packed AS (
+    SELECT organization_id, workload_id, day_start, array_agg(sampled_at) AS times,
+           ${METRICS.map((m) => `array_agg(${m}) AS ${m}`).join(', ')}
+    FROM (SELECT * FROM merged ORDER BY organization_id, workload_id, day_start, sampled_at) ordered
+    GROUP BY organization_id, workload_id, day_start
+  ),
+  written AS (
+    INSERT INTO metric_sample_days AS t
+    SELECT organization_id, workload_id, day_start, gpucap_sample_steps(day_start, times), ${METRICS.join(', ')}
+    FROM packed
+    ON CONFLICT (organization_id, workload_id, day_start) DO UPDATE
+      SET step_us = excluded.step_us, ${METRICS.map((m) => `${m} = excluded.${m}`).join(', ')}
+      WHERE (t.step_us, ${METRICS.map((m) => `t.${m}`).join(', ')})
+            IS DISTINCT FROM (excluded.step_us, ${METRICS.map((m) => `excluded.${m}`).join(', ')})
+    RETURNING 1
+  )
+  SELECT r.readings, r.readings - (
+           SELECT count(*) FROM stored t JOIN staged s ON ${stored} = ${key} AND ${values('t')} = ${values('s')}
+         )::float8 AS changed
+  FROM (SELECT count(*)::float8 AS readings FROM staged) r`;
+}
