@@ -237,7 +237,7 @@ async function countRows(url: string): Promise<{ workloads: number; samples: num
   return withClient(url, async (client) => {
     const { rows } = await client.query<{ workloads: number; samples: number }>(
       `SELECT (SELECT count(*) FROM workloads)::int AS workloads,
-              (SELECT count(*) FROM metric_samples)::bigint::float8 AS samples`,
+              (SELECT coalesce(sum(sample_count), 0) FROM metric_aggregates)::float8 AS samples`,
     );
     return rows[0];
   });

@@ -94,7 +94,7 @@ async function sampledWorkloads(client: Client, initiativeId: string | null): Pr
         SELECT workload_id FROM workloads
          WHERE organization_id = $1 AND ($2::text IS NULL OR initiative_id = $2) AND started_at IS NOT NULL
          ORDER BY random() LIMIT ${POOL_SIZE * 3}) w
-      WHERE EXISTS (SELECT 1 FROM metric_samples s WHERE s.organization_id = $1 AND s.workload_id = w.workload_id)
+      WHERE EXISTS (SELECT 1 FROM metric_aggregates a WHERE a.organization_id = $1 AND a.workload_id = w.workload_id AND a.sample_count > 0)
       LIMIT ${POOL_SIZE}`,
     [ORGANIZATION_ID, initiativeId],
   );
@@ -106,7 +106,7 @@ async function longestSampledJob(client: Client): Promise<{ id: string; days: nu
             extract(epoch FROM coalesce(w.completed_at, now()) - w.started_at)::float8 / 86400 AS days
        FROM (SELECT * FROM workloads WHERE organization_id = $1 AND started_at IS NOT NULL
               ORDER BY coalesce(completed_at, now()) - started_at DESC LIMIT 20) w
-      WHERE EXISTS (SELECT 1 FROM metric_samples s WHERE s.organization_id = $1 AND s.workload_id = w.workload_id)
+      WHERE EXISTS (SELECT 1 FROM metric_aggregates a WHERE a.organization_id = $1 AND a.workload_id = w.workload_id AND a.sample_count > 0)
       ORDER BY days DESC LIMIT 1`,
     [ORGANIZATION_ID],
   );

@@ -273,7 +273,7 @@ function importWithPeakRss(file: string, url: string): Promise<{ code: number | 
 async function countRows(url: string): Promise<{ workloads: number; samples: number }> {
   return admin(url, async (client) => {
     const { rows } = await client.query<{ workloads: number; samples: number }>(
-      `SELECT (SELECT count(*)::int FROM workloads) AS workloads, (SELECT count(*)::int FROM metric_samples) AS samples`,
+      `SELECT (SELECT count(*)::int FROM workloads) AS workloads, (SELECT coalesce(sum(sample_count), 0)::int FROM metric_aggregates) AS samples`,
     );
     return rows[0];
   });
