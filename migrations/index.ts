@@ -21,6 +21,7 @@ import { GpuShares1763800022000 } from './1763800022000-gpu-shares';
 import { SyncWatermarksPerCluster1763800023000 } from './1763800023000-sync-watermarks-per-cluster';
 import { AlertStates1763800024000 } from './1763800024000-alert-states';
 import { QueueWaitIndex1763800025000 } from './1763800025000-queue-wait-index';
+import { GpuPrices1763800027000 } from './1763800027000-gpu-prices';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   SyncWatermarksPerCluster1763800023000,
   AlertStates1763800024000,
   QueueWaitIndex1763800025000,
+  GpuPrices1763800027000,
 ];

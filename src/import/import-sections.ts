@@ -9,6 +9,7 @@ export const SECTIONS = [
   'pools',
   'allocations',
   'members',
+  'prices',
   'workloads',
   'metric_samples',
 ] as const;
@@ -21,6 +22,7 @@ export const SECTION_BY_KIND: Record<string, SectionName> = {
   pool: 'pools',
   allocation: 'allocations',
   member: 'members',
+  price: 'prices',
   workload: 'workloads',
   metric_sample: 'metric_samples',
 };
@@ -60,6 +62,20 @@ export interface MemberRow {
   initiative_ids: string[];
 }
 
+export const PRICING_MODELS = ['on_demand', 'reserved', 'spot', 'internal'] as const;
+export type PricingModel = (typeof PRICING_MODELS)[number];
+
+export interface PriceRow {
+  organization_id: string;
+  instance_type: string;
+  /** Canonical decimal text (src/common/money.ts). */
+  price_per_gpu_hour: string;
+  currency: string;
+  pricing_model: PricingModel;
+  effective_from: Date;
+  effective_to: Date | null;
+}
+
 export interface WorkloadRow {
   organization_id: string;
   workload_id: string;
@@ -97,6 +113,7 @@ export interface SectionRows {
   pools: PoolRow;
   allocations: AllocationRow;
   members: MemberRow;
+  prices: PriceRow;
   workloads: WorkloadRow;
   metric_samples: MetricSampleRow;
 }

@@ -1,4 +1,5 @@
 import { GPU_SHARE_UNITS, type GpuSharing, gpuSharingColumns, gpuShareUnits } from '../common/gpu-sharing';
+import { currencyMinorUnits } from '../common/money';
 import { COPY_NULL, copyNullable, copyText, copyTextArray, copyTimestamp } from './copy-text';
 import type { SectionName, SectionRows } from './import-sections';
 
@@ -58,6 +59,13 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
     columns: 'organization_id text, subject text, role text, initiative_ids text[]',
     encode: (row, location) =>
       `${location}\t${copyText(row.organization_id)}\t${copyText(row.subject)}\t${row.role}\t${copyTextArray(row.initiative_ids)}\n`,
+  },
+  prices: {
+    table: 'stage_prices',
+    columns: `organization_id text, instance_type text, effective_from timestamptz, effective_to timestamptz,
+              price_per_gpu_hour numeric, currency text, minor_units smallint, pricing_model text`,
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.instance_type)}\t${copyTimestamp(row.effective_from)}\t${copyTimestamp(row.effective_to)}\t${row.price_per_gpu_hour}\t${row.currency}\t${currencyMinorUnits(row.currency)}\t${row.pricing_model}\n`,
   },
   workloads: {
     table: 'stage_workloads',
@@ -167,6 +175,13 @@ export const APPLY_SQL: Record<Exclude<SectionName, 'metric_samples'>, string[]>
     'stage_allocations',
     ['organization_id', 'initiative_id', 'pool_id'],
     ['allocated_gpu_hours'],
+  ),
+  // A period is keyed by its start: re-sending it with another end, price or model replaces it.
+  prices: upsertSql(
+    'gpu_prices',
+    'stage_prices',
+    ['organization_id', 'instance_type', 'effective_from'],
+    ['effective_to', 'price_per_gpu_hour', 'currency', 'minor_units', 'pricing_model'],
   ),
   members: upsertSql('members', 'stage_members', ['organization_id', 'subject'], ['role', 'initiative_ids']),
   workloads: upsertSql('workloads', 'stage_workloads', ['organization_id', 'workload_id'], WORKLOAD_VALUES),
