@@ -1,6 +1,7 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { WAIT_SECONDS_SQL } from '../common/queue-wait';
+import { runCostLateralSql, totalCostSql, unpricedUnitSecondsSql } from '../common/cost';
 import { GROUPING, statsParameters, type StatsRequest } from './workload-stats.queries';
 
 /**
@@ -20,11 +21,17 @@ const QUEUE_FIGURES = `count(wait)::float8 AS started,
       count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at`;
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at,
+      ${totalCostSql('sum(price_unit_seconds)', '(SELECT minor_units FROM gpu_prices WHERE organization_id = $1 LIMIT 1)')} AS total_cost,
+      coalesce(sum(unpriced_unit_seconds), 0)::float8 AS unpriced_unit_seconds`;
 
 /**
  * One row per workload submitted in the range that started (its wait; no GPUs) or is pending (wait
- * null; its GPUs): `leading` columns, submitted_at, wait, gpu_count, gpu_share_units.
+ * null; its GPUs): `leading` columns, submitted_at, wait, gpu_count, gpu_share_units; and the cost
+ * of its run up to now (src/common/cost.ts): the priced amount before the division, and the
+ * GPU-time without a price. The statistics' cost is read here, from raw rows, because it belongs to
+ * each workload's whole run wherever its prices change, which no rollup row keyed by submission
+ * can hold (docs/architecture.md, "Cost").
  */
 function queueFactsSql(
   leading: string,
@@ -32,9 +39,11 @@ function queueFactsSql(
   add: (value: unknown) => string,
   request: StatsRequest,
 ) {
+  const now = add(request.now);
   return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL},
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE ${where.join(' AND ')}
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END,
+        price.price_unit_seconds, ${unpricedUnitSecondsSql('workloads', now, 'price')}
+      FROM workloads ${runCostLateralSql('workloads', now, 'price')} WHERE ${where.join(' AND ')}
         AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}
         AND (started_at IS NOT NULL OR status = 'pending')`;
 }
@@ -65,7 +74,7 @@ export function queueWaitQuery(
       ${QUEUE_FIGURES}
     FROM (SELECT ${bucketed}facts.*
       FROM (${facts}
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_seconds, unpriced_unit_seconds)) AS bucketed
     GROUP BY GROUPING SETS (${sets.join(', ')})`;
   return scopedStatement(scope, text, values);
 }
@@ -86,4 +95,8 @@ export interface QueueWaitRow {
   /** Share units (src/common/gpu-sharing.ts). */
   pending_share_units: number;
   oldest_submitted_at: Date | null;
+  /** Decimal text in the currency's minor units; null when the organization has no price. */
+  total_cost: string | null;
+  /** Share-unit-seconds of the runs without a price. */
+  unpriced_unit_seconds: number;
 }

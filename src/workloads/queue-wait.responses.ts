@@ -1,4 +1,4 @@
-import { gpusOfUnits } from '../common/gpu-sharing';
+import { gpuHoursOfUnitSeconds, gpusOfUnits } from '../common/gpu-sharing';
 import { round4, round4OrNull } from '../common/http/decimal';
 import type { QueueWaitRow } from './queue-wait.queries';
 
@@ -46,4 +46,22 @@ export function queueFigures(row: QueueWaitRow | undefined): QueueFiguresJson {
 /** The rows of one set (the statistics, or one bucket) by group: the summary under null. */
 export function queueRowsByGroup(rows: QueueWaitRow[]): Map<string | null, QueueWaitRow> {
   return new Map(rows.map((row) => [row.is_summary ? null : row.group_key, row]));
+}
+
+export interface CostFiguresJson {
+  /** In metadata.currency; the priced GPU-hours only (see unpriced_gpu_hours); null without prices. */
+  total_cost: string | null;
+  /** GPU-hours of the set that no price covers: what total_cost leaves out. */
+  unpriced_gpu_hours: number;
+}
+
+/**
+ * The cost of one set (from the same row as its queue figures); a set with no row costs `zero`
+ * ("0.00" in the organization's currency, null when it has no price).
+ */
+export function costFigures(row: QueueWaitRow | undefined, zero: string | null): CostFiguresJson {
+  return {
+    total_cost: row ? row.total_cost : zero,
+    unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(row?.unpriced_unit_seconds ?? 0)),
+  };
 }
