@@ -17,7 +17,8 @@ export function chargedEndSql(workload: string, asOf: string): string {
 
 /** Seconds of [from, to) inside price period `p` (0 when disjoint; null when `from` is null). */
 export function overlapSecondsSql(price: string, from: string, to: string): string {
-  return `greatest(0, extract(epoch FROM least(coalesce(${price}.effective_to, 'infinity'::timestamptz), ${to}) - greatest(${price}.effective_from, ${from})))`;
+  // least and greatest skip nulls: without the CASE an open period would meet an unstarted run as infinity.
+  return `CASE WHEN ${from} IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(${price}.effective_to, 'infinity'::timestamptz), ${to}) - greatest(${price}.effective_from, ${from}))) ELSE 0 END`;
 }
 
 /**

@@ -3,6 +3,10 @@
  * at the end, to the currency's minor units; they travel as strings such as "1234.57", never as floats.
  */
 
+/** How a price was agreed (the import's `pricing_model`). */
+export const PRICING_MODELS = ['on_demand', 'reserved', 'spot', 'internal'] as const;
+export type PricingModel = (typeof PRICING_MODELS)[number];
+
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 
 /** An ISO 4217 code that ICU knows (the list Intl.supportedValuesOf gives). */

@@ -1,3 +1,4 @@
+import type { PricingModel } from '../common/money';
 import type { Role } from '../core/roles';
 import type { GpuSharing } from '../common/gpu-sharing';
 import type { WorkloadStatus } from '../core/workload-status';
@@ -61,9 +62,6 @@ export interface MemberRow {
   role: Role;
   initiative_ids: string[];
 }
-
-export const PRICING_MODELS = ['on_demand', 'reserved', 'spot', 'internal'] as const;
-export type PricingModel = (typeof PRICING_MODELS)[number];
 
 export interface PriceRow {
   organization_id: string;

@@ -3,8 +3,8 @@ import { derivedGpuShare, GPU_SHARE_UNITS, type GpuSharing, gpuShareUnits } from
 import { parseContractTimestamp } from '../common/validation/contract-date';
 import { IDENTIFIER_PATTERN as IDENTIFIER } from '../core/identifier';
 import { WORKLOAD_STATUSES } from '../core/workload-status';
-import { PRICING_MODELS, type SectionName, type SectionRows } from './import-sections';
-import { decimalText, isCurrency } from '../common/money';
+import type { SectionName, SectionRows } from './import-sections';
+import { decimalText, isCurrency, PRICING_MODELS } from '../common/money';
 
 const MAX_TEXT = 256;
 const MAX_INT32 = 2_147_483_647;

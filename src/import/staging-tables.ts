@@ -92,8 +92,11 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
  * on it, never correctness.
  */
 function keyOrder(keys: string[], prefix = ''): string {
-  return `ORDER BY ${keys.map((key) => `${prefix}${key}${key === 'sampled_at' ? '' : ' COLLATE "C"'}`).join(', ')}`;
+  return `ORDER BY ${keys.map((key) => `${prefix}${key}${TIME_KEYS.has(key) ? '' : ' COLLATE "C"'}`).join(', ')}`;
 }
+
+/** Keys that are instants, not text: they take no collation. */
+const TIME_KEYS = new Set(['sampled_at', 'effective_from']);
 
 /**
  * Upsert as two set-based statements: UPDATE the existing rows whose values differ (identical rows are
