@@ -2,12 +2,12 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { CurrencyMetadataDto } from '../../common/cost.dto';
 
-const DECIMAL = { type: String, example: '12.34', description: '' };
+const DECIMAL = { type: String, example: '12.34' };
 
 export class FocusTagsDto {
-  @ApiProperty() submitted_by: string;
-  @ApiProperty() instance_type: string;
-  @ApiProperty() cluster_id: string;
+  @ApiProperty({ description: 'who submitted the workload' }) submitted_by: string;
+  @ApiProperty({ description: 'the instance type it ran on' }) instance_type: string;
+  @ApiProperty({ description: 'the cluster it ran in' }) cluster_id: string;
 }
 
 /** One FOCUS 1.2 cost and usage row (column names and values as the specification defines them). */
@@ -23,11 +23,11 @@ export class FocusRecordDto {
   BillingPeriodEnd: string;
   @ApiProperty({ format: 'date-time', description: 'start of the UTC month of the charge' })
   BillingPeriodStart: string;
-  @ApiProperty({ enum: ['Usage'] }) ChargeCategory: string;
+  @ApiProperty({ enum: ['Usage'], description: 'every record is usage' }) ChargeCategory: string;
   @ApiProperty({ type: String, nullable: true, description: 'null: no row corrects an earlier one' })
   ChargeClass: null;
-  @ApiProperty() ChargeDescription: string;
-  @ApiProperty({ enum: ['Usage-Based'] }) ChargeFrequency: string;
+  @ApiProperty({ description: 'GPU time of workload <id> on <instance type>' }) ChargeDescription: string;
+  @ApiProperty({ enum: ['Usage-Based'], description: 'charged as used' }) ChargeFrequency: string;
   @ApiProperty({
     format: 'date-time',
     description: 'exclusive end: the end of the day, the run or the price period',
@@ -37,7 +37,7 @@ export class FocusRecordDto {
   ChargePeriodStart: string;
   @ApiProperty({ ...DECIMAL, description: 'Decimal: GPU-hours (gpu_share × hours), 6 decimals' })
   ConsumedQuantity: string;
-  @ApiProperty({ enum: ['GPU-Hours'] }) ConsumedUnit: string;
+  @ApiProperty({ enum: ['GPU-Hours'], description: 'the unit of ConsumedQuantity' }) ConsumedUnit: string;
   @ApiProperty({ ...DECIMAL, description: 'Decimal: equal to BilledCost (no discount is known)' })
   ContractedCost: string;
   @ApiProperty({ ...DECIMAL, description: 'Decimal: the imported price per GPU-hour' })
@@ -51,13 +51,13 @@ export class FocusRecordDto {
   })
   PricingCategory: string;
   @ApiProperty({ ...DECIMAL, description: 'Decimal: equal to ConsumedQuantity' }) PricingQuantity: string;
-  @ApiProperty({ enum: ['GPU-Hours'] }) PricingUnit: string;
-  @ApiProperty({ enum: ['gpucap'] }) ProviderName: string;
+  @ApiProperty({ enum: ['GPU-Hours'], description: 'the unit of the unit prices' }) PricingUnit: string;
+  @ApiProperty({ enum: ['gpucap'], description: 'the service that made the record' }) ProviderName: string;
   @ApiProperty({ description: 'the workload id' }) ResourceId: string;
   @ApiProperty({ description: 'the workload name' }) ResourceName: string;
-  @ApiProperty({ enum: ['GPU workload'] }) ResourceType: string;
-  @ApiProperty({ enum: ['Compute'] }) ServiceCategory: string;
-  @ApiProperty({ enum: ['GPU compute'] }) ServiceName: string;
+  @ApiProperty({ enum: ['GPU workload'], description: 'what ResourceId names' }) ResourceType: string;
+  @ApiProperty({ enum: ['Compute'], description: 'the FOCUS service category' }) ServiceCategory: string;
+  @ApiProperty({ enum: ['GPU compute'], description: 'the service charged' }) ServiceName: string;
   @ApiProperty({ description: 'the initiative (team)' }) SubAccountId: string;
   @ApiProperty({ description: 'the initiative’s name' }) SubAccountName: string;
   @ApiProperty({ type: FocusTagsDto, description: 'a JSON object (in CSV: its JSON text)' })

@@ -222,6 +222,14 @@ async function seedScopeOrganization(dataSource: DataSource, withOutside: boolea
     ...(withOutside ? samplesOf(OUTSIDE, 95) : []),
   ]);
   await seedAlerts(dataSource, organizationId, withOutside);
+  // The same prices in both: they belong to the organization, and cost every team's workloads.
+  await dataSource.query(
+    `INSERT INTO gpu_prices (organization_id, instance_type, effective_from, effective_to, price_per_gpu_hour,
+                             currency, minor_units, pricing_model)
+     VALUES ($1, 'a100', $2, NULL, 2.5, 'EUR', 2, 'on_demand'), ($1, 'l4', $2, $3, 0.75, 'EUR', 2, 'spot'),
+            ($1, 'l4', $3, NULL, 0.8, 'EUR', 2, 'reserved')`,
+    [organizationId, at(1000), at(48)],
+  );
   return organizationId;
 }
 
@@ -298,7 +306,7 @@ function candidates(parameter: Parameter): string[] {
   if (schema.type === 'integer' || schema.type === 'number') return [String(schema.minimum ?? 1), '50'];
   if (name === 'as_of') return [AS_OF];
   if (schema.format === 'date-time' || /(^|_)(from|to|start|end|since|until|date)$/.test(name)) {
-    return /(to|end|until)$/.test(name) ? [AS_OF] : [at(72)];
+    return /(to|end|until)(_date)?$/.test(name) ? [AS_OF] : [at(72)];
   }
   if (name.includes('initiative')) return ['team-in', 'team-in-2', 'team-out'];
   if (name.includes('submitted_by')) return ['in@example.com', 'out@example.com'];
