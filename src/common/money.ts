@@ -39,3 +39,22 @@ export function decimalText(raw: unknown): string | null {
  * once, after summing (see docs/architecture.md, "Cost").
  */
 export const UNIT_SECONDS_PER_GPU_HOUR = 5040 * 3600;
+
+/** A non-negative numeric text ("1234.5600") as an integer of 10^-scale units, exactly. */
+export function scaledDecimal(text: string, scale: number): bigint {
+  const [whole, fraction = ''] = text.split('.');
+  if (fraction.length > scale) throw new Error(`${text} has more than ${scale} decimals`);
+  return BigInt(whole) * 10n ** BigInt(scale) + BigInt(fraction.padEnd(scale, '0') || '0');
+}
+
+/**
+ * numerator ÷ denominator (both ≥ 0) rounded half away from zero to `minorUnits` decimals, as text:
+ * the one rounding of an exact total (PostgreSQL's numeric round rounds the same way).
+ */
+export function roundedAmount(numerator: bigint, denominator: bigint, minorUnits: number): string {
+  const scaled = numerator * 10n ** BigInt(minorUnits);
+  let units = scaled / denominator;
+  if ((scaled % denominator) * 2n >= denominator) units += 1n;
+  const digits = units.toString().padStart(minorUnits + 1, '0');
+  return minorUnits === 0 ? digits : `${digits.slice(0, -minorUnits)}.${digits.slice(-minorUnits)}`;
+}

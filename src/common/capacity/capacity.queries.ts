@@ -425,6 +425,84 @@ export function usageByWindowQuery(
   windows: UsageWindow[],
   now: Date,
 ): ScopedStatement {
+  return windowUsageStatement(
+    scope,
+    filters,
+    windows,
+    now,
+    `SELECT u.window_index, u.initiative_id, p.pool_id, ${gpuHoursSql('sum(u.us)')} AS used_gpu_hours
+     FROM usage u
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.window_index, u.initiative_id, p.pool_id`,
+  );
+}
+
+/**
+ * What one initiative's use of one pool (pool null: no pool owns the type) cost inside consecutive
+ * windows in none of which a price changes (the period so far cut at every price boundary, so a
+ * window's price is the one in force at its start): Σ unit-microseconds × price per instance type,
+ * exact (numeric text), and the unit-microseconds no price covers. The use is usageByWindowQuery's,
+ * read from the same rollups and cut the same way, so it is exactly the GPU-hours answered.
+ */
+export function costByWindowQuery(
+  scope: AuthScope,
+  filters: CapacityFilters,
+  windows: UsageWindow[],
+  now: Date,
+): ScopedStatement {
+  return windowUsageStatement(
+    scope,
+    filters,
+    windows,
+    now,
+    `SELECT u.initiative_id, p.pool_id,
+            coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
+            coalesce(sum(u.us) FILTER (WHERE pr.price_per_gpu_hour IS NULL), 0)::float8 AS unpriced_unit_us
+     FROM usage u
+     JOIN windows x ON x.ordinal - 1 = u.window_index
+     LEFT JOIN gpu_prices pr ON pr.organization_id = $1 AND pr.instance_type = u.instance_type
+       AND pr.effective_from <= x.window_from AND (pr.effective_to IS NULL OR pr.effective_to > x.window_from)
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.initiative_id, p.pool_id`,
+  );
+}
+
+/** What one initiative's use of one pool cost (costByWindowQuery). */
+export interface CostRow {
+  initiative_id: string;
+  pool_id: string | null;
+  /** Σ share-unit-microseconds × price: numeric text, exact. */
+  price_unit_us: string;
+  unpriced_unit_us: number;
+}
+
+export interface PriceBoundariesRow {
+  currency: string | null;
+  boundaries: Date[];
+}
+
+/** The organization's currency and the instants its prices change (sorted). */
+export function priceBoundariesQuery(scope: AuthScope): ScopedStatement {
+  return organizationStatement(
+    scope,
+    `SELECT (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
+            ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
+                  CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
+                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS boundaries`,
+    [scope.organizationId],
+  );
+}
+
+/** The usage CTEs of usageByWindowQuery, finished by `select` (over `usage` and `windows`). */
+function windowUsageStatement(
+  scope: AuthScope,
+  filters: CapacityFilters,
+  windows: UsageWindow[],
+  now: Date,
+  select: string,
+): ScopedStatement {
   const splits = windows.map(splitAtCuts);
   const whole = splits
     .map((split, index) => ({ index, from: split.fullDaysFrom, to: split.fullDaysTo }))
@@ -474,11 +552,7 @@ export function usageByWindowQuery(
        ) r
        JOIN windows x ON x.ordinal > r.start_window
      )
-     SELECT u.window_index, u.initiative_id, p.pool_id, ${gpuHoursSql('sum(u.us)')} AS used_gpu_hours
-     FROM usage u
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
-     GROUP BY u.window_index, u.initiative_id, p.pool_id`,
+     ${select}`,
     [
       ...scopeParameters(scope, filters),
       cuts.instants,

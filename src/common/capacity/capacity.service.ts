@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../auth/auth-scope';
-import { gpusOfUnits } from '../gpu-sharing';
+import { GPU_SHARE_UNITS, gpusOfUnits } from '../gpu-sharing';
+import { currencyMinorUnits, roundedAmount, scaledDecimal } from '../money';
 import { round4, round4OrNull } from '../http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../idle-gpu';
 import { ScopedDatabase } from '../database/scoped-database';
@@ -22,6 +23,10 @@ import {
   PoolRow,
   poolsQuery,
   UsageRow,
+  type CostRow,
+  costByWindowQuery,
+  type PriceBoundariesRow,
+  priceBoundariesQuery,
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
   type WindowUsageRow,
@@ -34,6 +39,9 @@ import { DAY_MS, type UsageWindow } from './usage-window';
 
 /** Unrounded GPU hours of one pool, one initiative or the whole scope. */
 class Totals {
+  /** Σ share-unit-microseconds × price, in 10^-PRICE_SCALE units (exact). */
+  priceUnitUs = 0n;
+  unpricedUnitUs = 0;
   allocated = 0;
   hasAllocation = false;
   used = 0;
@@ -64,17 +72,29 @@ export class CapacityService {
   constructor(private readonly database: ScopedDatabase) {}
 
   async report(scope: AuthScope, query: CapacityQueryDto, now: Date): Promise<CapacityReportDto> {
+    return (await this.reportWithCurrency(scope, query, now)).report;
+  }
+
+  /** The report and the currency of its amounts (null while the organization has no price). */
+  async reportWithCurrency(
+    scope: AuthScope,
+    query: CapacityQueryDto,
+    now: Date,
+  ): Promise<{ report: CapacityReportDto; currency: string | null }> {
     assertInitiativeInScope(scope, query.initiative_id);
     const filters: CapacityFilters = {
       initiativeId: query.initiative_id ?? null,
       poolId: query.pool_id ?? null,
       clusterId: query.cluster_id ?? null,
     };
-    const [period] = await this.database.run<OrganizationPeriodRow>(budgetPeriodQuery(scope));
+    const [[period], [prices]] = await Promise.all([
+      this.database.run<OrganizationPeriodRow>(budgetPeriodQuery(scope)),
+      this.database.run<PriceBoundariesRow>(priceBoundariesQuery(scope)),
+    ]);
     if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
-    const [usage, allocations, initiatives, pools, queues] = await Promise.all([
+    const [usage, allocations, initiatives, pools, queues, costs] = await Promise.all([
       this.database.run<UsageRow>(
         filters.clusterId == null
           ? usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow })
@@ -89,11 +109,14 @@ export class CapacityService {
       this.database.run<InitiativeRow>(initiativesQuery(scope, filters)),
       this.database.run<PoolRow>(poolsQuery(scope, filters)),
       this.database.run<PoolQueueRow>(poolQueueQuery(scope, filters, burnWindow)),
+      this.costs(scope, filters, periodSoFar, now, prices),
     ]);
     const queueOf = new Map(queues.map((row) => [row.pool_id, row]));
-    const tally = tallyFigures(allocations, usage);
+    const tally = tallyFigures(allocations, usage, costs);
+    const costFigures = costFiguresOf(prices.currency, costs !== null);
     const summary: CapacitySummaryDto = {
       ...summaryFigures(tally.summary, now, period),
+      ...costFigures(tally.summary, 'total_used_cost'),
       current_active_gpus: usage.reduce((sum, row) => sum + row.active_gpus, 0),
       current_active_gpu_share: round4(
         gpusOfUnits(usage.reduce((sum, row) => sum + row.active_share_units, 0)),
@@ -113,6 +136,7 @@ export class CapacityService {
           pool_id: pool.pool_id,
           name: pool.name,
           ...figuresOf(tally.pools.of(pool.pool_id), now, period),
+          ...costFigures(tally.pools.of(pool.pool_id), 'used_cost'),
           ...queueFiguresOf(queueOf.get(pool.pool_id)),
           instance_types: pool.instance_types,
         })),
@@ -120,11 +144,32 @@ export class CapacityService {
         initiative_id: initiative.initiative_id,
         name: initiative.name,
         ...figuresOf(tally.initiatives.of(initiative.initiative_id), now, period),
+        ...costFigures(tally.initiatives.of(initiative.initiative_id), 'used_cost'),
       })),
       period: { start: period.start.toISOString(), end: period.end.toISOString() },
     };
     if (query.interval === 'day') await this.addBurnDown(scope, filters, periodSoFar, now, tally, report);
-    return report;
+    return { report, currency: prices.currency };
+  }
+
+  /**
+   * The cost of the period so far, cut at every price change inside it (costByWindowQuery); null
+   * without a price, and with a cluster filter (the cluster's usage is read from raw runs, which
+   * this statement does not cut by price).
+   */
+  private async costs(
+    scope: AuthScope,
+    filters: CapacityFilters,
+    periodSoFar: UsageWindow,
+    now: Date,
+    prices: PriceBoundariesRow,
+  ): Promise<CostRow[] | null> {
+    if (prices.currency === null || filters.clusterId !== null) return null;
+    if (periodSoFar.from >= periodSoFar.to) return [];
+    const cuts = prices.boundaries.filter((at) => at > periodSoFar.from && at < periodSoFar.to);
+    const edges = [periodSoFar.from, ...cuts, periodSoFar.to];
+    const windows = edges.slice(0, -1).map((from, index) => ({ from, to: edges[index + 1] }));
+    return this.database.run<CostRow>(costByWindowQuery(scope, filters, windows, now));
   }
 
   /**
@@ -195,7 +240,7 @@ function dailyTally(rows: WindowUsageRow[], dayCount: number) {
   return { summary, of };
 }
 
-function tallyFigures(allocations: AllocationRow[], usage: UsageRow[]): Tally {
+function tallyFigures(allocations: AllocationRow[], usage: UsageRow[], costs: CostRow[] | null): Tally {
   const tally: Tally = { summary: new Totals(), initiatives: new TotalsByKey(), pools: new TotalsByKey() };
   for (const allocation of allocations) {
     for (const totals of [
@@ -215,11 +260,18 @@ function tallyFigures(allocations: AllocationRow[], usage: UsageRow[]): Tally {
       totals.busyGpuSeconds += row.busy_gpu_seconds;
     }
   }
+  for (const row of costs ?? []) {
+    const priced = scaledDecimal(row.price_unit_us, PRICE_SCALE);
+    for (const totals of totalsOf(tally, row)) {
+      totals.priceUnitUs += priced;
+      totals.unpricedUnitUs += row.unpriced_unit_us;
+    }
+  }
   return tally;
 }
 
 /** Usage on an instance type no pool owns counts in the summary and its initiative, in no pool. */
-function totalsOf(tally: Tally, row: UsageRow): Totals[] {
+function totalsOf(tally: Tally, row: Pick<UsageRow, 'initiative_id' | 'pool_id'>): Totals[] {
   const totals = [tally.summary, tally.initiatives.of(row.initiative_id)];
   if (row.pool_id !== null) totals.push(tally.pools.of(row.pool_id));
   return totals;
@@ -251,7 +303,10 @@ function summaryFigures(
   totals: Totals,
   now: Date,
   period: BudgetPeriod,
-): Omit<CapacitySummaryDto, 'current_active_gpus' | 'current_active_gpu_share'> {
+): Omit<
+  CapacitySummaryDto,
+  'current_active_gpus' | 'current_active_gpu_share' | 'total_used_cost' | 'unpriced_gpu_hours'
+> {
   const figures = figuresOf(totals, now, period);
   return {
     total_allocated_gpu_hours: figures.allocated_gpu_hours,
@@ -262,6 +317,27 @@ function summaryFigures(
     budget_status: figures.budget_status,
     ...idleFiguresOf(totals),
   };
+}
+
+/** Prices carry at most 10 decimals (the import's rule), so Σ unit-microseconds × price does too. */
+const PRICE_SCALE = 10;
+/** One GPU-hour in share-unit-microseconds, in the same 10^-PRICE_SCALE units. */
+const GPU_HOUR_DENOMINATOR = BigInt(GPU_SHARE_UNITS) * 3_600_000_000n * 10n ** BigInt(PRICE_SCALE);
+
+/**
+ * The cost figures of one entry, named `name` (the summary's total_used_cost, an entry's used_cost):
+ * rounded once from the exact sum, null without a currency or when not computed (cluster filter).
+ */
+function costFiguresOf(currency: string | null, computed: boolean) {
+  const minorUnits = currency === null ? 0 : currencyMinorUnits(currency);
+  return <K extends string>(totals: Totals, name: K) =>
+    ({
+      [name]:
+        currency === null || !computed
+          ? null
+          : roundedAmount(totals.priceUnitUs, GPU_HOUR_DENOMINATOR, minorUnits),
+      unpriced_gpu_hours: computed ? round4(totals.unpricedUnitUs / GPU_SHARE_UNITS / 3.6e9) : null,
+    }) as Record<K, string | null> & { unpriced_gpu_hours: number | null };
 }
 
 /** Identifiers are ASCII; order them by code point, as the SQL does with COLLATE "C". */

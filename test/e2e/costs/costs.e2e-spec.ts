@@ -313,6 +313,49 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     );
   });
 
+  it('costs the capacity period so far from the same use, each instance type at the price in force', async () => {
+    const response = await get(admin, '/v1/capacity').expect(200);
+    expect(response.body.metadata.currency).toBe('EUR');
+    // Capacity counts use to the microsecond inside the budget period (not whole seconds per run).
+    const period: [number, number] = [Date.parse('2026-11-01T00:00:00Z'), NOW];
+    const used = (runs: Run[]) => {
+      let priced = 0n;
+      let unpricedUnitMs = 0n;
+      for (const w of runs) {
+        if (w.started_at === null) continue;
+        const from = Math.max(Date.parse(w.started_at), period[0]);
+        const to = Math.min(w.completed_at === null ? NOW : Date.parse(w.completed_at), period[1]);
+        if (from >= to) continue;
+        let covered = 0;
+        for (const price of PRICES.filter((p) => p.instance_type === w.instance_type)) {
+          const a = Math.max(from, Date.parse(price.effective_from));
+          const b = Math.min(to, price.effective_to === null ? Infinity : Date.parse(price.effective_to));
+          if (a >= b) continue;
+          covered += b - a;
+          priced += w.units * priceUnits(price.price_per_gpu_hour) * BigInt((b - a) * 1000);
+        }
+        unpricedUnitMs += w.units * BigInt(to - from - covered);
+      }
+      return {
+        cost: amount(priced),
+        unpriced: Math.round((Number(unpricedUnitMs) / 5040 / HOUR) * 10_000) / 10_000,
+      };
+    };
+    const all = used(RUNS);
+    expect(response.body.data.summary.total_used_cost).toBe(all.cost);
+    expect(response.body.data.summary.unpriced_gpu_hours).toBe(all.unpriced);
+    for (const initiative of response.body.data.initiatives) {
+      const mine = used(RUNS.filter((w) => w.initiative_id === initiative.initiative_id));
+      expect([initiative.initiative_id, initiative.used_cost, initiative.unpriced_gpu_hours]).toEqual([
+        initiative.initiative_id,
+        mine.cost,
+        mine.unpriced,
+      ]);
+    }
+    const member = await get(admin, '/v1/capacity?cluster_id=c-east').expect(200);
+    expect(member.body.data.summary.total_used_cost).toBeNull();
+  });
+
   describe('GET /v1/costs/focus', () => {
     const from = Date.parse('2026-11-05T12:00:00Z');
     const to = Date.parse('2026-11-20T06:00:00Z');

@@ -1,7 +1,7 @@
-import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../http/envelope-properties';
+import { ApiRequestIdProperty } from '../../http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IdleGpuFiguresDto } from '../../idle-gpu.dto';
-import { AsOfMetadataDto } from '../../http/as-of-metadata.dto';
+import { CurrencyMetadataDto } from '../../cost.dto';
 
 const BURN_RATE_DESCRIPTION = 'GPU hours used in the 7 × 24 hours up to now, divided by 7 (additive field)';
 const EXHAUSTION_DESCRIPTION =
@@ -43,6 +43,11 @@ export class ThresholdCrossingDto {
   crossed_at: string;
 }
 
+const USED_COST_DESCRIPTION =
+  'Additive: what the priced part of the GPU-hours used inside the period cost, each instance type at the price in force as it was used (running workloads up to as_of), in metadata.currency, exact, rounded once to its minor units; null when the organization has no price or with cluster_id';
+const UNPRICED_DESCRIPTION =
+  'Additive: GPU-hours used inside the period that no price covers (left out of the cost); null with cluster_id';
+
 class BudgetFiguresDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 5000, description: 'GPU-hours allocated (in scope) for the budget period' })
   allocated_gpu_hours: number;
@@ -52,6 +57,12 @@ class BudgetFiguresDto extends IdleGpuFiguresDto {
 
   @ApiProperty({ example: 3765.4322, description: 'allocated − used; negative when overrun' })
   remaining_gpu_hours: number;
+
+  @ApiProperty({ type: String, nullable: true, example: '3086.42', description: USED_COST_DESCRIPTION })
+  used_cost: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
+  unpriced_gpu_hours: number | null;
 
   @ApiProperty({ example: 96.25, description: BURN_RATE_DESCRIPTION })
   burn_rate_gpu_hours_per_day: number;
@@ -124,6 +135,12 @@ export class CapacitySummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 3765.4322, description: 'negative when overrun' })
   total_remaining_gpu_hours: number;
 
+  @ApiProperty({ type: String, nullable: true, example: '3086.42', description: USED_COST_DESCRIPTION })
+  total_used_cost: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
+  unpriced_gpu_hours: number | null;
+
   @ApiProperty({ type: 'integer', example: 64, description: 'sum of gpu_count over running workloads' })
   current_active_gpus: number;
 
@@ -193,8 +210,11 @@ export class CapacityEnvelopeDto {
   @ApiProperty({ type: CapacityReportDto, description: 'the capacity report' })
   data: CapacityReportDto;
 
-  @ApiAsOfMetadataProperty()
-  metadata: AsOfMetadataDto;
+  @ApiProperty({
+    type: CurrencyMetadataDto,
+    description: 'the instant the answer describes and its currency',
+  })
+  metadata: CurrencyMetadataDto;
 
   @ApiRequestIdProperty()
   request_id: string;
