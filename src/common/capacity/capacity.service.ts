@@ -336,7 +336,13 @@ function costFiguresOf(currency: string | null, computed: boolean) {
         currency === null || !computed
           ? null
           : roundedAmount(totals.priceUnitUs, GPU_HOUR_DENOMINATOR, minorUnits),
-      unpriced_gpu_hours: computed ? round4(totals.unpricedUnitUs / GPU_SHARE_UNITS / 3.6e9) : null,
+      // Without any price every GPU-hour is unpriced, as in the statistics.
+      unpriced_gpu_hours:
+        currency === null
+          ? round4(totals.used)
+          : computed
+            ? round4(totals.unpricedUnitUs / GPU_SHARE_UNITS / 3.6e9)
+            : null,
     }) as Record<K, string | null> & { unpriced_gpu_hours: number | null };
 }
 

@@ -121,6 +121,8 @@ describe('GET /v1/capacity', () => {
   const zeros = {
     allocated_gpu_hours: 0,
     used_gpu_hours: 0,
+    used_cost: null,
+    unpriced_gpu_hours: 0,
     remaining_gpu_hours: 0,
     burn_rate_gpu_hours_per_day: 0,
     projected_exhaustion_date: null,
@@ -139,6 +141,8 @@ describe('GET /v1/capacity', () => {
     expect(data.summary).toEqual({
       total_allocated_gpu_hours: 160,
       total_used_gpu_hours: 119,
+      total_used_cost: null,
+      unpriced_gpu_hours: 119,
       total_remaining_gpu_hours: 41,
       current_active_gpus: 0,
       current_active_gpu_share: 0,
@@ -160,6 +164,8 @@ describe('GET /v1/capacity', () => {
       name: 'Initiative alpha',
       allocated_gpu_hours: 150,
       used_gpu_hours: 48,
+      used_cost: null,
+      unpriced_gpu_hours: 48,
       remaining_gpu_hours: 102,
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
@@ -173,6 +179,8 @@ describe('GET /v1/capacity', () => {
       name: 'Initiative beta',
       allocated_gpu_hours: 10,
       used_gpu_hours: 71,
+      used_cost: null,
+      unpriced_gpu_hours: 71,
       remaining_gpu_hours: -61,
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
@@ -191,6 +199,8 @@ describe('GET /v1/capacity', () => {
       instance_types: ['ta1', 'ta2'],
       allocated_gpu_hours: 110,
       used_gpu_hours: 102,
+      used_cost: null,
+      unpriced_gpu_hours: 102,
       remaining_gpu_hours: 8,
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
@@ -207,6 +217,8 @@ describe('GET /v1/capacity', () => {
       instance_types: ['tb'],
       allocated_gpu_hours: 50,
       used_gpu_hours: 12,
+      used_cost: null,
+      unpriced_gpu_hours: 12,
       remaining_gpu_hours: 38,
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
@@ -227,6 +239,8 @@ describe('GET /v1/capacity', () => {
     expect(body.data.summary).toEqual({
       total_allocated_gpu_hours: 10,
       total_used_gpu_hours: 71,
+      total_used_cost: null,
+      unpriced_gpu_hours: 71,
       total_remaining_gpu_hours: -61,
       current_active_gpus: 0,
       current_active_gpu_share: 0,
@@ -241,6 +255,8 @@ describe('GET /v1/capacity', () => {
         pool_id: 'pool-a',
         allocated_gpu_hours: 10,
         used_gpu_hours: 66,
+        used_cost: null,
+        unpriced_gpu_hours: 66,
         remaining_gpu_hours: -56,
         burn_rate_gpu_hours_per_day: 6,
       }),
@@ -256,6 +272,8 @@ describe('GET /v1/capacity', () => {
     expect(body.data.summary).toEqual({
       total_allocated_gpu_hours: 150,
       total_used_gpu_hours: 48,
+      total_used_cost: null,
+      unpriced_gpu_hours: 48,
       total_remaining_gpu_hours: 102,
       current_active_gpus: 0,
       current_active_gpu_share: 0,
@@ -272,6 +290,8 @@ describe('GET /v1/capacity', () => {
         instance_types: ['ta1', 'ta2'],
         allocated_gpu_hours: 100,
         used_gpu_hours: 36,
+        used_cost: null,
+        unpriced_gpu_hours: 36,
         remaining_gpu_hours: 64,
         burn_rate_gpu_hours_per_day: 2,
         projected_exhaustion_date: expect.any(String),
@@ -291,6 +311,8 @@ describe('GET /v1/capacity', () => {
     expect(body.data.summary).toEqual({
       total_allocated_gpu_hours: 0,
       total_used_gpu_hours: 0,
+      total_used_cost: null,
+      unpriced_gpu_hours: 0,
       total_remaining_gpu_hours: 0,
       current_active_gpus: 0,
       current_active_gpu_share: 0,
@@ -308,6 +330,8 @@ describe('GET /v1/capacity', () => {
     expect(body.data.summary).toMatchObject({
       total_allocated_gpu_hours: 150,
       total_used_gpu_hours: 48,
+      total_used_cost: null,
+      unpriced_gpu_hours: 48,
       total_remaining_gpu_hours: 102,
     });
     expect(body.data.initiatives).toEqual([expect.objectContaining({ initiative_id: 'alpha' })]);
@@ -324,6 +348,8 @@ describe('GET /v1/capacity', () => {
     expect(body.data.summary).toMatchObject({
       total_allocated_gpu_hours: 110,
       total_used_gpu_hours: 102,
+      total_used_cost: null,
+      unpriced_gpu_hours: 102,
       total_remaining_gpu_hours: 8,
       burn_rate_gpu_hours_per_day: 8,
     });
@@ -348,6 +374,8 @@ describe('GET /v1/capacity', () => {
     expect(body.data.summary).toMatchObject({
       total_allocated_gpu_hours: 50,
       total_used_gpu_hours: 12,
+      total_used_cost: null,
+      unpriced_gpu_hours: 12,
       total_remaining_gpu_hours: 38,
     });
     expect(body.data.initiatives).toEqual([
@@ -356,6 +384,8 @@ describe('GET /v1/capacity', () => {
         name: 'Initiative alpha',
         allocated_gpu_hours: 50,
         used_gpu_hours: 12,
+        used_cost: null,
+        unpriced_gpu_hours: 12,
         remaining_gpu_hours: 38,
         burn_rate_gpu_hours_per_day: 0,
         projected_exhaustion_date: null,
@@ -526,6 +556,8 @@ describe('GET /v1/capacity with running workloads', () => {
     expect(data.summary).toMatchObject({
       total_allocated_gpu_hours: 10,
       total_used_gpu_hours: 0,
+      total_used_cost: null,
+      unpriced_gpu_hours: 0,
       total_remaining_gpu_hours: 10,
       current_active_gpus: 2,
       current_active_gpu_share: 2,

@@ -46,7 +46,7 @@ export class ThresholdCrossingDto {
 const USED_COST_DESCRIPTION =
   'Additive: what the priced part of the GPU-hours used inside the period cost, each instance type at the price in force as it was used (running workloads up to as_of), in metadata.currency, exact, rounded once to its minor units; null when the organization has no price or with cluster_id';
 const UNPRICED_DESCRIPTION =
-  'Additive: GPU-hours used inside the period that no price covers (left out of the cost); null with cluster_id';
+  'Additive: GPU-hours used inside the period that no price covers (left out of the cost; all of them while the organization has no price); null with cluster_id when it has prices';
 
 class BudgetFiguresDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 5000, description: 'GPU-hours allocated (in scope) for the budget period' })
