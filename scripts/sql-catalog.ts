@@ -20,7 +20,11 @@ import {
   poolsQuery,
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
+  costByWindowQuery,
+  priceBoundariesQuery,
 } from '../src/common/capacity/capacity.queries';
+import { organizationCurrencyQuery } from '../src/common/cost';
+import { focusPageQuery } from '../src/costs/focus.queries';
 import {
   type RankedFilters,
   rankedByGpuHoursQuery,
@@ -321,6 +325,16 @@ function capacity(): Catalog {
       ],
       NOW,
     ),
+    'GET /v1/capacity: currency and price changes': priceBoundariesQuery(ORG_ADMIN),
+    'GET /v1/capacity: cost of the period so far, cut at a price change, MEMBER': costByWindowQuery(
+      MEMBER,
+      none,
+      [
+        { from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-03-10T12:00:00Z') },
+        { from: new Date('2026-03-10T12:00:00Z'), to: NOW },
+      ],
+      NOW,
+    ),
     'GET /v1/capacity: interval=day, use per local day, MEMBER': usageByWindowQuery(
       MEMBER,
       none,
@@ -376,6 +390,21 @@ function alerts(): Catalog {
   };
 }
 
+function costs(): Catalog {
+  const range = { from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-03-15T00:00:00Z'), asOf: NOW };
+  return {
+    'GET /v1/costs/focus (and every answer with metadata.currency): the currency':
+      organizationCurrencyQuery(ORG_ADMIN),
+    'GET /v1/costs/focus: page, ORG_ADMIN': focusPageQuery(ORG_ADMIN, range, null, 100),
+    'GET /v1/costs/focus: page, MEMBER, initiative_id, after a page token': focusPageQuery(
+      MEMBER,
+      { ...range, initiativeId: 'init-a' },
+      { key: '2026-03-10 08:00:00+00', id: 'wl-0042' },
+      100,
+    ),
+  };
+}
+
 /** File name under docs/sql/ → its content. */
 export function generatedSqlFiles(): Record<string, string> {
   return {
@@ -383,5 +412,6 @@ export function generatedSqlFiles(): Record<string, string> {
     'metrics.sql': render(metrics()),
     'capacity.sql': render(capacity()),
     'alerts.sql': render(alerts()),
+    'costs.sql': render(costs()),
   };
 }
