@@ -7,11 +7,11 @@
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -32,11 +32,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $11::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -52,11 +52,11 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -75,11 +75,11 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -150,11 +150,11 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -183,17 +183,17 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
-       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END IS NOT NULL
-        THEN round(price.price_unit_seconds * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000,
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
+       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
+        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
                    price.minor_units)::text END AS idle_cost,
        (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
      FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -214,17 +214,17 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
-       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_seconds >= coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0)
-    THEN round(price.price_unit_seconds / 18144000, price.minor_units)::text END IS NOT NULL
-        THEN round(price.price_unit_seconds * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000,
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
+       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
+        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
                    price.minor_units)::text END AS idle_cost,
        (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
      FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -553,9 +553,8 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
 
 -- GET /v1/workloads/stats: queue wait and pending, ORG_ADMIN, last_30_days
 --   $1 = "org-example"
---   $2 = "2026-03-15T12:34:56.789Z"
---   $3 = "2026-02-13T12:34:56.789Z"
---   $4 = "2026-03-15T12:34:56.789Z"
+--   $2 = "2026-02-13T12:34:56.789Z"
+--   $3 = "2026-03-15T12:34:56.789Z"
 SELECT NULL::integer AS bucket_index,
       true AS is_summary,
       NULL::text AS group_key,
@@ -567,32 +566,66 @@ SELECT NULL::integer AS bucket_index,
       count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at,
-      round(coalesce(sum(price_unit_seconds), 0) / 18144000, (SELECT minor_units FROM gpu_prices WHERE organization_id = $1 LIMIT 1))::text AS total_cost,
-      coalesce(sum(unpriced_unit_seconds), 0)::float8 AS unpriced_unit_seconds
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
     FROM (SELECT facts.*
       FROM (SELECT NULL::text, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END,
-        price.price_unit_seconds, workloads.gpu_share_units * (coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0) - price.priced_seconds)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
-      max(p.minor_units) AS minor_units
-    FROM gpu_prices p
-    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
-  ) AS price ON true WHERE organization_id = $1
-        AND submitted_at >= $3 AND submitted_at < $4
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1
+        AND submitted_at >= $2 AND submitted_at < $3
         AND (started_at IS NOT NULL OR status = 'pending')
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_seconds, unpriced_unit_seconds)) AS bucketed
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
     GROUP BY GROUPING SETS (());
+
+-- GET /v1/workloads/stats: queue wait, pending and cost (an organization with prices), MEMBER, group_by=instance_type
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = "2026-03-15T12:34:56.789Z"
+--   $6 = "2026-03-08T12:34:56.789Z"
+--   $7 = "2026-03-15T12:34:56.789Z"
+--   $8 = 2
+SELECT NULL::integer AS bucket_index,
+      GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key,
+      count(wait)::float8 AS started,
+      avg(wait) AS avg_seconds,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
+      max(wait) AS max_seconds,
+      count(*) FILTER (WHERE wait IS NULL AND price_unit_us IS NULL)::float8 AS pending_count,
+      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
+      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
+      min(submitted_at) FILTER (WHERE wait IS NULL AND price_unit_us IS NULL) AS oldest_submitted_at,
+      round(coalesce(sum(price_unit_us), 0) / 18144000000000, $8::integer)::text AS total_cost,
+      (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT facts.*
+      FROM (SELECT *, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
+        AND submitted_at >= $3 AND submitted_at < $4
+        AND (started_at IS NOT NULL OR status = 'pending')) AS queue
+         UNION ALL
+         SELECT instance_type, submitted_at, NULL::float8, NULL::integer, NULL::integer,
+        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us
+      FROM workloads
+      JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
+                   effective_from, effective_to, price_per_gpu_hour
+            FROM gpu_prices WHERE organization_id = $1) AS price
+        ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
+      CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us) AS part
+      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
+        AND submitted_at >= $6 AND submitted_at < $7
+        AND started_at IS NOT NULL AND effective_from < (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')
+        AND (effective_to IS NULL OR effective_to > started_at)
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_us, priced_unit_us)) AS bucketed
+    GROUP BY GROUPING SETS ((), (group_key));
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
---   $3 = "2026-03-15T12:34:56.789Z"
---   $4 = "2026-03-08T12:34:56.789Z"
---   $5 = "2026-03-15T12:34:56.789Z"
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
 SELECT NULL::integer AS bucket_index,
       GROUPING(group_key) = 1 AS is_summary,
       group_key AS group_key,
@@ -604,33 +637,22 @@ SELECT NULL::integer AS bucket_index,
       count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at,
-      round(coalesce(sum(price_unit_seconds), 0) / 18144000, (SELECT minor_units FROM gpu_prices WHERE organization_id = $1 LIMIT 1))::text AS total_cost,
-      coalesce(sum(unpriced_unit_seconds), 0)::float8 AS unpriced_unit_seconds
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
     FROM (SELECT facts.*
       FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END,
-        price.price_unit_seconds, workloads.gpu_share_units * (coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0) - price.priced_seconds)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
-      max(p.minor_units) AS minor_units
-    FROM gpu_prices p
-    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
-  ) AS price ON true WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $4 AND submitted_at < $5
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
+        AND submitted_at >= $3 AND submitted_at < $4
         AND (started_at IS NOT NULL OR status = 'pending')
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_seconds, unpriced_unit_seconds)) AS bucketed
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
     GROUP BY GROUPING SETS ((), (group_key));
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, interval=day, group_by=initiative_id
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
---   $3 = "2026-03-15T12:34:56.789Z"
---   $4 = "2026-03-08T12:34:56.789Z"
---   $5 = "2026-03-15T12:34:56.789Z"
---   $6 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
 SELECT bucket_index,
       GROUPING(group_key) = 1 AS is_summary,
       group_key AS group_key,
@@ -642,22 +664,12 @@ SELECT bucket_index,
       count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at,
-      round(coalesce(sum(price_unit_seconds), 0) / 18144000, (SELECT minor_units FROM gpu_prices WHERE organization_id = $1 LIMIT 1))::text AS total_cost,
-      coalesce(sum(unpriced_unit_seconds), 0)::float8 AS unpriced_unit_seconds
-    FROM (SELECT width_bucket(submitted_at, $6::timestamptz[]) AS bucket_index, facts.*
+      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
+    FROM (SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index, facts.*
       FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END,
-        price.price_unit_seconds, workloads.gpu_share_units * (coalesce(extract(epoch FROM (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second') - workloads.started_at), 0) - price.priced_seconds)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS price_unit_seconds,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + greatest(0, floor(extract(epoch FROM coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at))) ELSE 0 END), 0) AS priced_seconds,
-      max(p.minor_units) AS minor_units
-    FROM gpu_prices p
-    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
-  ) AS price ON true WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $4 AND submitted_at < $5
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
+        AND submitted_at >= $3 AND submitted_at < $4
         AND (started_at IS NOT NULL OR status = 'pending')
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_seconds, unpriced_unit_seconds)) AS bucketed
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
     GROUP BY GROUPING SETS ((), (group_key), (bucket_index), (bucket_index, group_key));

@@ -1,46 +1,48 @@
 import type { AuthScope } from './auth/auth-scope';
 import { organizationStatement, type ScopedStatement } from './database/scoped-statement';
-import { currencyMinorUnits, UNIT_SECONDS_PER_GPU_HOUR } from './money';
+import { currencyMinorUnits, UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
 
 /**
  * Cost SQL shared by every reader (docs/architecture.md, "Cost"). A run is charged from started_at
  * for its whole seconds (the floor the GPU-hours use), up to completed_at or, running, the answer's
- * as_of; each part at the price of the period it falls in. Amounts are numeric: share units ×
- * seconds × price, summed exactly, divided by one GPU-hour's unit-seconds and rounded once, at the
- * end, to the currency's minor units (PostgreSQL's round: half away from zero).
+ * as_of; each part at the price of the period it falls in. Time is whole microseconds (bigint: float
+ * epoch arithmetic rounded to the microsecond, exact below 2^53 µs, as capacity counts it; numeric
+ * `extract` cost ~2 µs a row more). Amounts are numeric: share units × microseconds × price, summed
+ * exactly, divided once by one GPU-hour's unit-microseconds and rounded once, at the end, to the
+ * currency's minor units (PostgreSQL's round: half away from zero).
  */
 
-/** The end of the charged run of a workloads row (`w`), or null when it never started. */
-export function chargedEndSql(workload: string, asOf: string): string {
-  return `(${workload}.started_at + greatest(0, floor(extract(epoch FROM coalesce(${workload}.completed_at, ${asOf}::timestamptz) - ${workload}.started_at))) * interval '1 second')`;
+/** The run's charged seconds from started_at (null when it never started). */
+function chargedSecondsSql(workload: string, asOf: string): string {
+  return `floor(greatest(0, date_part('epoch', coalesce(${workload}.completed_at, ${asOf}::timestamptz) - ${workload}.started_at)))`;
 }
 
-/** Seconds of [from, to) inside price period `p` (0 when disjoint; null when `from` is null). */
-export function overlapSecondsSql(price: string, from: string, to: string): string {
+/** The end of the charged run of a workloads row, or null when it never started. */
+export function chargedEndSql(workload: string, asOf: string): string {
+  return `(${workload}.started_at + ${chargedSecondsSql(workload, asOf)} * interval '1 second')`;
+}
+
+/** Microseconds of [from, to) inside price period `price` (0 when disjoint or `from` is null). */
+export function overlapMicrosecondsSql(price: string, from: string, to: string): string {
   // least and greatest skip nulls: without the CASE an open period would meet an unstarted run as infinity.
-  return `CASE WHEN ${from} IS NOT NULL THEN greatest(0, extract(epoch FROM least(coalesce(${price}.effective_to, 'infinity'::timestamptz), ${to}) - greatest(${price}.effective_from, ${from}))) ELSE 0 END`;
+  return `CASE WHEN ${from} IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(${price}.effective_to, 'infinity'::timestamptz), ${to}) - greatest(${price}.effective_from, ${from})) * 1e6))::bigint ELSE 0 END`;
 }
 
 /**
- * Per row of workloads `w`, a LATERAL over its instance type's prices: `price_count` (0 when the
- * instance type has none), `price_unit_seconds` (Σ price × seconds of each part, × share units: the
- * cost before the division) and `priced_seconds` (seconds of the run that have a price).
+ * Per row of workloads `workload`, a LATERAL over its instance type's prices (primary key):
+ * `price_count` (0 when the instance type has none), `price_unit_us` (Σ price × microseconds of each
+ * part, × share units: the cost before the division) and `priced_us` (microseconds that have a price).
  */
 export function runCostLateralSql(workload: string, asOf: string, alias: string): string {
-  const overlap = overlapSecondsSql('p', `${workload}.started_at`, chargedEndSql(workload, asOf));
+  const overlap = overlapMicrosecondsSql('p', `${workload}.started_at`, chargedEndSql(workload, asOf));
   return `LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      ${workload}.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * ${overlap}), 0) AS price_unit_seconds,
-      coalesce(sum(${overlap}), 0) AS priced_seconds,
+      ${workload}.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * ${overlap}), 0) AS price_unit_us,
+      coalesce(sum(${overlap}), 0) AS priced_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = ${workload}.organization_id AND p.instance_type = ${workload}.instance_type
   ) AS ${alias} ON true`;
-}
-
-/** The run's charged seconds (0 when it never started). */
-export function chargedSecondsSql(workload: string, asOf: string): string {
-  return `coalesce(extract(epoch FROM ${chargedEndSql(workload, asOf)} - ${workload}.started_at), 0)`;
 }
 
 /**
@@ -48,18 +50,8 @@ export function chargedSecondsSql(workload: string, asOf: string): string {
  * or part of its run falls outside every price period (never 0 for "unknown").
  */
 export function workloadCostSql(workload: string, asOf: string, alias: string): string {
-  return `CASE WHEN ${alias}.price_count > 0 AND ${alias}.priced_seconds >= ${chargedSecondsSql(workload, asOf)}
-    THEN round(${alias}.price_unit_seconds / ${UNIT_SECONDS_PER_GPU_HOUR}, ${alias}.minor_units)::text END`;
-}
-
-/** GPU-time (share units × seconds) of the run that has no price: what a total leaves out. */
-export function unpricedUnitSecondsSql(workload: string, asOf: string, alias: string): string {
-  return `${workload}.gpu_share_units * (${chargedSecondsSql(workload, asOf)} - ${alias}.priced_seconds)`;
-}
-
-/** A total (Σ price_unit_seconds) as text in the currency's decimals; null without a currency. */
-export function totalCostSql(sum: string, minorUnits: string): string {
-  return `round(coalesce(${sum}, 0) / ${UNIT_SECONDS_PER_GPU_HOUR}, ${minorUnits})::text`;
+  return `CASE WHEN ${alias}.price_count > 0 AND ${alias}.priced_us >= coalesce(${chargedSecondsSql(workload, asOf)}, 0) * 1000000
+    THEN round(${alias}.price_unit_us / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${alias}.minor_units)::text END`;
 }
 
 /** `metadata.currency`: the organization's currency, null while it has no price. */

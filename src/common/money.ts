@@ -35,10 +35,10 @@ export function decimalText(raw: unknown): string | null {
 }
 
 /**
- * One GPU-hour in share-unit-seconds: a cost is Σ share units × seconds × price ÷ this, divided
- * once, after summing (see docs/architecture.md, "Cost").
+ * One GPU-hour in share-unit-microseconds: a cost is Σ share units × microseconds × price ÷ this,
+ * divided once, after summing (see docs/architecture.md, "Cost").
  */
-export const UNIT_SECONDS_PER_GPU_HOUR = 5040 * 3600;
+export const UNIT_MICROSECONDS_PER_GPU_HOUR = 5040 * 3_600_000_000;
 
 /** A non-negative numeric text ("1234.5600") as an integer of 10^-scale units, exactly. */
 export function scaledDecimal(text: string, scale: number): bigint {

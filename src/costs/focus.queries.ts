@@ -6,7 +6,7 @@ import {
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
-import { type PricingModel, UNIT_SECONDS_PER_GPU_HOUR } from '../common/money';
+import { type PricingModel, UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 
 export interface FocusRequest {
@@ -77,10 +77,10 @@ export function focusPageQuery(
            page.submitted_by, page.cluster_id, page.submitted_at_key,
            parts.period_start, parts.period_end, parts.currency, parts.pricing_model,
            parts.price_per_gpu_hour::text AS unit_price,
-           round(page.gpu_share_units * extract(epoch FROM parts.period_end - parts.period_start)
-                 / ${UNIT_SECONDS_PER_GPU_HOUR}, 6)::text AS gpu_hours,
-           round(page.gpu_share_units * parts.price_per_gpu_hour * extract(epoch FROM parts.period_end - parts.period_start)
-                 / ${UNIT_SECONDS_PER_GPU_HOUR}, parts.minor_units)::text AS cost
+           round(page.gpu_share_units * extract(epoch FROM parts.period_end - parts.period_start) * 1000000
+                 / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, 6)::text AS gpu_hours,
+           round(page.gpu_share_units * parts.price_per_gpu_hour * extract(epoch FROM parts.period_end - parts.period_start) * 1000000
+                 / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, parts.minor_units)::text AS cost
     FROM page
     JOIN initiatives i ON i.organization_id = page.organization_id AND i.initiative_id = page.initiative_id
     LEFT JOIN parts ON parts.workload_id = page.workload_id AND parts.period_end > parts.period_start

@@ -1,7 +1,8 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { WAIT_SECONDS_SQL } from '../common/queue-wait';
-import { runCostLateralSql, totalCostSql, unpricedUnitSecondsSql } from '../common/cost';
+import { chargedEndSql, overlapMicrosecondsSql } from '../common/cost';
+import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import { GROUPING, statsParameters, type StatsRequest } from './workload-stats.queries';
 
 /**
@@ -12,26 +13,22 @@ import { GROUPING, statsParameters, type StatsRequest } from './workload-stats.q
  * stored, like the running workloads of the statistics.
  */
 
-/** The figures of a set of waits and pending workloads, for QueueWaitRow. */
-const QUEUE_FIGURES = `count(wait)::float8 AS started,
+/** The figures of a set of waits and pending workloads, for QueueWaitRow (`pending`: the rows that are). */
+function queueFigures(pending: string): string {
+  return `count(wait)::float8 AS started,
       avg(wait) AS avg_seconds,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
       percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
       max(wait) AS max_seconds,
-      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+      count(*) FILTER (WHERE ${pending})::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at,
-      ${totalCostSql('sum(price_unit_seconds)', '(SELECT minor_units FROM gpu_prices WHERE organization_id = $1 LIMIT 1)')} AS total_cost,
-      coalesce(sum(unpriced_unit_seconds), 0)::float8 AS unpriced_unit_seconds`;
+      min(submitted_at) FILTER (WHERE ${pending}) AS oldest_submitted_at`;
+}
 
 /**
  * One row per workload submitted in the range that started (its wait; no GPUs) or is pending (wait
- * null; its GPUs): `leading` columns, submitted_at, wait, gpu_count, gpu_share_units; and the cost
- * of its run up to now (src/common/cost.ts): the priced amount before the division, and the
- * GPU-time without a price. The statistics' cost is read here, from raw rows, because it belongs to
- * each workload's whole run wherever its prices change, which no rollup row keyed by submission
- * can hold (docs/architecture.md, "Cost").
+ * null; its GPUs): `leading` columns, submitted_at, wait, gpu_count, gpu_share_units.
  */
 function queueFactsSql(
   leading: string,
@@ -39,28 +36,65 @@ function queueFactsSql(
   add: (value: unknown) => string,
   request: StatsRequest,
 ) {
-  const now = add(request.now);
   return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL},
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END,
-        price.price_unit_seconds, ${unpricedUnitSecondsSql('workloads', now, 'price')}
-      FROM workloads ${runCostLateralSql('workloads', now, 'price')} WHERE ${where.join(' AND ')}
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE ${where.join(' AND ')}
         AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}
         AND (started_at IS NOT NULL OR status = 'pending')`;
 }
 
 /**
+ * The priced parts of the runs of the workloads submitted in the range, one row per run and price
+ * period it overlaps (wait and GPUs null, so the queue figures skip them): share units × seconds ×
+ * price, and share units × microseconds, up to now. A workload's cost belongs to its whole run, counted by
+ * submission like its GPU-hours, wherever its prices change: no rollup row keyed by submission can
+ * hold it (docs/architecture.md, "Cost"), so it is read here, from the range the queue figures read,
+ * the prices joined by hash. What the runs' GPU-seconds leave unpriced is their total less this.
+ */
+function pricedFactsSql(
+  leading: string,
+  where: string[],
+  add: (value: unknown) => string,
+  request: StatsRequest,
+) {
+  const now = add(request.now);
+  const end = chargedEndSql('workloads', now);
+  // Renamed price columns: the unqualified group keys and conditions stay the workload's.
+  return `SELECT ${leading}, submitted_at, NULL::float8, NULL::integer, NULL::integer,
+        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us
+      FROM workloads
+      JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
+                   effective_from, effective_to, price_per_gpu_hour
+            FROM gpu_prices WHERE organization_id = $1) AS price
+        ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
+      CROSS JOIN LATERAL (SELECT ${overlapMicrosecondsSql('price', 'workloads.started_at', end)} AS us) AS part
+      WHERE ${where.join(' AND ')}
+        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}
+        AND started_at IS NOT NULL AND effective_from < ${end}
+        AND (effective_to IS NULL OR effective_to > started_at)`;
+}
+
+/**
  * The summary and, with `group_by`, each group, in one pass (GROUPING SETS); with the `boundaries`
  * of a timeline (as for workloadTimelineQuery), the same per bucket too, each workload in the bucket
- * of its submission: the range is read once for all of them.
+ * of its submission: the range is read once for all of them. With `minorUnits` (the organization
+ * prices in a currency with that many decimals) also the cost of the same workloads.
  */
 export function queueWaitQuery(
   scope: AuthScope,
   request: StatsRequest,
   boundaries?: Date[],
+  minorUnits: number | null = null,
 ): ScopedStatement {
   const { values, add, where } = statsParameters(scope, request, false);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const facts = queueFactsSql(grouping.rawKey, where, add, request);
+  const queue = queueFactsSql(grouping.rawKey, where, add, request);
+  const facts =
+    minorUnits === null
+      ? queue
+      : `SELECT *, NULL::numeric, NULL::numeric FROM (${queue}) AS queue
+         UNION ALL
+         ${pricedFactsSql(grouping.rawKey, where, add, request)}`;
   const keys = request.groupBy ? [[], ['group_key']] : [[]];
   const sets = (boundaries ? [...keys, ...keys.map((key) => ['bucket_index', ...key])] : keys).map(
     (set) => `(${set.join(', ')})`,
@@ -68,13 +102,19 @@ export function queueWaitQuery(
   const bucketed = boundaries
     ? `width_bucket(submitted_at, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index, `
     : '';
+  const costs =
+    minorUnits === null
+      ? ''
+      : `,
+      round(coalesce(sum(price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${add(minorUnits)}::integer)::text AS total_cost,
+      (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds`;
   const text = `SELECT ${boundaries ? 'bucket_index' : 'NULL::integer AS bucket_index'},
       ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
       ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      ${QUEUE_FIGURES}
+      ${queueFigures(minorUnits === null ? 'wait IS NULL' : 'wait IS NULL AND price_unit_us IS NULL')}${costs}
     FROM (SELECT ${bucketed}facts.*
       FROM (${facts}
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_seconds, unpriced_unit_seconds)) AS bucketed
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units${minorUnits === null ? '' : ', price_unit_us, priced_unit_us'})) AS bucketed
     GROUP BY GROUPING SETS (${sets.join(', ')})`;
   return scopedStatement(scope, text, values);
 }
@@ -95,8 +135,8 @@ export interface QueueWaitRow {
   /** Share units (src/common/gpu-sharing.ts). */
   pending_share_units: number;
   oldest_submitted_at: Date | null;
-  /** Decimal text in the currency's minor units; null when the organization has no price. */
-  total_cost: string | null;
-  /** Share-unit-seconds of the runs without a price. */
-  unpriced_unit_seconds: number;
+  /** With prices only: decimal text in the currency's minor units. */
+  total_cost?: string;
+  /** With prices only: share-unit-seconds of the runs that have a price. */
+  priced_unit_seconds?: number;
 }

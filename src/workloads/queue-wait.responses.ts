@@ -56,12 +56,20 @@ export interface CostFiguresJson {
 }
 
 /**
- * The cost of one set (from the same row as its queue figures); a set with no row costs `zero`
- * ("0.00" in the organization's currency, null when it has no price).
+ * The cost of one set: from the same row as its queue figures (absent: the set has no started or
+ * pending workload); `gpuSeconds` the set's GPU-time (share-unit-seconds) from the statistics' own
+ * row, so what no price covers is that less the priced part. `zero` is "0.00" in the organization's
+ * currency, null when it has no price (every GPU-hour is then unpriced).
  */
-export function costFigures(row: QueueWaitRow | undefined, zero: string | null): CostFiguresJson {
+export function costFigures(
+  row: QueueWaitRow | undefined,
+  gpuSeconds: number,
+  zero: string | null,
+): CostFiguresJson {
+  if (zero === null)
+    return { total_cost: null, unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(gpuSeconds)) };
   return {
-    total_cost: row ? row.total_cost : zero,
-    unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(row?.unpriced_unit_seconds ?? 0)),
+    total_cost: row?.total_cost ?? zero,
+    unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(gpuSeconds - (row?.priced_unit_seconds ?? 0))),
   };
 }

@@ -43,7 +43,7 @@ export function toStatsGroup(
     [groupBy]: row.group_key,
     workload_count: row.workload_count,
     gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
-    ...costFigures(queue.get(row.group_key), zeroCost),
+    ...costFigures(queue.get(row.group_key), row.gpu_seconds, zeroCost),
     success_rate: successRate(row),
     ...idleGpuFigures(row),
     ...queueFigures(queue.get(row.group_key)),
@@ -62,7 +62,7 @@ export function toWorkloadStats(
     ? {
         total_workloads: summaryRow.workload_count,
         total_gpu_hours: round4(gpuHoursOfUnitSeconds(summaryRow.gpu_seconds)),
-        ...costFigures(queue.get(null), zeroCost),
+        ...costFigures(queue.get(null), summaryRow.gpu_seconds, zeroCost),
         average_duration_seconds:
           summaryRow.finished_count === 0
             ? null
@@ -74,7 +74,7 @@ export function toWorkloadStats(
     : {
         total_workloads: 0,
         total_gpu_hours: 0,
-        ...costFigures(undefined, zeroCost),
+        ...costFigures(undefined, 0, zeroCost),
         average_duration_seconds: null,
         success_rate: null,
         ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),

@@ -39,7 +39,7 @@ export function toTimeline(
       bucket_end: boundaries[index + 1].toISOString(),
       total_workloads: summary?.workload_count ?? 0,
       total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
-      ...costFigures(queue.get(null), zeroCost),
+      ...costFigures(queue.get(null), summary?.gpu_seconds ?? 0, zeroCost),
       success_rate: summary ? successRate(summary) : null,
       ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
       ...queueFigures(queue.get(null)),

@@ -3,6 +3,7 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
 import { type CurrencyMetadata, organizationCurrencyQuery, zeroAmount } from '../common/cost';
+import { currencyMinorUnits } from '../common/money';
 import { AppConfig } from '../core/config/app-config';
 import { ApiError, ErrorDetail } from '../common/http/api-error';
 import { PageMetadata, WithMetadata } from '../common/http/envelope';
@@ -172,13 +173,21 @@ export class WorkloadsService {
     assertInitiativeInScope(scope, query.initiative_id);
     let from: Date;
     let to = now;
+    // The currency decides whether the queue statement costs the runs: read beside the range start.
+    const currencyRead = this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope));
+    let currency: string | null;
     if (timeRange === 'custom') {
       from = query.start_date as Date;
       to = query.end_date as Date;
+      [{ currency }] = await currencyRead;
     } else {
       const start = resolveRangeStartQuery(scope, timeRange, now);
-      const [row] = await this.database.run<{ range_start: Date }>(start);
+      const [[row], [priced]] = await Promise.all([
+        this.database.run<{ range_start: Date }>(start),
+        currencyRead,
+      ]);
       from = row.range_start;
+      currency = priced.currency;
     }
     const request: StatsRequest = {
       from,
@@ -188,10 +197,10 @@ export class WorkloadsService {
       clusterId: query.cluster_id,
       groupBy: query.group_by,
     };
-    const [rows, [{ currency }], queue] = await Promise.all([
+    const minorUnits = currency === null ? null : currencyMinorUnits(currency);
+    const [rows, queue] = await Promise.all([
       this.database.run<StatsRow>(workloadStatsQuery(scope, request)),
-      this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope)),
-      this.queueAndTimeline(scope, request, query.interval),
+      this.queueAndTimeline(scope, request, query.interval, minorUnits),
     ]);
     const zeroCost = zeroAmount(currency);
     const result: WorkloadStatsResult = {
@@ -219,15 +228,18 @@ export class WorkloadsService {
     scope: AuthScope,
     request: StatsRequest,
     interval: TimelineInterval | undefined,
+    minorUnits: number | null,
   ): Promise<{ rows: QueueWaitRow[]; timeline?: { rows: TimelineRow[]; boundaries: Date[] } }> {
     const boundaries = interval ? await this.timelineBoundaries(scope, request, interval) : [];
     if (boundaries.length === 0) {
-      const rows = await this.database.run<QueueWaitRow>(queueWaitQuery(scope, request));
+      const rows = await this.database.run<QueueWaitRow>(
+        queueWaitQuery(scope, request, undefined, minorUnits),
+      );
       return interval ? { rows, timeline: { rows: [], boundaries: [] } } : { rows };
     }
     const [timelineRows, rows] = await Promise.all([
       this.database.run<TimelineRow>(workloadTimelineQuery(scope, request, boundaries)),
-      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request, boundaries)),
+      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request, boundaries, minorUnits)),
     ]);
     return { rows, timeline: { rows: timelineRows, boundaries } };
   }

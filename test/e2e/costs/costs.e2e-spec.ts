@@ -155,10 +155,11 @@ function numerator(workload: Run, parts: Part[]): bigint {
 const DENOMINATOR = UNITS_PER_GPU * 3600n * PRICE_SCALE * 1_000_000n;
 
 /** numerator ÷ DENOMINATOR rounded half away from zero to `minor` decimals (all amounts ≥ 0). */
-function amount(sum: bigint, minor = 2): string {
+function amount(sum: bigint, minor = 2, count = 1n): string {
   const scaled = sum * 10n ** BigInt(minor);
-  let whole = scaled / DENOMINATOR;
-  if ((scaled % DENOMINATOR) * 2n >= DENOMINATOR) whole += 1n;
+  const denominator = DENOMINATOR * count;
+  let whole = scaled / denominator;
+  if ((scaled % denominator) * 2n >= denominator) whole += 1n;
   const text = whole.toString().padStart(minor + 1, '0');
   return minor === 0 ? text : `${text.slice(0, -minor)}.${text.slice(-minor)}`;
 }
@@ -267,7 +268,7 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     expect(detail.body.metadata.currency).toBe('EUR');
     expect(detail.body.data.idle_cost).toBeNull();
     const csv = await get(admin, '/v1/workloads?limit=100').set('Accept', 'text/csv').expect(200);
-    const rows = parse(csv.text, { columns: true }) as { workload_id: string; cost: string }[];
+    const rows = parse<{ workload_id: string; cost: string }>(csv.text, { columns: true });
     for (const workload of RUNS) {
       const row = rows.find((entry) => entry.workload_id === workload.workload_id);
       expect(row?.cost).toBe(expectedCost(workload, NOW) ?? '');
@@ -354,6 +355,38 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     }
     const member = await get(admin, '/v1/capacity?cluster_id=c-east').expect(200);
     expect(member.body.data.summary.total_used_cost).toBeNull();
+  });
+
+  it("ranks fully priced workloads by cost, exact amounts, in the caller's scope", async () => {
+    const priced = RUNS.filter((w) => expectedCost(w, NOW) !== null);
+    const byCost = [...priced].sort(
+      (a, b) =>
+        Number(numerator(b, pricedParts(b, NOW)) - numerator(a, pricedParts(a, NOW))) ||
+        a.workload_id.localeCompare(b.workload_id),
+    );
+    const response = await get(admin, '/v1/workloads/metrics?sort_by=cost&limit=100').expect(200);
+    expect(response.body.metadata).toMatchObject({ total_count: priced.length, currency: 'EUR' });
+    expect(
+      response.body.data.workloads.map(
+        (w: { workload_id: string; cost: { avg: string; current: string } }) => [
+          w.workload_id,
+          w.cost.avg,
+          w.cost.current,
+        ],
+      ),
+    ).toEqual(byCost.map((w) => [w.workload_id, expectedCost(w, NOW), expectedCost(w, NOW)]));
+    const sum = priced.reduce((total, w) => total + numerator(w, pricedParts(w, NOW)), 0n);
+    expect(response.body.data.scope_average.cost).toBe(amount(sum, 2, BigInt(priced.length)));
+    const ranking = await get(member, '/v1/workloads/metrics?sort_by=cost&order=asc&limit=100').expect(200);
+    expect(ranking.body.data.workloads.map((w: { initiative_id: string }) => w.initiative_id)).not.toContain(
+      'nlp',
+    );
+    const csv = await get(admin, '/v1/workloads/metrics?sort_by=cost&limit=2')
+      .set('Accept', 'text/csv')
+      .expect(200);
+    expect(parse<{ cost_avg: string }>(csv.text, { columns: true }).map((row) => row.cost_avg)).toEqual(
+      byCost.slice(0, 2).map((w) => expectedCost(w, NOW)),
+    );
   });
 
   describe('GET /v1/costs/focus', () => {
@@ -448,7 +481,7 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
       } while (token);
       expect(paged).toEqual(all);
       const csv = await get(admin, `/v1/costs/focus?${range}`).set('Accept', 'text/csv').expect(200);
-      const rows = parse(csv.text, { columns: true }) as Record<string, string>[];
+      const rows = parse<Record<string, string>>(csv.text, { columns: true });
       expect(rows.map((row) => ({ ...row, Tags: JSON.parse(row.Tags) }))).toEqual(
         all.map((record: Record<string, unknown>) =>
           Object.fromEntries(
