@@ -27,6 +27,7 @@ import { organizationCurrencyQuery } from '../src/common/cost';
 import { focusPageQuery } from '../src/costs/focus.queries';
 import {
   type RankedFilters,
+  rankedByCostQuery,
   rankedByGpuHoursQuery,
   rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
@@ -274,6 +275,7 @@ function metrics(): Catalog {
     ),
     'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, cluster_id, MEMBER (cluster read as a set)':
       rankedInClusterQuery(MEMBER, 'idle_gpu_hours', { ...ranked({}), clusterId: 'eks-use1' }, NOW),
+    'GET /v1/workloads/metrics: sort_by=cost, desc, MEMBER': rankedByCostQuery(MEMBER, ranked({}), NOW),
     'GET /v1/workloads/metrics: sort_by=gpu_hours, desc, ORG_ADMIN': rankedByGpuHoursQuery(
       ORG_ADMIN,
       ranked({}),

@@ -560,9 +560,9 @@ export function rankedInClusterQuery(
 /**
  * Ranked by cost (src/common/cost.ts), over the workloads in scope whose whole run is priced. A cost
  * depends on the price table, which can change any period at any time, so no index can hold it: the
- * workloads in scope matching the filters are read and costed as one set (one primary-key LATERAL
- * over their instance type's prices each), like the cluster ranking, and the page is the top of that
- * set. avg and current are the same exact amount (text, the currency's decimals); the mean is the
+ * workloads in scope on a priced instance type that match the filters are read and costed as one set
+ * (one primary-key LATERAL over their instance type's prices each), like the cluster ranking, and
+ * the page is the top of that set; an organization without prices reads none. avg and current are the same exact amount (text, the currency's decimals); the mean is the
  * exact mean rounded once.
  */
 export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
@@ -576,6 +576,7 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
       ${runCostLateralSql('w', '$6', 'price')}
       WHERE w.organization_id = $1 AND w.status = ANY ($4::text[]) AND ${scopeAndFilterSql('w')}
         AND ($7::text IS NULL OR w.cluster_id = $7::text)
+        AND w.instance_type IN (SELECT p.instance_type FROM gpu_prices p WHERE p.organization_id = $1)
         AND ${workloadCostSql('w', '$6', 'price')} IS NOT NULL
     )
     SELECT page.workload_id, page.name, page.initiative_id, ${prefixed('page', SHARE_COLUMNS)},
