@@ -21,7 +21,6 @@ import {
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
   costByWindowQuery,
-  priceBoundariesQuery,
 } from '../src/common/capacity/capacity.queries';
 import { organizationCurrencyQuery } from '../src/common/cost';
 import { focusPageQuery } from '../src/costs/focus.queries';
@@ -334,7 +333,6 @@ function capacity(): Catalog {
       ],
       NOW,
     ),
-    'GET /v1/capacity: currency and price changes': priceBoundariesQuery(ORG_ADMIN),
     'GET /v1/capacity: cost of the period so far, cut at a price change, MEMBER': costByWindowQuery(
       MEMBER,
       none,

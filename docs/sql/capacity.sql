@@ -2,7 +2,11 @@
 
 -- GET /v1/capacity: budget period
 --   $1 = "org-example"
-SELECT budget_period_start AS start, budget_period_end AS end, timezone
+SELECT budget_period_start AS start, budget_period_end AS end, timezone,
+            (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
+            ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
+                  CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
+                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries
      FROM organizations WHERE organization_id = $1;
 
 -- GET /v1/capacity: usage, ORG_ADMIN, no filters
@@ -487,13 +491,6 @@ WITH windows AS (
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
      GROUP BY 1, r.initiative_id, p.pool_id;
-
--- GET /v1/capacity: currency and price changes
---   $1 = "org-example"
-SELECT (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
-            ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
-                  CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
-                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS boundaries;
 
 -- GET /v1/capacity: cost of the period so far, cut at a price change, MEMBER
 --   $1 = "org-example"

@@ -8,7 +8,8 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -33,7 +34,8 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $11::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))), 0) * 1000000
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -53,7 +55,8 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -76,7 +79,8 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -151,7 +155,8 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -188,8 +193,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
        CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
         THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
-                   price.minor_units)::text END AS idle_cost,
-       (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
+                   price.minor_units)::text END AS idle_cost, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
      FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
@@ -219,8 +223,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
        CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
         THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
-                   price.minor_units)::text END AS idle_cost,
-       (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
+                   price.minor_units)::text END AS idle_cost, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
      FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
@@ -246,7 +249,8 @@ SELECT CASE $2::text
         WHEN 'this_month' THEN date_trunc('month', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
         WHEN 'last_7_days' THEN $3::timestamptz - interval '168 hours'
         ELSE $3::timestamptz - interval '720 hours'
-      END AS range_start
+      END AS range_start,
+      (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency
       FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org;
 
 -- GET /v1/workloads/stats: ORG_ADMIN, last_30_days

@@ -46,8 +46,13 @@ const DAY_MS = 86_400_000;
 function summaryColumns(asOf: string): string {
   return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   ${GPU_SHARE_COLUMNS}, cluster_id, submitted_at, started_at, ${waitSecondsAtSql(asOf)} AS wait_seconds,
-  ${workloadCostSql('workloads', asOf, 'price')} AS cost, submitted_at::text AS submitted_at_key`;
+  ${workloadCostSql('workloads', asOf, 'price')} AS cost, submitted_at::text AS submitted_at_key,
+  ${CURRENCY_COLUMN}`;
 }
+
+/** metadata.currency on every row the list reads, so no statement of its own asks for it. */
+const CURRENCY_COLUMN =
+  '(SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency';
 
 function detailColumns(asOf: string): string {
   return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
@@ -282,8 +287,7 @@ export function workloadDetailQuery(scope: AuthScope, workloadId: string, asOf: 
     scopedStatement(
       scope,
       `SELECT ${columns}, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
-       ${idleCost} AS idle_cost,
-       (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
+       ${idleCost} AS idle_cost, ${CURRENCY_COLUMN}
      FROM ${workloadsWithPrices(asOfParameter)}
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
@@ -312,6 +316,8 @@ export interface WorkloadSummaryRow extends GpuShareColumns {
   /** Decimal text in the currency's minor units; null without a price for the whole run. */
   cost: string | null;
   submitted_at_key: string;
+  /** The organization's currency (metadata.currency). */
+  currency: string | null;
 }
 
 export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_at_key'> {
@@ -324,6 +330,4 @@ export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_a
   average_gpu_utilization: number | null;
   /** The cost of the idle part (cost × (1 − average utilization)); null without cost or samples. */
   idle_cost: string | null;
-  /** The organization's currency (metadata.currency). */
-  currency: string | null;
 }

@@ -76,11 +76,13 @@ export class WorkloadsService {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const page = listWorkloadsPageQuery(scope, filters, after, limit, asOf);
     const count = countWorkloadsQuery(scope, filters);
-    const [rows, counted, [{ currency }]] = await Promise.all([
+    const [rows, counted] = await Promise.all([
       this.database.run<WorkloadSummaryRow>(page),
       this.database.run<{ total_count: number }>(count),
-      this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope)),
     ]);
+    // The page's rows carry the currency; an empty page asks for it alone.
+    const [{ currency }] =
+      rows.length > 0 ? rows : await this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope));
     const shown = rows.slice(0, limit);
     const last = shown[shown.length - 1];
     const nextToken =
@@ -173,21 +175,16 @@ export class WorkloadsService {
     assertInitiativeInScope(scope, query.initiative_id);
     let from: Date;
     let to = now;
-    // The currency decides whether the queue statement costs the runs: read beside the range start.
-    const currencyRead = this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope));
     let currency: string | null;
     if (timeRange === 'custom') {
       from = query.start_date as Date;
       to = query.end_date as Date;
-      [{ currency }] = await currencyRead;
+      [{ currency }] = await this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope));
     } else {
       const start = resolveRangeStartQuery(scope, timeRange, now);
-      const [[row], [priced]] = await Promise.all([
-        this.database.run<{ range_start: Date }>(start),
-        currencyRead,
-      ]);
+      const [row] = await this.database.run<{ range_start: Date } & CurrencyMetadata>(start);
       from = row.range_start;
-      currency = priced.currency;
+      currency = row.currency;
     }
     const request: StatsRequest = {
       from,

@@ -26,6 +26,10 @@ export interface BudgetPeriod {
 /** The budget period with the organization's IANA time zone, whose local days the burn-down counts. */
 export interface OrganizationPeriodRow extends BudgetPeriod {
   timezone: string;
+  /** The currency of the organization's prices; null while it has none. */
+  currency: string | null;
+  /** Every instant a price period starts or ends, ascending. */
+  price_boundaries: Date[];
 }
 
 /**
@@ -114,10 +118,15 @@ function idlePartsSql(us: string): string {
 
 const AGGREGATE_OF_WORKLOAD_SQL = aggregateLookupSql('w', 'a');
 
+/** The budget period and time zone, and the prices' currency and the instants they change. */
 export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
   return organizationStatement(
     scope,
-    `SELECT budget_period_start AS start, budget_period_end AS end, timezone
+    `SELECT budget_period_start AS start, budget_period_end AS end, timezone,
+            (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
+            ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
+                  CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
+                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries
      FROM organizations WHERE organization_id = $1`,
     [scope.organizationId],
   );
@@ -476,23 +485,6 @@ export interface CostRow {
   /** Σ share-unit-microseconds × price: numeric text, exact. */
   price_unit_us: string;
   unpriced_unit_us: number;
-}
-
-export interface PriceBoundariesRow {
-  currency: string | null;
-  boundaries: Date[];
-}
-
-/** The organization's currency and the instants its prices change (sorted). */
-export function priceBoundariesQuery(scope: AuthScope): ScopedStatement {
-  return organizationStatement(
-    scope,
-    `SELECT (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
-            ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
-                  CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
-                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS boundaries`,
-    [scope.organizationId],
-  );
 }
 
 /** The usage CTEs of usageByWindowQuery, finished by `select` (over `usage` and `windows`). */

@@ -25,8 +25,6 @@ import {
   UsageRow,
   type CostRow,
   costByWindowQuery,
-  type PriceBoundariesRow,
-  priceBoundariesQuery,
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
   type WindowUsageRow,
@@ -87,10 +85,7 @@ export class CapacityService {
       poolId: query.pool_id ?? null,
       clusterId: query.cluster_id ?? null,
     };
-    const [[period], [prices]] = await Promise.all([
-      this.database.run<OrganizationPeriodRow>(budgetPeriodQuery(scope)),
-      this.database.run<PriceBoundariesRow>(priceBoundariesQuery(scope)),
-    ]);
+    const [period] = await this.database.run<OrganizationPeriodRow>(budgetPeriodQuery(scope));
     if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
@@ -109,11 +104,11 @@ export class CapacityService {
       this.database.run<InitiativeRow>(initiativesQuery(scope, filters)),
       this.database.run<PoolRow>(poolsQuery(scope, filters)),
       this.database.run<PoolQueueRow>(poolQueueQuery(scope, filters, burnWindow)),
-      this.costs(scope, filters, periodSoFar, now, prices),
+      this.costs(scope, filters, periodSoFar, now, period),
     ]);
     const queueOf = new Map(queues.map((row) => [row.pool_id, row]));
     const tally = tallyFigures(allocations, usage, costs);
-    const costFigures = costFiguresOf(prices.currency, costs !== null);
+    const costFigures = costFiguresOf(period.currency, costs !== null);
     const summary: CapacitySummaryDto = {
       ...summaryFigures(tally.summary, now, period),
       ...costFigures(tally.summary, 'total_used_cost'),
@@ -149,7 +144,7 @@ export class CapacityService {
       period: { start: period.start.toISOString(), end: period.end.toISOString() },
     };
     if (query.interval === 'day') await this.addBurnDown(scope, filters, periodSoFar, now, tally, report);
-    return { report, currency: prices.currency };
+    return { report, currency: period.currency };
   }
 
   /**
@@ -162,11 +157,11 @@ export class CapacityService {
     filters: CapacityFilters,
     periodSoFar: UsageWindow,
     now: Date,
-    prices: PriceBoundariesRow,
+    prices: OrganizationPeriodRow,
   ): Promise<CostRow[] | null> {
     if (prices.currency === null || filters.clusterId !== null) return null;
     if (periodSoFar.from >= periodSoFar.to) return [];
-    const cuts = prices.boundaries.filter((at) => at > periodSoFar.from && at < periodSoFar.to);
+    const cuts = prices.price_boundaries.filter((at) => at > periodSoFar.from && at < periodSoFar.to);
     const edges = [periodSoFar.from, ...cuts, periodSoFar.to];
     const windows = edges.slice(0, -1).map((from, index) => ({ from, to: edges[index + 1] }));
     return this.database.run<CostRow>(costByWindowQuery(scope, filters, windows, now));
