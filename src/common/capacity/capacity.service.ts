@@ -109,9 +109,11 @@ export class CapacityService {
     const queueOf = new Map(queues.map((row) => [row.pool_id, row]));
     const tally = tallyFigures(allocations, usage, costs);
     const costFigures = costFiguresOf(period.currency, costs !== null);
+    const allocatedCosts = allocatedCostsOf(period, pools, allocations);
     const summary: CapacitySummaryDto = {
       ...summaryFigures(tally.summary, now, period),
       ...costFigures(tally.summary, 'total_used_cost'),
+      total_allocated_cost: allocatedCosts.summary,
       current_active_gpus: usage.reduce((sum, row) => sum + row.active_gpus, 0),
       current_active_gpu_share: round4(
         gpusOfUnits(usage.reduce((sum, row) => sum + row.active_share_units, 0)),
@@ -132,6 +134,7 @@ export class CapacityService {
           name: pool.name,
           ...figuresOf(tally.pools.of(pool.pool_id), now, period),
           ...costFigures(tally.pools.of(pool.pool_id), 'used_cost'),
+          allocated_cost: allocatedCosts.of(`pool:${pool.pool_id}`),
           ...queueFiguresOf(queueOf.get(pool.pool_id)),
           instance_types: pool.instance_types,
         })),
@@ -140,6 +143,7 @@ export class CapacityService {
         name: initiative.name,
         ...figuresOf(tally.initiatives.of(initiative.initiative_id), now, period),
         ...costFigures(tally.initiatives.of(initiative.initiative_id), 'used_cost'),
+        allocated_cost: allocatedCosts.of(`initiative:${initiative.initiative_id}`),
       })),
       period: { start: period.start.toISOString(), end: period.end.toISOString() },
     };
@@ -300,7 +304,11 @@ function summaryFigures(
   period: BudgetPeriod,
 ): Omit<
   CapacitySummaryDto,
-  'current_active_gpus' | 'current_active_gpu_share' | 'total_used_cost' | 'unpriced_gpu_hours'
+  | 'current_active_gpus'
+  | 'current_active_gpu_share'
+  | 'total_used_cost'
+  | 'unpriced_gpu_hours'
+  | 'total_allocated_cost'
 > {
   const figures = figuresOf(totals, now, period);
   return {
@@ -339,6 +347,63 @@ function costFiguresOf(currency: string | null, computed: boolean) {
             ? round4(totals.unpricedUnitUs / GPU_SHARE_UNITS / 3.6e9)
             : null,
     }) as Record<K, string | null> & { unpriced_gpu_hours: number | null };
+}
+
+/** Allocated GPU-hours as the database gives them (float8) and prices, both in 10^-20 units. */
+const ALLOCATION_SCALE = 20;
+
+/**
+ * The price of a pool's GPU-hour over the whole budget period, when it is one: every instance type of
+ * the pool priced without a gap over the period, all at the same price. Null otherwise (a pool of
+ * types at different prices, or a price that changes inside the period, has no one price).
+ */
+function poolPrice(period: OrganizationPeriodRow, instanceTypes: string[]): string | null {
+  if (instanceTypes.length === 0) return null;
+  let price: string | null = null;
+  for (const type of instanceTypes) {
+    const rows = period.period_prices.filter((row) => row.instance_type === type);
+    let coveredTo = period.start.getTime();
+    for (const row of rows) {
+      if (Date.parse(row.from) > coveredTo) return null;
+      if (price !== null && scaledDecimal(row.price, 10) !== scaledDecimal(price, 10)) return null;
+      price = row.price;
+      coveredTo = row.to === null ? Infinity : Math.max(coveredTo, Date.parse(row.to));
+    }
+    if (coveredTo < period.end.getTime()) return null;
+  }
+  return price;
+}
+
+/**
+ * allocated_cost of every pool and initiative (`pool:…`, `initiative:…`) and the summary: allocated
+ * GPU-hours × the pool's one price, summed exactly and rounded once; null as soon as one allocation
+ * counted in it is in a pool without one price, and without a currency.
+ */
+function allocatedCostsOf(period: OrganizationPeriodRow, pools: PoolRow[], allocations: AllocationRow[]) {
+  const sums = new Map<string, bigint | null>();
+  const minorUnits = period.currency === null ? 0 : currencyMinorUnits(period.currency);
+  const prices = new Map(pools.map((pool) => [pool.pool_id, poolPrice(period, pool.instance_types)]));
+  const add = (key: string, amount: bigint | null) => {
+    const sum = sums.has(key) ? sums.get(key)! : 0n;
+    sums.set(key, sum === null || amount === null ? null : sum + amount);
+  };
+  for (const allocation of allocations) {
+    const price = prices.get(allocation.pool_id) ?? null;
+    const hours = String(allocation.allocated_gpu_hours);
+    // A float printed with an exponent (below 1e-6 or from 1e21) is no allocation worth a price.
+    const amount =
+      price === null || /e/i.test(hours)
+        ? null
+        : scaledDecimal(hours, ALLOCATION_SCALE) * scaledDecimal(price, ALLOCATION_SCALE);
+    for (const key of ['summary', `pool:${allocation.pool_id}`, `initiative:${allocation.initiative_id}`])
+      add(key, amount);
+  }
+  const of = (key: string): string | null => {
+    const sum = sums.get(key);
+    if (period.currency === null || sum === undefined || sum === null) return null;
+    return roundedAmount(sum, 10n ** BigInt(2 * ALLOCATION_SCALE), minorUnits);
+  };
+  return { of, summary: of('summary') };
 }
 
 /** Identifiers are ASCII; order them by code point, as the SQL does with COLLATE "C". */

@@ -43,6 +43,13 @@ const PRICES: Price[] = [
     effective_to: null,
   },
   {
+    instance_type: 'l4.xlarge',
+    price_per_gpu_hour: '0.8125',
+    pricing_model: 'on_demand',
+    effective_from: '2026-10-01T00:00:00Z',
+    effective_to: null,
+  },
+  {
     instance_type: 'g5.xlarge',
     price_per_gpu_hour: '0.4321',
     pricing_model: 'spot',
@@ -206,6 +213,15 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
         initiative_id: id,
         name: `Team ${id}`,
       })),
+      pools: [
+        { organization_id: org, pool_id: 'p5', name: 'P5', instance_types: ['p5.48xlarge'] },
+        { organization_id: org, pool_id: 'l4', name: 'L4', instance_types: ['l4.xlarge'] },
+      ],
+      allocations: [
+        { organization_id: org, initiative_id: 'vision', pool_id: 'l4', allocated_gpu_hours: 20.5 },
+        { organization_id: org, initiative_id: 'nlp', pool_id: 'l4', allocated_gpu_hours: 4 },
+        { organization_id: org, initiative_id: 'nlp', pool_id: 'p5', allocated_gpu_hours: 100 },
+      ],
       prices: prices.map((price) => ({ organization_id: org, currency: 'EUR', ...price })),
       workloads: RUNS.map((workload) => ({
         organization_id: org,
@@ -353,6 +369,22 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
         mine.unpriced,
       ]);
     }
+    // One price over the whole period: 24.5 × 0.8125; p5's price changes inside it, so it has none.
+    const pools = Object.fromEntries(
+      response.body.data.pools.map((pool: { pool_id: string; allocated_cost: string | null }) => [
+        pool.pool_id,
+        pool.allocated_cost,
+      ]),
+    );
+    expect(pools).toEqual({ l4: '19.91', p5: null });
+    const teams = Object.fromEntries(
+      response.body.data.initiatives.map((team: { initiative_id: string; allocated_cost: string | null }) => [
+        team.initiative_id,
+        team.allocated_cost,
+      ]),
+    );
+    expect(teams).toEqual({ vision: '16.66', nlp: null });
+    expect(response.body.data.summary.total_allocated_cost).toBeNull();
     const member = await get(admin, '/v1/capacity?cluster_id=c-east').expect(200);
     expect(member.body.data.summary.total_used_cost).toBeNull();
   });

@@ -48,6 +48,9 @@ const USED_COST_DESCRIPTION =
 const UNPRICED_DESCRIPTION =
   'Additive: GPU-hours used inside the period that no price covers (left out of the cost; all of them while the organization has no price); null with cluster_id when it has prices';
 
+const ALLOCATED_COST_DESCRIPTION =
+  "Additive: allocated GPU-hours × the price of the pool's GPU-hour, where every allocation counted has one: all the pool's instance types priced over the whole budget period at the same price; exact, rounded once; null otherwise and while the organization has no price";
+
 class BudgetFiguresDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 5000, description: 'GPU-hours allocated (in scope) for the budget period' })
   allocated_gpu_hours: number;
@@ -63,6 +66,9 @@ class BudgetFiguresDto extends IdleGpuFiguresDto {
 
   @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
   unpriced_gpu_hours: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '10250.00', description: ALLOCATED_COST_DESCRIPTION })
+  allocated_cost: string | null;
 
   @ApiProperty({ example: 96.25, description: BURN_RATE_DESCRIPTION })
   burn_rate_gpu_hours_per_day: number;
@@ -140,6 +146,9 @@ export class CapacitySummaryDto extends IdleGpuFiguresDto {
 
   @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
   unpriced_gpu_hours: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '10250.00', description: ALLOCATED_COST_DESCRIPTION })
+  total_allocated_cost: string | null;
 
   @ApiProperty({ type: 'integer', example: 64, description: 'sum of gpu_count over running workloads' })
   current_active_gpus: number;
