@@ -2,7 +2,15 @@ import { parse } from 'csv-parse/sync';
 import request from 'supertest';
 import { Clock } from '../../../src/common/clock';
 import { ImportRejectedError } from '../../../src/import/import-errors';
-import { authHeaders, createApiToken, importDocument, uniqueId } from '../../support/factories';
+import { pruneSamples } from '../../../src/cli/commands/prune.command';
+import {
+  authHeaders,
+  createApiToken,
+  importDocument,
+  insertSamples,
+  uniqueId,
+} from '../../support/factories';
+import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /*
@@ -586,5 +594,96 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
       await importDocument(t.dataSource, document(org, PRICES));
       expect(await cost()).toBe('25.50');
     });
+  });
+});
+
+describe('cost after a pruned week', () => {
+  let own: OwnDatabase;
+  let t: TestApp;
+  let token: string;
+  const org = 'org-pruned-cost';
+  const samples = [0, 1, 2, 3].map((quarter) => ({
+    workloadId: 'across-change',
+    at: new Date(Date.parse('2026-11-10T10:00:00Z') + quarter * HOUR),
+    gpuUtilization: 25,
+  }));
+
+  beforeAll(async () => {
+    own = await createOwnDatabase('pruned_cost');
+    t = await createTestApp({ RESPONSE_CACHE_TTL_SECONDS: '0' }, own.url);
+    jest.spyOn(t.app.get(Clock), 'now').mockImplementation(() => new Date(NOW));
+    await importDocument(t.dataSource, {
+      organizations: [
+        {
+          organization_id: org,
+          name: 'Pruned',
+          budget_period_start: '2026-11-01T00:00:00Z',
+          budget_period_end: '2026-12-01T00:00:00Z',
+        },
+      ],
+      initiatives: [{ organization_id: org, initiative_id: 'vision', name: 'Vision' }],
+      prices: PRICES.slice(0, 2).map((price) => ({ organization_id: org, currency: 'EUR', ...price })),
+      workloads: [
+        {
+          organization_id: org,
+          workload_id: 'across-change',
+          initiative_id: 'vision',
+          name: 'job',
+          status: 'completed',
+          submitted_by: 'ada@example.com',
+          instance_type: 'p5.48xlarge',
+          gpu_count: 2,
+          is_managed: true,
+          cluster_id: 'c-east',
+          namespace: 'ml',
+          submitted_at: '2026-11-10T10:00:00Z',
+          started_at: '2026-11-10T10:00:00Z',
+          completed_at: '2026-11-10T14:30:00.500Z',
+          exit_code: 0,
+        },
+      ],
+    });
+    await insertSamples(t.dataSource, org, samples);
+    token = await createApiToken(t.dataSource, org, { role: 'ORG_ADMIN' });
+  });
+
+  afterAll(async () => {
+    await t.close();
+    await own.drop();
+  });
+
+  const figures = async () => {
+    const headers = authHeaders(token, org);
+    const detail = (await request(t.server).get('/v1/workloads/across-change').set(headers).expect(200)).body
+      .data;
+    const stats = (
+      await request(t.server)
+        .get('/v1/workloads/stats?start_date=2026-11-01&end_date=2026-11-20')
+        .set(headers)
+        .expect(200)
+    ).body.data.summary;
+    const focus = (
+      await request(t.server)
+        .get('/v1/costs/focus?start_date=2026-11-01&end_date=2026-11-20')
+        .set(headers)
+        .expect(200)
+    ).body.data.records.map((record: { BilledCost: string }) => record.BilledCost);
+    return { cost: detail.cost, idle_cost: detail.idle_cost, total_cost: stats.total_cost, focus };
+  };
+
+  it('keeps every cost, and the idle cost of the lifetime average, when the samples week is dropped', async () => {
+    // 25.50 × (1 − 25 % utilization) = 19.125, rounded once.
+    const before = await figures();
+    expect(before).toEqual({
+      cost: '25.50',
+      idle_cost: '19.13',
+      total_cost: '25.50',
+      focus: ['10.00', '15.50'],
+    });
+    const pruned = await pruneSamples(t.dataSource, new Date('2026-11-16T00:00:00Z'));
+    expect(pruned.partitions.length).toBeGreaterThan(0);
+    const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM metric_samples');
+    expect(count).toBe(0);
+    expect(await figures()).toEqual(before);
   });
 });
