@@ -6,7 +6,13 @@ SELECT budget_period_start AS start, budget_period_end AS end, timezone,
             (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
             ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
                   CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
-                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries
+                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries,
+            (SELECT coalesce(json_agg(json_build_object('instance_type', p.instance_type,
+                      'from', p.effective_from, 'to', p.effective_to, 'price', p.price_per_gpu_hour::text)
+                      ORDER BY p.instance_type, p.effective_from), '[]')
+             FROM gpu_prices p
+             WHERE p.organization_id = $1 AND p.effective_from < budget_period_end
+               AND (p.effective_to IS NULL OR p.effective_to > budget_period_start)) AS period_prices
      FROM organizations WHERE organization_id = $1;
 
 -- GET /v1/capacity: usage, ORG_ADMIN, no filters
