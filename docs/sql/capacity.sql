@@ -527,25 +527,26 @@ WITH cuts AS (
        SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
+       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, $12::timestamptz[]) AS start_window
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
      ),
      usage AS (
-       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us, r.sampled_gpu_microseconds::numeric AS sampled_us, r.busy_gpu_microseconds AS busy_us
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
        JOIN capacity_usage_daily r ON r.organization_id = $1
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
        WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
        UNION ALL
-       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
+       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us, s.sign * g.sampled_us, s.sign * g.busy_us
        FROM (
-         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us
+         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us, sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us
          FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
@@ -558,7 +559,11 @@ WITH cuts AS (
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
-                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric)
+                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
+                ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
@@ -566,49 +571,60 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
            OFFSET 0
          ) w
+         LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
            OFFSET 0
          ) w
+         LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
          WHERE NOT c.on_hour
-         ) g (cut_index, initiative_id, instance_type, us)
+         ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g
        JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
          ON s.cut_index = g.cut_index
        UNION ALL
-       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              r.gpu_share_units::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - r.started_at) * 1e6)::numeric
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type, part.us,
+              gpucap_sampled_share(part.us, a.sample_count), gpucap_busy_share(part.us, a.gpu_utilization_sum, a.sample_count)
        FROM running r
-       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
-       UNION ALL
-       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              r.gpus::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - x.window_from) * 1e6)::numeric
-       FROM (
-         SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
-         FROM running GROUP BY initiative_id, instance_type, start_window
-       ) r
-       JOIN windows x ON x.ordinal > r.start_window
+       JOIN windows x ON x.ordinal >= r.start_window
+         AND greatest(r.started_at, x.window_from) < least($14::timestamptz, x.window_to)
+       CROSS JOIN LATERAL (SELECT r.gpu_share_units::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - greatest(r.started_at, x.window_from)) * 1e6)::numeric AS us) AS part
+       LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = r.organization_id
+    AND a.aggregate_workload_id = r.workload_id
      )
      SELECT u.initiative_id, p.pool_id,
             coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
+            coalesce(sum((u.sampled_us - u.busy_us) * pr.price_per_gpu_hour), 0)::text AS idle_price_unit_us,
             coalesce(sum(u.us) FILTER (WHERE pr.price_per_gpu_hour IS NULL), 0)::float8 AS unpriced_unit_us
      FROM usage u
      JOIN windows x ON x.ordinal - 1 = u.window_index
@@ -647,7 +663,7 @@ WITH cuts AS (
        SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
+       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, $12::timestamptz[]) AS start_window
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))

@@ -39,6 +39,8 @@ import { DAY_MS, type UsageWindow } from './usage-window';
 class Totals {
   /** Σ share-unit-microseconds × price, in 10^-PRICE_SCALE units (exact). */
   priceUnitUs = 0n;
+  /** Σ idle share-unit-microseconds × price, exact (ExactSum: busy parts carry many decimals). */
+  idlePriceUnitUs = new ExactSum();
   unpricedUnitUs = 0;
   allocated = 0;
   hasAllocation = false;
@@ -263,6 +265,7 @@ function tallyFigures(allocations: AllocationRow[], usage: UsageRow[], costs: Co
     const priced = scaledDecimal(row.price_unit_us, PRICE_SCALE);
     for (const totals of totalsOf(tally, row)) {
       totals.priceUnitUs += priced;
+      totals.idlePriceUnitUs.add(row.idle_price_unit_us);
       totals.unpricedUnitUs += row.unpriced_unit_us;
     }
   }
@@ -307,6 +310,7 @@ function summaryFigures(
   | 'current_active_gpus'
   | 'current_active_gpu_share'
   | 'total_used_cost'
+  | 'idle_cost'
   | 'unpriced_gpu_hours'
   | 'total_allocated_cost'
 > {
@@ -339,6 +343,8 @@ function costFiguresOf(currency: string | null, computed: boolean) {
         currency === null || !computed
           ? null
           : roundedAmount(totals.priceUnitUs, GPU_HOUR_DENOMINATOR, minorUnits),
+      idle_cost:
+        currency === null || !computed ? null : totals.idlePriceUnitUs.rounded(GPU_HOUR_UNIT_US, minorUnits),
       // Without any price every GPU-hour is unpriced, as in the statistics.
       unpriced_gpu_hours:
         currency === null
@@ -346,7 +352,38 @@ function costFiguresOf(currency: string | null, computed: boolean) {
           : computed
             ? round4(totals.unpricedUnitUs / GPU_SHARE_UNITS / 3.6e9)
             : null,
-    }) as Record<K, string | null> & { unpriced_gpu_hours: number | null };
+    }) as Record<K, string | null> & { idle_cost: string | null; unpriced_gpu_hours: number | null };
+}
+
+/** One GPU-hour in share-unit-microseconds. */
+const GPU_HOUR_UNIT_US = BigInt(GPU_SHARE_UNITS) * 3_600_000_000n;
+
+/**
+ * An exact sum of numeric texts of any scale (a busy part is a numeric quotient), kept
+ * as an integer at the largest scale seen, rounded once at the end.
+ */
+class ExactSum {
+  private units = 0n;
+  private scale = 0;
+
+  add(text: string): void {
+    // A sum of signed edge cuts can come out a hair below zero where nothing was idle.
+    const negative = text.startsWith('-');
+    const magnitude = negative ? text.slice(1) : text;
+    const scale = magnitude.split('.')[1]?.length ?? 0;
+    if (scale > this.scale) {
+      this.units *= 10n ** BigInt(scale - this.scale);
+      this.scale = scale;
+    }
+    const units = scaledDecimal(magnitude, this.scale);
+    this.units += negative ? -units : units;
+  }
+
+  /** The sum ÷ `denominator`, rounded half away from zero to `minorUnits` decimals. */
+  rounded(denominator: bigint, minorUnits: number): string {
+    const units = this.units < 0n ? 0n : this.units;
+    return roundedAmount(units, denominator * 10n ** BigInt(this.scale), minorUnits);
+  }
 }
 
 /** Allocated GPU-hours as the database gives them (float8) and prices, both in 10^-20 units. */

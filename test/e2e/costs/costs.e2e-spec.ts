@@ -97,6 +97,13 @@ const RUNS: Run[] = [
   },
 ];
 
+/** GPU utilization samples (percent) of the sampled runs: the idle figures' averages. */
+const UTILIZATION: Record<string, number[]> = {
+  'across-change': [20, 30],
+  'leaves-price': [50],
+  'mig-running': [60, 70, 80],
+};
+
 function run(
   id: string,
   initiative: string,
@@ -257,6 +264,18 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     jest.spyOn(t.app.get(Clock), 'now').mockImplementation(() => new Date(NOW));
     organizationId = uniqueId('org-cost');
     await importDocument(t.dataSource, document(organizationId));
+    await insertSamples(
+      t.dataSource,
+      organizationId,
+      Object.entries(UTILIZATION).flatMap(([workloadId, values]) => {
+        const start = Date.parse(RUNS.find((w) => w.workload_id === workloadId)!.started_at!);
+        return values.map((gpuUtilization, index) => ({
+          workloadId,
+          at: new Date(start + (index + 1) * 60_000),
+          gpuUtilization,
+        }));
+      }),
+    );
     admin = await createApiToken(t.dataSource, organizationId, { role: 'ORG_ADMIN' });
     member = await createApiToken(t.dataSource, organizationId, {
       role: 'MEMBER',
@@ -290,7 +309,10 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     const detail = await get(admin, '/v1/workloads/mig-running').expect(200);
     expect(detail.body.data.cost).toBe(expectedCost(RUNS[4], NOW));
     expect(detail.body.metadata.currency).toBe('EUR');
-    expect(detail.body.data.idle_cost).toBeNull();
+    // 70 % average utilization: 30 % of its cost is idle.
+    expect(detail.body.data.idle_cost).toBe(
+      amount(numerator(RUNS[4], pricedParts(RUNS[4], NOW)) * 3n, 2, 10n),
+    );
     const csv = await get(admin, '/v1/workloads?limit=100').set('Accept', 'text/csv').expect(200);
     const rows = parse<{ workload_id: string; cost: string }>(csv.text, { columns: true });
     for (const workload of RUNS) {
@@ -395,6 +417,51 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     expect(response.body.data.summary.total_allocated_cost).toBeNull();
     const member = await get(admin, '/v1/capacity?cluster_id=c-east').expect(200);
     expect(member.body.data.summary.total_used_cost).toBeNull();
+    expect(member.body.data.summary.idle_cost).toBeNull();
+  });
+
+  it("costs the capacity's idle GPU-hours: each priced part × its run's idle fraction × its price", async () => {
+    const response = await get(admin, '/v1/capacity').expect(200);
+    const period: [number, number] = [Date.parse('2026-11-01T00:00:00Z'), NOW];
+    // Σ units × price × µs × (100 × count − Σ utilization) ÷ (100 × count), over one common denominator.
+    const common = 100n * 60n;
+    const idle = (runs: Run[]) => {
+      let sum = 0n;
+      for (const w of runs) {
+        const values = UTILIZATION[w.workload_id];
+        if (w.started_at === null || values === undefined) continue;
+        const from = Math.max(Date.parse(w.started_at), period[0]);
+        const to = Math.min(w.completed_at === null ? NOW : Date.parse(w.completed_at), period[1]);
+        const count = BigInt(values.length);
+        const idleShare = 100n * count - BigInt(values.reduce((a, b) => a + b, 0));
+        for (const price of PRICES.filter((p) => p.instance_type === w.instance_type)) {
+          const a = Math.max(from, Date.parse(price.effective_from));
+          const b = Math.min(to, price.effective_to === null ? Infinity : Date.parse(price.effective_to));
+          if (a >= b) continue;
+          const priced = w.units * priceUnits(price.price_per_gpu_hour) * BigInt((b - a) * 1000);
+          sum += (priced * idleShare * common) / (100n * count);
+        }
+      }
+      return amount(sum, 2, common);
+    };
+    expect(response.body.data.summary.idle_cost).toBe(idle(RUNS));
+    // The half-idle g5 run's priced half only: its unpriced hours are left out, not costed at 0.
+    expect(response.body.data.summary.idle_cost).not.toBe('0.00');
+    for (const initiative of response.body.data.initiatives) {
+      expect([initiative.initiative_id, initiative.idle_cost]).toEqual([
+        initiative.initiative_id,
+        idle(RUNS.filter((w) => w.initiative_id === initiative.initiative_id)),
+      ]);
+    }
+    const pools = Object.fromEntries(
+      response.body.data.pools.map((pool: { pool_id: string; idle_cost: string | null }) => [
+        pool.pool_id,
+        pool.idle_cost,
+      ]),
+    );
+    expect(pools.p5).toBe(idle(RUNS.filter((w) => w.instance_type === 'p5.48xlarge')));
+    const mine = await get(member, '/v1/capacity').expect(200);
+    expect(mine.body.data.summary.idle_cost).toBe(idle(RUNS.filter((w) => w.initiative_id === 'vision')));
   });
 
   it("ranks fully priced workloads by cost, exact amounts, in the caller's scope", async () => {

@@ -48,6 +48,9 @@ const USED_COST_DESCRIPTION =
 const UNPRICED_DESCRIPTION =
   'Additive: GPU-hours used inside the period that no price covers (left out of the cost; all of them while the organization has no price); null with cluster_id when it has prices';
 
+const IDLE_COST_DESCRIPTION =
+  "Additive: the money of idle_gpu_hours' priced part: each part of sampled use × (1 − its workload's average GPU utilization / 100) × the price in force as it was used, exact, rounded once; idle time without a price is left out (it is within unpriced_gpu_hours); null when used_cost is";
+
 const ALLOCATED_COST_DESCRIPTION =
   "Additive: allocated GPU-hours × the price of the pool's GPU-hour, where every allocation counted has one: all the pool's instance types priced over the whole budget period at the same price; exact, rounded once; null otherwise and while the organization has no price";
 
@@ -63,6 +66,9 @@ class BudgetFiguresDto extends IdleGpuFiguresDto {
 
   @ApiProperty({ type: String, nullable: true, example: '3086.42', description: USED_COST_DESCRIPTION })
   used_cost: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '812.07', description: IDLE_COST_DESCRIPTION })
+  idle_cost: string | null;
 
   @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
   unpriced_gpu_hours: number | null;
@@ -143,6 +149,9 @@ export class CapacitySummaryDto extends IdleGpuFiguresDto {
 
   @ApiProperty({ type: String, nullable: true, example: '3086.42', description: USED_COST_DESCRIPTION })
   total_used_cost: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '812.07', description: IDLE_COST_DESCRIPTION })
+  idle_cost: string | null;
 
   @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
   unpriced_gpu_hours: number | null;
