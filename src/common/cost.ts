@@ -1,5 +1,11 @@
 import type { AuthScope } from './auth/auth-scope';
-import { organizationStatement, type ScopedStatement } from './database/scoped-statement';
+import { scopedInitiativeIds } from './auth/auth-scope';
+import {
+  initiativeScopeSql,
+  organizationStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from './database/scoped-statement';
 import { currencyMinorUnits, UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
 
 /**
@@ -52,6 +58,40 @@ export function runCostLateralSql(workload: string, asOf: string, alias: string)
 export function workloadCostSql(workload: string, asOf: string, alias: string): string {
   return `CASE WHEN ${alias}.price_count > 0 AND ${alias}.priced_us >= coalesce(${chargedSecondsSql(workload, asOf)}, 0) * 1000000
     THEN round(${alias}.price_unit_us / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${alias}.minor_units)::text END`;
+}
+
+/**
+ * The idle part of a workload's cost (text, the currency's decimals): its cost × (1 − average GPU
+ * utilization / 100), in numeric like the rollups' busy shares, rounded once; null without a cost or
+ * without samples (`aggregate`: sample_count and gpu_utilization_sum, null without samples).
+ */
+export function idleCostSql(workload: string, asOf: string, alias: string, aggregate: string): string {
+  return `CASE WHEN ${aggregate}.sample_count > 0 AND ${workloadCostSql(workload, asOf, alias)} IS NOT NULL
+        THEN round(${alias}.price_unit_us * (1 - ${aggregate}.gpu_utilization_sum / (${aggregate}.sample_count * 100)) / ${UNIT_MICROSECONDS_PER_GPU_HOUR},
+                   ${alias}.minor_units)::text END`;
+}
+
+/**
+ * idleCostSql of a few workloads (a ranked page) at `asOf`, in the caller's scope: one price lookup
+ * and one aggregate lookup each.
+ */
+export function workloadIdleCostsQuery(scope: AuthScope, workloadIds: string[], asOf: Date): ScopedStatement {
+  const values: unknown[] = [scope.organizationId, workloadIds, asOf];
+  const initiatives = scopedInitiativeIds(scope);
+  const conditions = ['w.organization_id = $1', 'w.workload_id = ANY($2::text[])'];
+  if (initiatives !== null)
+    conditions.push(initiativeScopeSql('w.initiative_id', `$${values.push(initiatives)}`));
+  return scopedStatement(
+    scope,
+    `SELECT w.workload_id, ${idleCostSql('w', '$3', 'price', 'a')} AS idle_cost
+     FROM workloads w ${runCostLateralSql('w', '$3', 'price')}
+     LEFT JOIN LATERAL (
+       SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+       WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+     ) AS a ON true
+     WHERE ${conditions.join(' AND ')}`,
+    values,
+  );
 }
 
 /** `metadata.currency`: the organization's currency, null while it has no price. */

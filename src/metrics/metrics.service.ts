@@ -1,4 +1,4 @@
-import { type CurrencyMetadata, organizationCurrencyQuery } from '../common/cost';
+import { type CurrencyMetadata, organizationCurrencyQuery, workloadIdleCostsQuery } from '../common/cost';
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
@@ -138,10 +138,35 @@ export class MetricsService {
     }));
     const totalCount = rows[0]?.total_count ?? 0;
     const scopeAverage = totalCount > 0 ? scaled(rows[0].scope_average, scale) : null;
-    return new WithMetadata(
-      { workloads, scope_average: { [sortBy]: scopeAverage } },
-      { total_count: totalCount },
-    );
+    const body = { workloads, scope_average: { [sortBy]: scopeAverage } };
+    if (sortBy !== 'idle_gpu_hours') return new WithMetadata(body, { total_count: totalCount });
+    return new WithMetadata(body, {
+      total_count: totalCount,
+      currency: await this.addIdleCosts(scope, workloads, now),
+    });
+  }
+
+  /** The money of each ranked workload's idle GPU-hours (src/common/cost.ts); the currency answered. */
+  private async addIdleCosts(
+    scope: AuthScope,
+    workloads: RankedWorkloadDto[],
+    now: Date,
+  ): Promise<string | null> {
+    const [costs, [{ currency }]] = await Promise.all([
+      workloads.length === 0
+        ? Promise.resolve([])
+        : this.database.run<{ workload_id: string; idle_cost: string | null }>(
+            workloadIdleCostsQuery(
+              scope,
+              workloads.map((workload) => workload.workload_id),
+              now,
+            ),
+          ),
+      this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope)),
+    ]);
+    const idleCostOf = new Map(costs.map((row) => [row.workload_id, row.idle_cost]));
+    for (const workload of workloads) workload.idle_cost = idleCostOf.get(workload.workload_id) ?? null;
+    return currency;
   }
 
   /** Ranked by cost: amounts as exact strings, the currency in metadata. */

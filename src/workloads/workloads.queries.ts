@@ -19,8 +19,7 @@ import {
   workloadCountSql,
 } from './period-rollup.queries';
 import { splitByPeriod } from './period-split';
-import { runCostLateralSql, workloadCostSql } from '../common/cost';
-import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
+import { idleCostSql, runCostLateralSql, workloadCostSql } from '../common/cost';
 
 /**
  * The workloads SQL, as pure functions returning scoped `{text, values}` (run with ScopedDatabase);
@@ -279,10 +278,7 @@ export function workloadDetailQuery(scope: AuthScope, workloadId: string, asOf: 
   ];
   const asOfParameter = params.add(asOf);
   const columns = detailColumns(asOfParameter);
-  // The idle part of the cost in numeric, like the rollups' busy shares: cost × (1 − average / 100).
-  const idleCost = `CASE WHEN a.sample_count > 0 AND ${workloadCostSql('workloads', asOfParameter, 'price')} IS NOT NULL
-        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / ${UNIT_MICROSECONDS_PER_GPU_HOUR},
-                   price.minor_units)::text END`;
+  const idleCost = idleCostSql('workloads', asOfParameter, 'price', 'a');
   return preparedStatement(
     scopedStatement(
       scope,

@@ -203,6 +203,15 @@ export class RankedWorkloadDto {
   idle_gpu_hours?: RankValueDto;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: '19.13',
+    description:
+      'Additive, with sort_by=idle_gpu_hours: the money of idle_gpu_hours, cost × (1 − gpu_efficiency) in metadata.currency (running: up to as_of), exact, rounded once; null when the workload has no cost (no price, or part of its run unpriced)',
+  })
+  idle_cost?: string | null;
+
+  @ApiPropertyOptional({
     type: RankValueDto,
     description: 'avg: lifetime utilization ÷ 100; current: latest ÷ 100',
   })

@@ -464,6 +464,44 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     expect(mine.body.data.summary.idle_cost).toBe(idle(RUNS.filter((w) => w.initiative_id === 'vision')));
   });
 
+  it('gives each workload ranked by idle GPU-hours the money of its idle time', async () => {
+    const idleCost = (w: Run): string | null => {
+      const values = UTILIZATION[w.workload_id];
+      if (expectedCost(w, NOW) === null || values === undefined) return null;
+      const count = BigInt(values.length);
+      const idleShare = 100n * count - BigInt(values.reduce((a, b) => a + b, 0));
+      return amount(numerator(w, pricedParts(w, NOW)) * idleShare, 2, 100n * count);
+    };
+    for (const [token, runs] of [
+      [admin, RUNS],
+      [member, RUNS.filter((w) => w.initiative_id === 'vision')],
+    ] as const) {
+      const response = await get(token, '/v1/workloads/metrics?sort_by=idle_gpu_hours&limit=100').expect(200);
+      expect(response.body.metadata.currency).toBe('EUR');
+      const ranked = response.body.data.workloads as { workload_id: string; idle_cost: string | null }[];
+      expect(ranked.map((w) => w.workload_id).sort()).toEqual(
+        runs
+          .filter((w) => UTILIZATION[w.workload_id])
+          .map((w) => w.workload_id)
+          .sort(),
+      );
+      for (const w of ranked)
+        expect([w.workload_id, w.idle_cost]).toEqual([
+          w.workload_id,
+          idleCost(runs.find((run) => run.workload_id === w.workload_id)!),
+        ]);
+    }
+    // 25.50 × 75 % idle; the g5 run leaves its price, so it has no cost and no idle cost.
+    const byId = await get(admin, '/v1/workloads/metrics?sort_by=idle_gpu_hours&limit=100').expect(200);
+    const costs = Object.fromEntries(
+      byId.body.data.workloads.map((w: { workload_id: string; idle_cost: string | null }) => [
+        w.workload_id,
+        w.idle_cost,
+      ]),
+    );
+    expect([costs['across-change'], costs['leaves-price']]).toEqual(['19.13', null]);
+  });
+
   it("ranks fully priced workloads by cost, exact amounts, in the caller's scope", async () => {
     const priced = RUNS.filter((w) => expectedCost(w, NOW) !== null);
     const byCost = [...priced].sort(
