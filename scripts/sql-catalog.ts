@@ -22,7 +22,7 @@ import {
   usageByWindowQuery,
   costByWindowQuery,
 } from '../src/common/capacity/capacity.queries';
-import { organizationCurrencyQuery } from '../src/common/cost';
+import { organizationCurrencyQuery, workloadIdleCostsQuery } from '../src/common/cost';
 import { focusPageQuery } from '../src/costs/focus.queries';
 import {
   type RankedFilters,
@@ -262,6 +262,8 @@ function metrics(): Catalog {
       ranked({ status: 'running' }),
       NOW,
     ),
+    'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, idle cost of the page, MEMBER':
+      workloadIdleCostsQuery(MEMBER, ['wl-0042', 'wl-0043'], NOW),
     'GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN': rankedBySampleMetricQuery(
       ORG_ADMIN,
       'gpu_utilization',

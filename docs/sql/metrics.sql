@@ -354,6 +354,29 @@ WITH running AS MATERIALIZED (
       ORDER BY p.avg_value DESC, p.workload_id COLLATE "C" ASC
     ) page ON true;
 
+-- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, idle cost of the page, MEMBER
+--   $1 = "org-example"
+--   $2 = ["wl-0042","wl-0043"]
+--   $3 = "2026-03-15T12:34:56.789Z"
+--   $4 = ["init-a","init-b"]
+SELECT w.workload_id, CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
+        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
+                   price.minor_units)::text END AS idle_cost
+     FROM workloads w LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
+  ) AS price ON true
+     LEFT JOIN LATERAL (
+       SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+       WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+     ) AS a ON true
+     WHERE w.organization_id = $1 AND w.workload_id = ANY($2::text[]) AND ($4::text[] IS NULL OR w.initiative_id = ANY ($4::text[]));
+
 -- GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN
 --   $1 = "org-example"
 --   $2 = null
