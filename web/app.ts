@@ -70,6 +70,8 @@ interface RankedEntry extends GpuHolding {
   name: string;
   initiative_id: string;
   idle_gpu_hours: { avg: number };
+  /** The money of idle_gpu_hours; null without a price. */
+  idle_cost?: string | null;
 }
 
 interface WorkloadSummary extends GpuHolding {
@@ -478,9 +480,10 @@ function drawBurnDown(summary: BudgetEntry, periodEnd: string): void {
 }
 
 async function loadIdle(): Promise<void> {
-  const { data } = await api<{ workloads: RankedEntry[] }>(
+  const { data, metadata } = await api<{ workloads: RankedEntry[] }>(
     inCluster('/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running&limit=10'),
   );
+  const currency = metadata?.currency ?? null;
   fillTable(
     'idle-table',
     data.workloads.map((entry) => {
@@ -497,6 +500,7 @@ async function loadIdle(): Promise<void> {
           cell(teamName(entry.initiative_id), entry.initiative_id),
           gpuCell(entry),
           cell(formatNumber(entry.idle_gpu_hours.avg), entry.idle_gpu_hours.avg, 'number'),
+          cell(formatMoney(entry.idle_cost, currency), entry.idle_cost ?? null, 'number'),
           action,
         ],
         { workload: entry.workload_id },

@@ -295,6 +295,9 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await cellValues(page, '#idle-table tbody td:nth-child(4)')).toEqual(
       idle.workloads.map((entry: { idle_gpu_hours: { avg: number } }) => String(entry.idle_gpu_hours.avg)),
     );
+    expect(await cellValues(page, '#idle-table tbody td:nth-child(5)')).toEqual(
+      idle.workloads.map((entry: { idle_cost: string | null }) => entry.idle_cost ?? ''),
+    );
     expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(1)')).toEqual(
       running.map((workload) => workload.workload_id),
     );
