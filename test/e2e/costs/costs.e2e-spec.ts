@@ -773,7 +773,14 @@ describe('cost after a pruned week', () => {
         .set(headers)
         .expect(200)
     ).body.data.records.map((record: { BilledCost: string }) => record.BilledCost);
-    return { cost: detail.cost, idle_cost: detail.idle_cost, total_cost: stats.total_cost, focus };
+    const capacity = (await request(t.server).get('/v1/capacity').set(headers).expect(200)).body.data.summary;
+    return {
+      cost: detail.cost,
+      idle_cost: detail.idle_cost,
+      total_cost: stats.total_cost,
+      focus,
+      capacity_idle_cost: capacity.idle_cost,
+    };
   };
 
   it('keeps every cost, and the idle cost of the lifetime average, when the samples week is dropped', async () => {
@@ -784,6 +791,8 @@ describe('cost after a pruned week', () => {
       idle_cost: '19.13',
       total_cost: '25.50',
       focus: ['10.00', '15.50'],
+      // Capacity counts the half second: 2 × (2 h × 2.50 + 2.5 h 0.5 s × 3.10) × 75 % = 19.1256…
+      capacity_idle_cost: '19.13',
     });
     const pruned = await pruneSamples(t.dataSource, new Date('2026-11-16T00:00:00Z'));
     expect(pruned.partitions.length).toBeGreaterThan(0);
