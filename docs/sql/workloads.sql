@@ -587,8 +587,15 @@ SELECT NULL::integer AS bucket_index,
 --   $4 = "2026-03-15T12:34:56.789Z"
 --   $5 = "2026-03-15T12:34:56.789Z"
 --   $6 = "2026-03-08T12:34:56.789Z"
---   $7 = "2026-03-15T12:34:56.789Z"
---   $8 = 2
+--   $7 = "2026-03-08T13:00:00.000Z"
+--   $8 = "2026-03-15T12:00:00.000Z"
+--   $9 = "2026-03-15T12:34:56.789Z"
+--   $10 = "2026-03-08T12:34:56.789Z"
+--   $11 = "2026-03-15T12:34:56.789Z"
+--   $12 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $13 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $14 = 2
+--   $15 = 2
 SELECT NULL::integer AS bucket_index,
       GROUPING(group_key) = 1 AS is_summary,
       group_key AS group_key,
@@ -597,32 +604,55 @@ SELECT NULL::integer AS bucket_index,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
       percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
       max(wait) AS max_seconds,
-      count(*) FILTER (WHERE wait IS NULL AND price_unit_us IS NULL)::float8 AS pending_count,
+      count(*) FILTER (WHERE wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL AND price_unit_us IS NULL) AS oldest_submitted_at,
-      round(coalesce(sum(price_unit_us), 0) / 18144000000000, $8::integer)::text AS total_cost,
+      min(submitted_at) FILTER (WHERE wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL) AS oldest_submitted_at,
+      round(coalesce(sum(price_unit_us), 0) / 18144000000000, $14::integer)::text AS total_cost,
+      round(coalesce(sum(idle_price_unit_us), 0) / 18144000000000, $15::integer)::text AS idle_cost,
       (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds
     FROM (SELECT facts.*
-      FROM (SELECT *, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+      FROM (SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
         CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
         AND submitted_at >= $3 AND submitted_at < $4
         AND (started_at IS NOT NULL OR status = 'pending')) AS queue
          UNION ALL
          SELECT instance_type, submitted_at, NULL::float8, NULL::integer, NULL::integer,
-        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us
+        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us,
+        CASE WHEN (status = 'running' OR submitted_at < price.pivot OR (submitted_at >= $6 AND submitted_at < $7) OR (submitted_at >= $8 AND submitted_at < $9)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
       FROM workloads
       JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
-                   effective_from, effective_to, price_per_gpu_hour
+                   effective_from, effective_to, price_per_gpu_hour, (SELECT CASE WHEN date_trunc('day', x.at AT TIME ZONE 'UTC') = x.at AT TIME ZONE 'UTC' THEN x.at
+          ELSE (date_trunc('day', x.at AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' END
+        FROM (SELECT max(coalesce(q.effective_to, q.effective_from)) AS at FROM gpu_prices q
+              WHERE q.organization_id = gpu_prices.organization_id AND q.instance_type = gpu_prices.instance_type) AS x) AS pivot
             FROM gpu_prices WHERE organization_id = $1) AS price
         ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
       CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us) AS part
+      LEFT JOIN LATERAL (
+        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+        WHERE (status = 'running' OR submitted_at < price.pivot OR (submitted_at >= $6 AND submitted_at < $7) OR (submitted_at >= $8 AND submitted_at < $9)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+        OFFSET 0
+      ) AS a ON true
       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $6 AND submitted_at < $7
+        AND submitted_at >= $10 AND submitted_at < $11
         AND started_at IS NOT NULL AND effective_from < (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')
         AND (effective_to IS NULL OR effective_to > started_at)
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_us, priced_unit_us)) AS bucketed
+         UNION ALL
+         SELECT dimension_value, bucket_start, NULL::float8, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
+        (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
+      FROM workload_period_rollups
+      JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, (SELECT CASE WHEN date_trunc('day', x.at AT TIME ZONE 'UTC') = x.at AT TIME ZONE 'UTC' THEN x.at
+          ELSE (date_trunc('day', x.at AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' END
+        FROM (SELECT max(coalesce(q.effective_to, q.effective_from)) AS at FROM gpu_prices q
+              WHERE q.organization_id = gpu_prices.organization_id AND q.instance_type = gpu_prices.instance_type) AS x) AS pivot
+            FROM gpu_prices WHERE organization_id = $1 AND effective_to IS NULL) AS price
+        ON price_instance_type = dimension_value AND bucket_start >= pivot
+      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND dimension = 'instance_type' AND sampled_gpu_seconds_sum <> 0
+        AND ((period = 'day' AND bucket_start = ANY($12::timestamptz[]))
+          OR (period = 'hour' AND bucket_start = ANY($13::timestamptz[])))
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_us, priced_unit_us, idle_price_unit_us)) AS bucketed
     GROUP BY GROUPING SETS ((), (group_key));
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type

@@ -53,6 +53,8 @@ export interface CostFiguresJson {
   total_cost: string | null;
   /** GPU-hours of the set that no price covers: what total_cost leaves out. */
   unpriced_gpu_hours: number;
+  /** The money of the priced part of idle_gpu_hours; null without prices. */
+  idle_cost: string | null;
 }
 
 /**
@@ -67,9 +69,14 @@ export function costFigures(
   zero: string | null,
 ): CostFiguresJson {
   if (zero === null)
-    return { total_cost: null, unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(gpuSeconds)) };
+    return {
+      total_cost: null,
+      unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(gpuSeconds)),
+      idle_cost: null,
+    };
   return {
     total_cost: row?.total_cost ?? zero,
     unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(gpuSeconds - (row?.priced_unit_seconds ?? 0))),
+    idle_cost: row?.idle_cost ?? zero,
   };
 }

@@ -188,6 +188,8 @@ export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
   total_cost: string | null;
   @ApiProperty({ description: CostFiguresDto.UNPRICED })
   unpriced_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
+  idle_cost: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'finished workloads only; null when none' })
   average_duration_seconds: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
@@ -209,6 +211,8 @@ export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
   total_cost: string | null;
   @ApiProperty({ description: CostFiguresDto.UNPRICED })
   unpriced_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
+  idle_cost: string | null;
   @ApiProperty({
     type: Number,
     nullable: true,
@@ -237,6 +241,8 @@ export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
   total_cost: string | null;
   @ApiProperty({ description: CostFiguresDto.UNPRICED })
   unpriced_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
+  idle_cost: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
   success_rate: number | null;
   @ApiProperty({ type: QueueWaitDto, description: QUEUE_WAIT_DESCRIPTION }) queue_wait: QueueWaitDto;

@@ -86,6 +86,10 @@ const RUNS: Run[] = [
   // Leaves the spot price period at midnight: 4 h priced, 4 h without a price.
   run('leaves-price', 'vision', 'g5.xlarge', 3, '2026-11-14T20:00:00Z', '2026-11-15T04:00:00Z'),
   run('other-team', 'nlp', 'p5.48xlarge', 8, '2026-11-05T00:00:00Z', '2026-11-06T06:00:00Z'),
+  // Submitted once their instance type's price no longer changes: the statistics cost their idle
+  // time from the rollup rows, at the one price.
+  run('l4-settled', 'nlp', 'l4.xlarge', 2, '2026-11-12T00:00:00Z', '2026-11-12T03:00:00Z'),
+  run('p5-settled', 'vision', 'p5.48xlarge', 1, '2026-11-12T10:00:30Z', '2026-11-12T11:30:00Z'),
   {
     ...run('mig-running', 'vision', 'p5.48xlarge', 1, '2026-11-19T23:00:00Z', null),
     units: 720n,
@@ -102,7 +106,24 @@ const UTILIZATION: Record<string, number[]> = {
   'across-change': [20, 30],
   'leaves-price': [50],
   'mig-running': [60, 70, 80],
+  'l4-settled': [40],
+  'p5-settled': [10, 20, 90],
 };
+
+/** The idle part × price of a set's priced parts (`parts` of each run), rounded once. */
+function idleAmount(runs: Run[], parts: (w: Run) => Part[]): string {
+  // Σ numerator × (100 × count − Σ utilization) ÷ (100 × count), over one common denominator.
+  const common = 100n * 60n;
+  let sum = 0n;
+  for (const w of runs) {
+    const values = UTILIZATION[w.workload_id];
+    if (values === undefined) continue;
+    const count = BigInt(values.length);
+    const idleShare = 100n * count - BigInt(values.reduce((a, b) => a + b, 0));
+    sum += (numerator(w, parts(w)) * idleShare * common) / (100n * count);
+  }
+  return amount(sum, 2, common);
+}
 
 function run(
   id: string,
@@ -307,12 +328,11 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
 
   it('puts cost on the detail and in the list CSV', async () => {
     const detail = await get(admin, '/v1/workloads/mig-running').expect(200);
-    expect(detail.body.data.cost).toBe(expectedCost(RUNS[4], NOW));
+    const mig = RUNS.find((w) => w.workload_id === 'mig-running')!;
+    expect(detail.body.data.cost).toBe(expectedCost(mig, NOW));
     expect(detail.body.metadata.currency).toBe('EUR');
     // 70 % average utilization: 30 % of its cost is idle.
-    expect(detail.body.data.idle_cost).toBe(
-      amount(numerator(RUNS[4], pricedParts(RUNS[4], NOW)) * 3n, 2, 10n),
-    );
+    expect(detail.body.data.idle_cost).toBe(amount(numerator(mig, pricedParts(mig, NOW)) * 3n, 2, 10n));
     const csv = await get(admin, '/v1/workloads?limit=100').set('Accept', 'text/csv').expect(200);
     const rows = parse<{ workload_id: string; cost: string }>(csv.text, { columns: true });
     for (const workload of RUNS) {
@@ -344,6 +364,60 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
           Date.parse(w.submitted_at) < Date.parse(bucket.bucket_end),
       );
       expect(bucket.total_cost).toBe(total(runs));
+      expect(bucket.idle_cost).toBe(idleAmount(runs, charged));
+    }
+  });
+
+  const charged = (w: Run) => pricedParts(w, NOW);
+
+  it("costs the statistics' idle GPU-hours: from the rollups where one price covers them, else run by run", async () => {
+    const inRange = (from: string) => RUNS.filter((w) => Date.parse(w.submitted_at) >= Date.parse(from));
+    for (const from of ['2026-11-01T00:00:00Z', '2026-11-12T10:00:10Z']) {
+      const range = `start_date=${from}&end_date=2026-11-21T00:00:00Z`;
+      for (const groupBy of ['initiative_id', 'instance_type', 'submitted_by', 'cluster_id']) {
+        const stats = await get(admin, `/v1/workloads/stats?${range}&group_by=${groupBy}`).expect(200);
+        const runs = inRange(from);
+        expect([from, groupBy, stats.body.data.summary.idle_cost]).toEqual([
+          from,
+          groupBy,
+          idleAmount(runs, charged),
+        ]);
+        for (const group of stats.body.data.grouped) {
+          const key = group[groupBy];
+          const mine = runs.filter((w) =>
+            groupBy === 'instance_type'
+              ? w.instance_type === key
+              : groupBy === 'initiative_id'
+                ? w.initiative_id === key
+                : true,
+          );
+          expect([from, groupBy, key, group.idle_cost]).toEqual([
+            from,
+            groupBy,
+            key,
+            idleAmount(mine, charged),
+          ]);
+        }
+      }
+      const timeline = await get(admin, `/v1/workloads/stats?${range}&interval=day`).expect(200);
+      for (const bucket of timeline.body.data.timeline) {
+        const runs = inRange(from).filter(
+          (w) =>
+            Date.parse(w.submitted_at) >= Date.parse(bucket.bucket_start) &&
+            Date.parse(w.submitted_at) < Date.parse(bucket.bucket_end),
+        );
+        expect([bucket.bucket_start, bucket.idle_cost]).toEqual([
+          bucket.bucket_start,
+          idleAmount(runs, charged),
+        ]);
+      }
+      const scoped = await get(member, `/v1/workloads/stats?${range}`).expect(200);
+      expect(scoped.body.data.summary.idle_cost).toBe(
+        idleAmount(
+          inRange(from).filter((w) => w.initiative_id === 'vision'),
+          charged,
+        ),
+      );
     }
   });
 
