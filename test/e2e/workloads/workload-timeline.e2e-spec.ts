@@ -64,6 +64,7 @@ interface Totals {
   total_gpu_hours: number;
   total_cost: null;
   unpriced_gpu_hours: number;
+  idle_cost: null;
   success_rate: number | null;
 }
 
@@ -75,6 +76,7 @@ function totalsOf(rows: WorkloadRow[]): Totals {
     total_gpu_hours: round4(rows.reduce((sum, row) => sum + gpuSeconds(row), 0) / 3600),
     total_cost: null,
     unpriced_gpu_hours: round4(rows.reduce((sum, row) => sum + gpuSeconds(row), 0) / 3600),
+    idle_cost: null,
     success_rate: completed + failed === 0 ? null : round4(completed / (completed + failed)),
   };
 }
@@ -109,6 +111,7 @@ function expectedTimeline(rows: WorkloadRow[], boundaries: string[], groupKey?: 
             gpu_hours: total_gpu_hours,
             total_cost: null,
             unpriced_gpu_hours: total_gpu_hours,
+            idle_cost: null,
             success_rate,
             ...NO_SAMPLES,
             ...queueFiguresOf(own),
