@@ -620,19 +620,17 @@ SELECT NULL::integer AS bucket_index,
          UNION ALL
          SELECT instance_type, submitted_at, NULL::float8, NULL::integer, NULL::integer,
         (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us,
-        CASE WHEN (status = 'running' OR submitted_at < price.pivot OR (submitted_at >= $6 AND submitted_at < $7) OR (submitted_at >= $8 AND submitted_at < $9)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
+        CASE WHEN (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $6 AND workloads.submitted_at < $7) OR (workloads.submitted_at >= $8 AND workloads.submitted_at < $9)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
       FROM workloads
       JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
-                   effective_from, effective_to, price_per_gpu_hour, (SELECT CASE WHEN date_trunc('day', x.at AT TIME ZONE 'UTC') = x.at AT TIME ZONE 'UTC' THEN x.at
-          ELSE (date_trunc('day', x.at AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' END
-        FROM (SELECT max(coalesce(q.effective_to, q.effective_from)) AS at FROM gpu_prices q
-              WHERE q.organization_id = gpu_prices.organization_id AND q.instance_type = gpu_prices.instance_type) AS x) AS pivot
+                   effective_from, effective_to, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
+          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
             FROM gpu_prices WHERE organization_id = $1) AS price
         ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
       CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us) AS part
       LEFT JOIN LATERAL (
         SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
-        WHERE (status = 'running' OR submitted_at < price.pivot OR (submitted_at >= $6 AND submitted_at < $7) OR (submitted_at >= $8 AND submitted_at < $9)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+        WHERE (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $6 AND workloads.submitted_at < $7) OR (workloads.submitted_at >= $8 AND workloads.submitted_at < $9)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
         OFFSET 0
       ) AS a ON true
       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
@@ -643,10 +641,8 @@ SELECT NULL::integer AS bucket_index,
          SELECT dimension_value, bucket_start, NULL::float8, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
         (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
       FROM workload_period_rollups
-      JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, (SELECT CASE WHEN date_trunc('day', x.at AT TIME ZONE 'UTC') = x.at AT TIME ZONE 'UTC' THEN x.at
-          ELSE (date_trunc('day', x.at AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' END
-        FROM (SELECT max(coalesce(q.effective_to, q.effective_from)) AS at FROM gpu_prices q
-              WHERE q.organization_id = gpu_prices.organization_id AND q.instance_type = gpu_prices.instance_type) AS x) AS pivot
+      JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
+          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
             FROM gpu_prices WHERE organization_id = $1 AND effective_to IS NULL) AS price
         ON price_instance_type = dimension_value AND bucket_start >= pivot
       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND dimension = 'instance_type' AND sampled_gpu_seconds_sum <> 0

@@ -91,13 +91,12 @@ function pricedFactsSql(
 
 /**
  * Per price row, the first UTC midnight from which its instance type's price no longer changes: the
- * end of its last period (or the start of its open one), rounded up to a day. Every run submitted
+ * end of its last period (or the start of its open one, the last), rounded up to a day (timestamps
+ * are whole microseconds, so a midnight stays itself). A window over the few price rows. Every run submitted
  * from then on (runs start after submission) lies wholly in the open period, or in none.
  */
-const PIVOT_SQL = `(SELECT CASE WHEN date_trunc('day', x.at AT TIME ZONE 'UTC') = x.at AT TIME ZONE 'UTC' THEN x.at
-          ELSE (date_trunc('day', x.at AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' END
-        FROM (SELECT max(coalesce(q.effective_to, q.effective_from)) AS at FROM gpu_prices q
-              WHERE q.organization_id = gpu_prices.organization_id AND q.instance_type = gpu_prices.instance_type) AS x)`;
+const PIVOT_SQL = `(date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
+          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC')`;
 
 /**
  * The idle part × price of the finished runs in whole rollup days and hours from the pivot on
@@ -180,12 +179,13 @@ function costFactsSql(
   const grouping = GROUPING[request.groupBy ?? 'none'];
   const starts = bucketedSplit(request, boundaries);
   const byType = grouping.dimension !== 'submitted_by' && starts.days.length + starts.hours.length > 0;
+  // Qualified: inside the aggregate lookup, status would be the aggregate's own.
   const needsRun = (pivot: string) => {
     if (!byType) return 'true';
     const raw = starts.raw.map(
-      (span) => `(submitted_at >= ${add(span.from)} AND submitted_at < ${add(span.to)})`,
+      (span) => `(workloads.submitted_at >= ${add(span.from)} AND workloads.submitted_at < ${add(span.to)})`,
     );
-    return `(status = 'running' OR submitted_at < ${pivot}${raw.map((span) => ` OR ${span}`).join('')})`;
+    return `(workloads.status = 'running' OR workloads.submitted_at < ${pivot}${raw.map((span) => ` OR ${span}`).join('')})`;
   };
   return `SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (${queue}) AS queue
          UNION ALL
