@@ -219,6 +219,7 @@ describe('Accept: text/csv', () => {
         gpu_hours: String(group.gpu_hours),
         total_cost: group.total_cost ?? '',
         unpriced_gpu_hours: String(group.unpriced_gpu_hours),
+        idle_cost: group.idle_cost ?? '',
         success_rate: group.success_rate === null ? '' : String(group.success_rate),
         sampled_gpu_hours: String(group.sampled_gpu_hours),
         idle_gpu_hours: String(group.idle_gpu_hours),
