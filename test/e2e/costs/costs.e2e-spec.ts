@@ -852,6 +852,7 @@ describe('cost after a pruned week', () => {
       cost: detail.cost,
       idle_cost: detail.idle_cost,
       total_cost: stats.total_cost,
+      stats_idle_cost: stats.idle_cost,
       focus,
       capacity_idle_cost: capacity.idle_cost,
     };
@@ -864,6 +865,7 @@ describe('cost after a pruned week', () => {
       cost: '25.50',
       idle_cost: '19.13',
       total_cost: '25.50',
+      stats_idle_cost: '19.13',
       focus: ['10.00', '15.50'],
       // Capacity counts the half second: 2 × (2 h × 2.50 + 2.5 h 0.5 s × 3.10) × 75 % = 19.1256…
       capacity_idle_cost: '19.13',
