@@ -92,8 +92,8 @@ function pricedFactsSql(
 /**
  * Per price row, the first UTC midnight from which its instance type's price no longer changes: the
  * end of its last period (or the start of its open one, the last), rounded up to a day (timestamps
- * are whole microseconds, so a midnight stays itself). A window over the few price rows. Every run submitted
- * from then on (runs start after submission) lies wholly in the open period, or in none.
+ * are whole microseconds, so a midnight stays itself), by a window over the few price rows. Every run
+ * submitted from then on (runs start after submission) lies wholly in the open period, or in none.
  */
 const PIVOT_SQL = `(date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
           AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC')`;
@@ -101,7 +101,7 @@ const PIVOT_SQL = `(date_trunc('day', (max(coalesce(effective_to, effective_from
 /**
  * The idle part × price of the finished runs in whole rollup days and hours from the pivot on
  * (PIVOT_SQL), read from the 'instance_type' rollup rows at their one price: (sampled − busy)
- * share-unit-seconds × 10^6 × the open period's price. `null` when the grouping has no such rows
+ * share-unit-seconds × 10^6 × the open period's price. Left out when the grouping has no such rows
  * (by submitter, or any raw read): every run is then costed by pricedFactsSql.
  */
 function idleRollupFactsSql(
