@@ -202,7 +202,11 @@ async function captureAnswers(
 
 const TIME_RANGES = ['today', 'this_week', 'this_month', 'last_7_days', 'last_30_days'];
 const GROUPS = ['', '&group_by=initiative_id', '&group_by=submitted_by', '&group_by=instance_type'];
-const SORTS = RANK_METRICS;
+/**
+ * The sort keys both columns answer: `cost` is newer than the commits compared against (a 400
+ * there), and reads every workload in scope (docs/api.md), so it is measured on its own.
+ */
+const SORTS = RANK_METRICS.filter((sort) => sort !== 'cost');
 
 /** An ISO instant `seconds` before a fixed day: distinct custom ranges for cold requests. */
 function secondsBefore(seconds: number): string {

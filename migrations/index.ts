@@ -21,6 +21,7 @@ import { GpuShares1763800022000 } from './1763800022000-gpu-shares';
 import { SyncWatermarksPerCluster1763800023000 } from './1763800023000-sync-watermarks-per-cluster';
 import { AlertStates1763800024000 } from './1763800024000-alert-states';
 import { QueueWaitIndex1763800025000 } from './1763800025000-queue-wait-index';
+import { GpuPrices1763800027000 } from './1763800027000-gpu-prices';
 import { SampleDays1763800028000 } from './1763800028000-sample-days';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
@@ -48,5 +49,6 @@ export const migrations = [
   SyncWatermarksPerCluster1763800023000,
   AlertStates1763800024000,
   QueueWaitIndex1763800025000,
+  GpuPrices1763800027000,
   SampleDays1763800028000,
 ];

@@ -20,9 +20,13 @@ import {
   poolsQuery,
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
+  costByWindowQuery,
 } from '../src/common/capacity/capacity.queries';
+import { organizationCurrencyQuery, workloadIdleCostsQuery } from '../src/common/cost';
+import { focusPageQuery } from '../src/costs/focus.queries';
 import {
   type RankedFilters,
+  rankedByCostQuery,
   rankedByGpuHoursQuery,
   rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
@@ -181,6 +185,13 @@ function workloads(): Catalog {
       to: NOW,
       now: NOW,
     }),
+    'GET /v1/workloads/stats: queue wait, pending and cost (an organization with prices), MEMBER, group_by=instance_type':
+      queueWaitQuery(
+        MEMBER,
+        { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'instance_type' },
+        undefined,
+        2,
+      ),
     'GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type': queueWaitQuery(
       MEMBER,
       { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'instance_type' },
@@ -251,6 +262,8 @@ function metrics(): Catalog {
       ranked({ status: 'running' }),
       NOW,
     ),
+    'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, idle cost of the page, MEMBER':
+      workloadIdleCostsQuery(MEMBER, ['wl-0042', 'wl-0043'], NOW),
     'GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN': rankedBySampleMetricQuery(
       ORG_ADMIN,
       'gpu_utilization',
@@ -263,6 +276,7 @@ function metrics(): Catalog {
     ),
     'GET /v1/workloads/metrics: sort_by=idle_gpu_hours, cluster_id, MEMBER (cluster read as a set)':
       rankedInClusterQuery(MEMBER, 'idle_gpu_hours', { ...ranked({}), clusterId: 'eks-use1' }, NOW),
+    'GET /v1/workloads/metrics: sort_by=cost, desc, MEMBER': rankedByCostQuery(MEMBER, ranked({}), NOW),
     'GET /v1/workloads/metrics: sort_by=gpu_hours, desc, ORG_ADMIN': rankedByGpuHoursQuery(
       ORG_ADMIN,
       ranked({}),
@@ -321,6 +335,15 @@ function capacity(): Catalog {
       ],
       NOW,
     ),
+    'GET /v1/capacity: cost of the period so far, cut at a price change, MEMBER': costByWindowQuery(
+      MEMBER,
+      none,
+      [
+        { from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-03-10T12:00:00Z') },
+        { from: new Date('2026-03-10T12:00:00Z'), to: NOW },
+      ],
+      NOW,
+    ),
     'GET /v1/capacity: interval=day, use per local day, MEMBER': usageByWindowQuery(
       MEMBER,
       none,
@@ -376,6 +399,21 @@ function alerts(): Catalog {
   };
 }
 
+function costs(): Catalog {
+  const range = { from: new Date('2026-03-01T00:00:00Z'), to: new Date('2026-03-15T00:00:00Z'), asOf: NOW };
+  return {
+    'GET /v1/costs/focus (and every answer with metadata.currency): the currency':
+      organizationCurrencyQuery(ORG_ADMIN),
+    'GET /v1/costs/focus: page, ORG_ADMIN': focusPageQuery(ORG_ADMIN, range, null, 100),
+    'GET /v1/costs/focus: page, MEMBER, initiative_id, after a page token': focusPageQuery(
+      MEMBER,
+      { ...range, initiativeId: 'init-a' },
+      { key: '2026-03-10 08:00:00+00', id: 'wl-0042' },
+      100,
+    ),
+  };
+}
+
 /** File name under docs/sql/ → its content. */
 export function generatedSqlFiles(): Record<string, string> {
   return {
@@ -383,5 +421,6 @@ export function generatedSqlFiles(): Record<string, string> {
     'metrics.sql': render(metrics()),
     'capacity.sql': render(capacity()),
     'alerts.sql': render(alerts()),
+    'costs.sql': render(costs()),
   };
 }

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AlertsModule } from './alerts/alerts.module';
 import { CapacityModule } from './capacity/capacity.module';
+import { CostsModule } from './costs/costs.module';
 import { AuthModule } from './common/auth/auth.module';
 import { CredentialGuard } from './common/auth/credential.guard';
 import { AppConfig } from './core/config/app-config';
@@ -65,6 +66,7 @@ export class AppModule {
         MetricsModule,
         WorkloadsModule,
         CapacityModule,
+        CostsModule,
         AlertsModule,
       ],
       providers: [

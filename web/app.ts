@@ -15,7 +15,7 @@ const WORKLOADS_PAGE = 20;
 
 interface Envelope<T> {
   data: T;
-  metadata?: { total_count?: number; next_token?: string | null };
+  metadata?: { total_count?: number; next_token?: string | null; currency?: string | null };
 }
 
 /** An alert of GET /v1/alerts: its labels (severity among them) and what a person reads. */
@@ -42,6 +42,8 @@ interface BudgetEntry {
   total_allocated_gpu_hours?: number;
   total_used_gpu_hours?: number;
   total_remaining_gpu_hours?: number;
+  used_cost?: string | null;
+  total_used_cost?: string | null;
   budget_status?: string;
   projected_exhaustion_date: string | null;
   daily?: {
@@ -68,6 +70,8 @@ interface RankedEntry extends GpuHolding {
   name: string;
   initiative_id: string;
   idle_gpu_hours: { avg: number };
+  /** The money of idle_gpu_hours; null without a price. */
+  idle_cost?: string | null;
 }
 
 interface WorkloadSummary extends GpuHolding {
@@ -84,11 +88,18 @@ interface Group {
   initiative_id: string;
   workload_count: number;
   gpu_hours: number;
+  total_cost: string | null;
   success_rate: number | null;
 }
 
 interface Stats {
-  summary: { total_workloads: number; total_gpu_hours: number; success_rate: number | null };
+  summary: {
+    total_workloads: number;
+    total_gpu_hours: number;
+    total_cost: string | null;
+    unpriced_gpu_hours: number;
+    success_rate: number | null;
+  };
   grouped: Group[];
   timeline: { bucket_start: string; grouped: Group[] }[];
 }
@@ -167,6 +178,30 @@ function formatNumber(value: number | null | undefined, digits = 1): string {
   return value === null || value === undefined
     ? '—'
     : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+/**
+ * An amount as the API gives it (an exact decimal string in the currency's minor units), shown as is
+ * with its currency: formatting it as a float could change its last digit. '—' without a price.
+ */
+function formatMoney(amount: string | null | undefined, currency: string | null | undefined): string {
+  return amount === null || amount === undefined || !currency ? '—' : `${currency} ${amount}`;
+}
+
+/** The money beside GPU-hours in a summary sentence, only where the organization has prices. */
+function costSentence(
+  id: string,
+  amount: string | null | undefined,
+  currency: string | null | undefined,
+  unpriced: number | null | undefined,
+): (string | HTMLElement)[] {
+  if (!currency || amount === null || amount === undefined) return [];
+  const strong = document.createElement('strong');
+  strong.id = id;
+  strong.dataset.value = amount;
+  strong.textContent = formatMoney(amount, currency);
+  const rest = unpriced ? ` (${formatNumber(unpriced)} GPU-hours without a price not included)` : '';
+  return [' They cost ', strong, `${rest}.`];
 }
 
 function formatPercent(value: number | null): string {
@@ -337,7 +372,8 @@ function drawChart(
 const PALETTE = ['#2563eb', '#db2777', '#16a34a', '#ea580c', '#7c3aed', '#0891b2', '#ca8a04', '#64748b'];
 
 async function loadCapacity(): Promise<void> {
-  const { data } = await api<Capacity>(inCluster('/v1/capacity?interval=day'));
+  const { data, metadata } = await api<Capacity>(inCluster('/v1/capacity?interval=day'));
+  const currency = metadata?.currency ?? null;
   capacity = data;
   timeZone = data.timezone ?? 'UTC';
   teamNames.clear();
@@ -354,6 +390,7 @@ async function loadCapacity(): Promise<void> {
     ' GPU-hours used; ',
     figure('summary-remaining', summary.total_remaining_gpu_hours, 'remaining'),
     ` remaining; ${exhaustionSentence(exhaustion, periodEnd)}.`,
+    ...costSentence('summary-cost', summary.total_used_cost, currency, null),
   );
   byId('capacity-summary').dataset.timezone = timeZone;
   const entries = [
@@ -372,6 +409,7 @@ async function loadCapacity(): Promise<void> {
           cell(formatNumber(entry.remaining_gpu_hours), entry.remaining_gpu_hours, 'number'),
           statusBadge(entry.budget_status),
           exhaustionCell(entry.projected_exhaustion_date, periodEnd),
+          cell(formatMoney(entry.used_cost, currency), entry.used_cost ?? null, 'number'),
         ],
         { kind: kind.toLowerCase(), id, status: entry.budget_status ?? '' },
       ),
@@ -442,9 +480,10 @@ function drawBurnDown(summary: BudgetEntry, periodEnd: string): void {
 }
 
 async function loadIdle(): Promise<void> {
-  const { data } = await api<{ workloads: RankedEntry[] }>(
+  const { data, metadata } = await api<{ workloads: RankedEntry[] }>(
     inCluster('/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running&limit=10'),
   );
+  const currency = metadata?.currency ?? null;
   fillTable(
     'idle-table',
     data.workloads.map((entry) => {
@@ -461,6 +500,7 @@ async function loadIdle(): Promise<void> {
           cell(teamName(entry.initiative_id), entry.initiative_id),
           gpuCell(entry),
           cell(formatNumber(entry.idle_gpu_hours.avg), entry.idle_gpu_hours.avg, 'number'),
+          cell(formatMoney(entry.idle_cost, currency), entry.idle_cost ?? null, 'number'),
           action,
         ],
         { workload: entry.workload_id },
@@ -510,14 +550,16 @@ async function loadSeries(entry: RankedEntry): Promise<void> {
 
 async function loadStats(): Promise<void> {
   const range = byId<HTMLSelectElement>('stats-range').value;
-  const { data } = await api<Stats>(
+  const { data, metadata } = await api<Stats>(
     inCluster(`/v1/workloads/stats?time_range=${range}&group_by=initiative_id&interval=day`),
   );
+  const currency = metadata?.currency ?? null;
   byId('stats-summary').replaceChildren(
     figure('stats-workloads', data.summary.total_workloads, 'workloads', 0),
     ' workloads submitted, ',
     figure('stats-gpu-hours', data.summary.total_gpu_hours, 'GPU-hours'),
     ` GPU-hours over their whole runs, success rate ${formatPercent(data.summary.success_rate)}.`,
+    ...costSentence('stats-cost', data.summary.total_cost, currency, data.summary.unpriced_gpu_hours),
   );
   fillTable(
     'stats-table',
@@ -528,6 +570,7 @@ async function loadStats(): Promise<void> {
           cell(String(group.workload_count), group.workload_count, 'number'),
           cell(formatNumber(group.gpu_hours), group.gpu_hours, 'number'),
           cell(formatPercent(group.success_rate).replace(' %', ''), group.success_rate, 'number'),
+          cell(formatMoney(group.total_cost, currency), group.total_cost, 'number'),
         ],
         { team: group.initiative_id },
       ),

@@ -2,7 +2,17 @@
 
 -- GET /v1/capacity: budget period
 --   $1 = "org-example"
-SELECT budget_period_start AS start, budget_period_end AS end, timezone
+SELECT budget_period_start AS start, budget_period_end AS end, timezone,
+            (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
+            ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
+                  CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
+                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries,
+            (SELECT coalesce(json_agg(json_build_object('instance_type', p.instance_type,
+                      'from', p.effective_from, 'to', p.effective_to, 'price', p.price_per_gpu_hour::text)
+                      ORDER BY p.instance_type, p.effective_from), '[]')
+             FROM gpu_prices p
+             WHERE p.organization_id = $1 AND p.effective_from < budget_period_end
+               AND (p.effective_to IS NULL OR p.effective_to > budget_period_start)) AS period_prices
      FROM organizations WHERE organization_id = $1;
 
 -- GET /v1/capacity: usage, ORG_ADMIN, no filters
@@ -488,6 +498,142 @@ WITH windows AS (
      WHERE $4::text IS NULL OR p.pool_id = $4::text
      GROUP BY 1, r.initiative_id, p.pool_id;
 
+-- GET /v1/capacity: cost of the period so far, cut at a price change, MEMBER
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = null
+--   $4 = null
+--   $5 = ["2026-03-10T12:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $6 = [0,1,1]
+--   $7 = [0,0,1]
+--   $8 = [1,-1,1]
+--   $9 = [0,1]
+--   $10 = ["2026-03-01","2026-03-10"]
+--   $11 = ["2026-03-10","2026-03-15"]
+--   $12 = ["2026-03-01T00:00:00.000Z","2026-03-10T12:00:00.000Z"]
+--   $13 = ["2026-03-10T12:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $14 = "2026-03-15T12:34:56.789Z"
+WITH cuts AS (
+       SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
+              extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
+              t.at_utc::date::timestamp AT TIME ZONE 'UTC' AS day_start,
+              date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
+              (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
+              (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
+       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
+     ),
+     windows AS (
+       SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     ),
+     running AS (
+       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
+              width_bucket(w.started_at, $12::timestamptz[]) AS start_window
+       FROM workloads w
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+     ),
+     usage AS (
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us, r.sampled_gpu_microseconds::numeric AS sampled_us, r.busy_gpu_microseconds AS busy_us
+       FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
+       JOIN capacity_usage_daily r ON r.organization_id = $1
+         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
+       WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+       UNION ALL
+       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us, s.sign * g.sampled_us, s.sign * g.busy_us
+       FROM (
+         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us, sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us
+         FROM (
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_daily r
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+           OFFSET 0
+         ) r
+         UNION ALL
+         SELECT c.cut_index, h.*
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
+                ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
+           FROM capacity_usage_hourly h
+           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR h.initiative_id = $3::text)
+           GROUP BY h.initiative_id, h.instance_type
+         ) h
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+             AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
+         LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+           OFFSET 0
+         ) w
+         LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+         WHERE NOT c.on_hour
+         ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+         GROUP BY g.cut_index, g.initiative_id, g.instance_type
+       ) g
+       JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
+         ON s.cut_index = g.cut_index
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type, part.us,
+              gpucap_sampled_share(part.us, a.sample_count), gpucap_busy_share(part.us, a.gpu_utilization_sum, a.sample_count)
+       FROM running r
+       JOIN windows x ON x.ordinal >= r.start_window
+         AND greatest(r.started_at, x.window_from) < least($14::timestamptz, x.window_to)
+       CROSS JOIN LATERAL (SELECT r.gpu_share_units::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - greatest(r.started_at, x.window_from)) * 1e6)::numeric AS us) AS part
+       LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = r.organization_id
+    AND a.aggregate_workload_id = r.workload_id
+     )
+     SELECT u.initiative_id, p.pool_id,
+            coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
+            coalesce(sum((u.sampled_us - u.busy_us) * pr.price_per_gpu_hour), 0)::text AS idle_price_unit_us,
+            coalesce(sum(u.us) FILTER (WHERE pr.price_per_gpu_hour IS NULL), 0)::float8 AS unpriced_unit_us
+     FROM usage u
+     JOIN windows x ON x.ordinal - 1 = u.window_index
+     LEFT JOIN gpu_prices pr ON pr.organization_id = $1 AND pr.instance_type = u.instance_type
+       AND pr.effective_from <= x.window_from AND (pr.effective_to IS NULL OR pr.effective_to > x.window_from)
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.initiative_id, p.pool_id;
+
 -- GET /v1/capacity: interval=day, use per local day, MEMBER
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
@@ -517,7 +663,7 @@ WITH cuts AS (
        SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
+       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, $12::timestamptz[]) AS start_window
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))

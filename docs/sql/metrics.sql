@@ -348,6 +348,29 @@ WITH running AS MATERIALIZED (
       ORDER BY p.avg_value DESC, p.workload_id COLLATE "C" ASC
     ) page ON true;
 
+-- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, idle cost of the page, MEMBER
+--   $1 = "org-example"
+--   $2 = ["wl-0042","wl-0043"]
+--   $3 = "2026-03-15T12:34:56.789Z"
+--   $4 = ["init-a","init-b"]
+SELECT w.workload_id, CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
+        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
+                   price.minor_units)::text END AS idle_cost
+     FROM workloads w LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
+  ) AS price ON true
+     LEFT JOIN LATERAL (
+       SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+       WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+     ) AS a ON true
+     WHERE w.organization_id = $1 AND w.workload_id = ANY($2::text[]) AND ($4::text[] IS NULL OR w.initiative_id = ANY ($4::text[]));
+
 -- GET /v1/workloads/metrics: sort_by=gpu_utilization, desc, ORG_ADMIN
 --   $1 = "org-example"
 --   $2 = null
@@ -454,6 +477,46 @@ WITH ranked AS MATERIALIZED (
       SELECT * FROM ranked ORDER BY avg_value DESC, workload_id COLLATE "C" ASC LIMIT $5
     ) page ON true
     ORDER BY page.avg_value DESC, page.workload_id COLLATE "C" ASC;
+
+-- GET /v1/workloads/metrics: sort_by=cost, desc, MEMBER
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = ["init-a","init-b"]
+--   $4 = ["pending","running","completed","failed","cancelled"]
+--   $5 = 10
+--   $6 = "2026-03-15T12:34:56.789Z"
+--   $7 = null
+WITH ranked AS MATERIALIZED (
+      SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas,
+             price.price_unit_us / 18144000000000 AS exact_cost, price.price_unit_us, price.minor_units
+      FROM workloads w
+      LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
+  ) AS price ON true
+      WHERE w.organization_id = $1 AND w.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
+        AND ($7::text IS NULL OR w.cluster_id = $7::text)
+        AND w.instance_type IN (SELECT p.instance_type FROM gpu_prices p WHERE p.organization_id = $1)
+        AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
+    )
+    SELECT page.workload_id, page.name, page.initiative_id, page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas,
+           round(page.exact_cost, page.minor_units)::text AS avg_value,
+           round(page.exact_cost, page.minor_units)::text AS current_value,
+           totals.total_count, totals.scope_average
+    FROM (SELECT count(*)::int AS total_count,
+                 round(sum(price_unit_us) / (18144000000000::numeric * count(*)), max(minor_units))::text
+                   AS scope_average
+          FROM ranked) totals
+    LEFT JOIN LATERAL (
+      SELECT * FROM ranked ORDER BY exact_cost DESC, workload_id COLLATE "C" ASC LIMIT $5
+    ) page ON true
+    ORDER BY page.exact_cost DESC, page.workload_id COLLATE "C" ASC;
 
 -- GET /v1/workloads/metrics: sort_by=gpu_hours, desc, ORG_ADMIN
 --   $1 = "org-example"

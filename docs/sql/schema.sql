@@ -106,6 +106,31 @@ CREATE TABLE capacity_usage_hourly (
     CONSTRAINT capacity_usage_hourly_start_hour_check CHECK (start_hour >= '-1'::integer AND start_hour <= 23)
 );
 
+-- Table gpu_prices
+CREATE TABLE gpu_prices (
+    organization_id text NOT NULL,
+    instance_type text NOT NULL,
+    effective_from timestamp with time zone NOT NULL,
+    effective_to timestamp with time zone,
+    price_per_gpu_hour numeric NOT NULL,
+    currency text NOT NULL,
+    minor_units smallint NOT NULL,
+    pricing_model text NOT NULL,
+    CONSTRAINT gpu_prices_pkey PRIMARY KEY (organization_id, instance_type, effective_from),
+    CONSTRAINT gpu_prices_check CHECK (effective_to IS NULL OR effective_to > effective_from),
+    CONSTRAINT gpu_prices_currency_check CHECK (currency ~ '^[A-Z]{3}$'::text),
+    CONSTRAINT gpu_prices_minor_units_check CHECK (minor_units >= 0 AND minor_units <= 4),
+    CONSTRAINT gpu_prices_price_per_gpu_hour_check CHECK (price_per_gpu_hour >= 0::numeric),
+    CONSTRAINT gpu_prices_pricing_model_check CHECK (pricing_model = ANY (ARRAY['on_demand'::text, 'reserved'::text, 'spot'::text, 'internal'::text])),
+    CONSTRAINT gpu_prices_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(organization_id) ON DELETE CASCADE
+);
+CREATE TRIGGER gpu_prices_data_version_delete AFTER DELETE ON gpu_prices REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
+CREATE TRIGGER gpu_prices_data_version_insert AFTER INSERT ON gpu_prices REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
+CREATE TRIGGER gpu_prices_data_version_truncate AFTER TRUNCATE ON gpu_prices FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
+CREATE TRIGGER gpu_prices_data_version_update AFTER UPDATE ON gpu_prices REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER gpu_prices_overlap_insert AFTER INSERT ON gpu_prices REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_overlap_check();
+CREATE TRIGGER gpu_prices_overlap_update AFTER UPDATE ON gpu_prices REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_overlap_check();
+
 -- Table initiatives
 CREATE TABLE initiatives (
     organization_id text NOT NULL,
@@ -398,7 +423,7 @@ CREATE INDEX workloads_org_running_usage ON public.workloads USING btree (organi
 CREATE INDEX workloads_org_status_gpu_seconds ON public.workloads USING btree (organization_id, status, (((gpu_share_units)::double precision * GREATEST((0)::double precision, floor(date_part('epoch'::text, (completed_at - started_at)))))), workload_id COLLATE "C");
 CREATE INDEX workloads_org_status_submitted ON public.workloads USING btree (organization_id, status, submitted_at, workload_id);
 CREATE INDEX workloads_org_submitted ON public.workloads USING btree (organization_id, submitted_at, workload_id);
-CREATE INDEX workloads_org_submitted_queue ON public.workloads USING btree (organization_id, submitted_at) INCLUDE (started_at, status, gpu_count, gpu_share_units, initiative_id, instance_type, submitted_by, cluster_id);
+CREATE INDEX workloads_org_submitted_queue ON public.workloads USING btree (organization_id, submitted_at) INCLUDE (started_at, completed_at, status, gpu_count, gpu_share_units, initiative_id, instance_type, submitted_by, cluster_id);
 CREATE INDEX workloads_org_submitter_submitted ON public.workloads USING btree (organization_id, submitted_by, submitted_at, workload_id);
 CREATE TRIGGER workloads_capacity_rollup_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
 CREATE TRIGGER workloads_capacity_rollup_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
@@ -1396,6 +1421,30 @@ AS $function$
       RETURN NULL;
     END
     $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_price_overlap_check()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+      BEGIN
+        IF EXISTS (
+          SELECT 1 FROM gpu_prices a JOIN gpu_prices b
+            ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type
+           AND a.effective_from < b.effective_from
+           AND (a.effective_to IS NULL OR a.effective_to > b.effective_from)
+          WHERE a.organization_id IN (SELECT organization_id FROM new_rows)
+        ) THEN
+          RAISE EXCEPTION 'price periods of one instance type overlap' USING ERRCODE = '23P01';
+        END IF;
+        IF EXISTS (
+          SELECT 1 FROM gpu_prices WHERE organization_id IN (SELECT organization_id FROM new_rows)
+          GROUP BY organization_id HAVING count(DISTINCT currency) > 1
+        ) THEN
+          RAISE EXCEPTION 'an organization prices in one currency' USING ERRCODE = '23514';
+        END IF;
+        RETURN NULL;
+      END
+      $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sample_days_apply_changes()
  RETURNS void

@@ -7,7 +7,16 @@
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
 
 -- GET /v1/workloads: page, ORG_ADMIN, every filter, after a page token
 --   $1 = "org-example"
@@ -24,7 +33,16 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $11::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
 
 -- GET /v1/workloads: page, MEMBER, no filters (merged per initiative)
 --   $1 = "org-example"
@@ -36,7 +54,16 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  submitted_at::text AS submitted_at_key FROM workloads
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
       WHERE organization_id = $1 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $2
     ) AS page
@@ -51,7 +78,16 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  submitted_at::text AS submitted_at_key FROM workloads WHERE organization_id = $1 AND initiative_id = $2 AND ($5::text[] IS NULL OR initiative_id = ANY ($5::text[])) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true WHERE organization_id = $1 AND initiative_id = $2 AND ($5::text[] IS NULL OR initiative_id = ANY ($5::text[])) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
 -- GET /v1/workloads: total_count, ORG_ADMIN, no filters
 --   $1 = "org-example"
@@ -118,7 +154,16 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  submitted_at::text AS submitted_at_key FROM workloads
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
+  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
       WHERE organization_id = $1 AND cluster_id = $2 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $3
     ) AS page
@@ -143,10 +188,26 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
-       (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
-        WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
-          AND a.sample_count > 0) AS average_gpu_utilization
-     FROM workloads WHERE organization_id = $1 AND workload_id = $2;
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
+       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
+        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
+                   price.minor_units)::text END AS idle_cost, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
+     FROM workloads LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+     LEFT JOIN LATERAL (
+       SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+       WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+         AND m.sample_count > 0
+     ) AS a ON true
+     WHERE organization_id = $1 AND workload_id = $2;
 
 -- GET /v1/workloads/{workload_id}: MEMBER
 --   $1 = "org-example"
@@ -157,10 +218,26 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
-       (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
-        WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
-          AND a.sample_count > 0) AS average_gpu_utilization
-     FROM workloads WHERE organization_id = $1 AND workload_id = $2 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]));
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
+       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
+        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
+                   price.minor_units)::text END AS idle_cost, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
+     FROM workloads LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+     LEFT JOIN LATERAL (
+       SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+       WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+         AND m.sample_count > 0
+     ) AS a ON true
+     WHERE organization_id = $1 AND workload_id = $2 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]));
 
 -- GET /v1/workloads/stats: start of a named time_range
 --   $1 = "org-example"
@@ -172,7 +249,8 @@ SELECT CASE $2::text
         WHEN 'this_month' THEN date_trunc('month', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
         WHEN 'last_7_days' THEN $3::timestamptz - interval '168 hours'
         ELSE $3::timestamptz - interval '720 hours'
-      END AS range_start
+      END AS range_start,
+      (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency
       FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org;
 
 -- GET /v1/workloads/stats: ORG_ADMIN, last_30_days
@@ -501,6 +579,77 @@ SELECT NULL::integer AS bucket_index,
         AND (started_at IS NOT NULL OR status = 'pending')
       ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
     GROUP BY GROUPING SETS (());
+
+-- GET /v1/workloads/stats: queue wait, pending and cost (an organization with prices), MEMBER, group_by=instance_type
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = "2026-03-08T12:34:56.789Z"
+--   $4 = "2026-03-15T12:34:56.789Z"
+--   $5 = "2026-03-15T12:34:56.789Z"
+--   $6 = "2026-03-08T12:34:56.789Z"
+--   $7 = "2026-03-08T13:00:00.000Z"
+--   $8 = "2026-03-15T12:00:00.000Z"
+--   $9 = "2026-03-15T12:34:56.789Z"
+--   $10 = "2026-03-08T12:34:56.789Z"
+--   $11 = "2026-03-15T12:34:56.789Z"
+--   $12 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $13 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $14 = 2
+--   $15 = 2
+SELECT NULL::integer AS bucket_index,
+      GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key,
+      count(wait)::float8 AS started,
+      avg(wait) AS avg_seconds,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
+      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
+      max(wait) AS max_seconds,
+      count(*) FILTER (WHERE wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL)::float8 AS pending_count,
+      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
+      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
+      min(submitted_at) FILTER (WHERE wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL) AS oldest_submitted_at,
+      round(coalesce(sum(price_unit_us), 0) / 18144000000000, $14::integer)::text AS total_cost,
+      round(coalesce(sum(idle_price_unit_us), 0) / 18144000000000, $15::integer)::text AS idle_cost,
+      (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT facts.*
+      FROM (SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
+        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
+        AND submitted_at >= $3 AND submitted_at < $4
+        AND (started_at IS NOT NULL OR status = 'pending')) AS queue
+         UNION ALL
+         SELECT instance_type, submitted_at, NULL::float8, NULL::integer, NULL::integer,
+        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us,
+        CASE WHEN (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $6 AND workloads.submitted_at < $7) OR (workloads.submitted_at >= $8 AND workloads.submitted_at < $9)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
+      FROM workloads
+      JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
+                   effective_from, effective_to, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
+          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
+            FROM gpu_prices WHERE organization_id = $1) AS price
+        ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
+      CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us) AS part
+      LEFT JOIN LATERAL (
+        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+        WHERE (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $6 AND workloads.submitted_at < $7) OR (workloads.submitted_at >= $8 AND workloads.submitted_at < $9)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+        OFFSET 0
+      ) AS a ON true
+      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
+        AND submitted_at >= $10 AND submitted_at < $11
+        AND started_at IS NOT NULL AND effective_from < (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')
+        AND (effective_to IS NULL OR effective_to > started_at)
+         UNION ALL
+         SELECT dimension_value, bucket_start, NULL::float8, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
+        (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
+      FROM workload_period_rollups
+      JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
+          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
+            FROM gpu_prices WHERE organization_id = $1 AND effective_to IS NULL) AS price
+        ON price_instance_type = dimension_value AND bucket_start >= pivot
+      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND dimension = 'instance_type' AND sampled_gpu_seconds_sum <> 0
+        AND ((period = 'day' AND bucket_start = ANY($12::timestamptz[]))
+          OR (period = 'hour' AND bucket_start = ANY($13::timestamptz[])))
+      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_us, priced_unit_us, idle_price_unit_us)) AS bucketed
+    GROUP BY GROUPING SETS ((), (group_key));
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type
 --   $1 = "org-example"

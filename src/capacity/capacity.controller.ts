@@ -8,6 +8,8 @@ import { AggregateRead } from '../common/http/aggregate-read/aggregate-read.deco
 import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { CapacityService } from '../common/capacity/capacity.service';
+import type { CurrencyMetadata } from '../common/cost';
+import { WithMetadata } from '../common/http/envelope';
 import { CapacityQueryDto } from '../common/capacity/dto/capacity-query.dto';
 import { CapacityEnvelopeDto, CapacityReportDto } from '../common/capacity/dto/capacity-report.dto';
 
@@ -30,9 +32,10 @@ export class CapacityController {
     @Query() query: CapacityQueryDto,
     @Req() request: Request,
     @AsOf() asOf: Date,
-  ): Promise<CapacityReportDto | StreamableFile> {
-    const report = await this.capacity.report(scope, query, asOf);
-    return prefersCsv(request) ? csvTable(capacityCsvRows(report), 'capacity.csv') : report;
+  ): Promise<WithMetadata<CapacityReportDto, CurrencyMetadata> | StreamableFile> {
+    const { report, currency } = await this.capacity.reportWithCurrency(scope, query, asOf);
+    if (prefersCsv(request)) return csvTable(capacityCsvRows(report), 'capacity.csv');
+    return new WithMetadata(report, { currency });
   }
 }
 

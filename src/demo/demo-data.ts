@@ -1,3 +1,4 @@
+import type { PricingModel } from '../common/money';
 import type { DataSource } from 'typeorm';
 import { BulkLoader } from '../import/bulk-loader';
 import type { ImportRecord, SectionName } from '../import/import-sections';
@@ -45,6 +46,49 @@ const PROGRESS_EVERY = 1_000_000;
 export function demoNow(now?: Date): Date {
   const time = (now ?? new Date()).getTime();
   return new Date(now ? time : time - (time % 3_600_000));
+}
+
+/** USD per GPU-hour of the demo's instance types (AWS-like; g4dn.xlarge has none: its cost is null). */
+const DEMO_PRICES: { instanceType: string; price: string; model: PricingModel }[] = [
+  { instanceType: 'p4d.24xlarge', price: '4.10', model: 'reserved' },
+  { instanceType: 'p4de.24xlarge', price: '5.12', model: 'reserved' },
+  { instanceType: 'g6.12xlarge', price: '1.1650', model: 'on_demand' },
+  { instanceType: 'g6.48xlarge', price: '1.6434', model: 'on_demand' },
+  { instanceType: 'g5.12xlarge', price: '0.6851', model: 'spot' },
+  { instanceType: 'g5.48xlarge', price: '0.9212', model: 'spot' },
+];
+
+/**
+ * Prices from a year before the period (older than any demo workload), open-ended; p5.48xlarge moves
+ * from on-demand to a reserved price halfway between the period's start and now (on the hour), so
+ * runs across that instant are charged each part at its price.
+ */
+function demoPrices(periodStart: Date, now: Date) {
+  const from = new Date(periodStart.getTime() - 365 * DAY);
+  const change = new Date(Math.floor((periodStart.getTime() + now.getTime()) / 2 / 3_600_000) * 3_600_000);
+  const base = { currency: 'USD', effective_from: from, effective_to: null };
+  return [
+    {
+      ...base,
+      instance_type: 'p5.48xlarge',
+      price_per_gpu_hour: '6.88',
+      pricing_model: 'on_demand' as const,
+      effective_to: change,
+    },
+    {
+      ...base,
+      instance_type: 'p5.48xlarge',
+      price_per_gpu_hour: '4.30',
+      pricing_model: 'reserved' as const,
+      effective_from: change,
+    },
+    ...DEMO_PRICES.map((price) => ({
+      ...base,
+      instance_type: price.instanceType,
+      price_per_gpu_hour: price.price,
+      pricing_model: price.model,
+    })),
+  ];
 }
 
 /** The current calendar quarter (UTC). */
@@ -101,6 +145,9 @@ export function* generateDemoRecords(options: DemoOptions): Generator<ImportReco
       role: member.role,
       initiative_ids: member.initiativeIds,
     });
+  }
+  for (const price of demoPrices(period.start, now)) {
+    yield record('prices', { organization_id: organizationId, ...price });
   }
   const usage = new Map<string, number>();
   for (let index = 0; index < plan.count; index += 1) {

@@ -1,3 +1,4 @@
+import type { PricingModel } from '../common/money';
 import type { Role } from '../core/roles';
 import type { GpuSharing } from '../common/gpu-sharing';
 import type { WorkloadStatus } from '../core/workload-status';
@@ -9,6 +10,7 @@ export const SECTIONS = [
   'pools',
   'allocations',
   'members',
+  'prices',
   'workloads',
   'metric_samples',
 ] as const;
@@ -21,6 +23,7 @@ export const SECTION_BY_KIND: Record<string, SectionName> = {
   pool: 'pools',
   allocation: 'allocations',
   member: 'members',
+  price: 'prices',
   workload: 'workloads',
   metric_sample: 'metric_samples',
 };
@@ -60,6 +63,17 @@ export interface MemberRow {
   initiative_ids: string[];
 }
 
+export interface PriceRow {
+  organization_id: string;
+  instance_type: string;
+  /** Canonical decimal text (src/common/money.ts). */
+  price_per_gpu_hour: string;
+  currency: string;
+  pricing_model: PricingModel;
+  effective_from: Date;
+  effective_to: Date | null;
+}
+
 export interface WorkloadRow {
   organization_id: string;
   workload_id: string;
@@ -97,6 +111,7 @@ export interface SectionRows {
   pools: PoolRow;
   allocations: AllocationRow;
   members: MemberRow;
+  prices: PriceRow;
   workloads: WorkloadRow;
   metric_samples: MetricSampleRow;
 }

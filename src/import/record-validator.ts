@@ -4,6 +4,7 @@ import { parseContractTimestamp } from '../common/validation/contract-date';
 import { IDENTIFIER_PATTERN as IDENTIFIER } from '../core/identifier';
 import { WORKLOAD_STATUSES } from '../core/workload-status';
 import type { SectionName, SectionRows } from './import-sections';
+import { decimalText, isCurrency, PRICING_MODELS } from '../common/money';
 
 const MAX_TEXT = 256;
 const MAX_INT32 = 2_147_483_647;
@@ -23,7 +24,10 @@ type FieldType =
   | 'identifier list'
   | 'timezone'
   | 'role'
-  | 'status';
+  | 'status'
+  | 'price'
+  | 'currency'
+  | 'pricing model';
 
 interface FieldSpec {
   type: FieldType;
@@ -62,6 +66,15 @@ const FIELDS: { [S in SectionName]: Record<keyof SectionRows[S], FieldSpec> } = 
     subject: { type: 'text' },
     role: { type: 'role' },
     initiative_ids: { type: 'identifier list', optional: true, default: [] },
+  },
+  prices: {
+    organization_id: { type: 'identifier' },
+    instance_type: { type: 'identifier' },
+    price_per_gpu_hour: { type: 'price' },
+    currency: { type: 'currency' },
+    pricing_model: { type: 'pricing model' },
+    effective_from: { type: 'timestamp' },
+    effective_to: { type: 'timestamp', optional: true },
   },
   workloads: {
     organization_id: { type: 'identifier' },
@@ -192,6 +205,20 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
       return (ROLES as readonly unknown[]).includes(raw)
         ? { value: raw }
         : `must be one of ${ROLES.join(', ')}`;
+    case 'price': {
+      const text = decimalText(raw);
+      return text === null
+        ? 'must be a decimal number at least 0, as a string ("2.35") or a number (at most 12 integer and 10 decimal digits)'
+        : { value: text };
+    }
+    case 'currency':
+      return typeof raw === 'string' && isCurrency(raw)
+        ? { value: raw }
+        : 'must be an ISO 4217 currency code such as EUR or USD';
+    case 'pricing model':
+      return (PRICING_MODELS as readonly unknown[]).includes(raw)
+        ? { value: raw }
+        : `must be one of ${PRICING_MODELS.join(', ')}`;
     case 'status':
       return (WORKLOAD_STATUSES as readonly unknown[]).includes(raw)
         ? { value: raw }
@@ -289,6 +316,12 @@ function crossFieldIssues(section: SectionName, row: Record<string, unknown>): s
     return (row.budget_period_start as Date) < (row.budget_period_end as Date)
       ? []
       : ['budget_period_start must be before budget_period_end'];
+  }
+  if (section === 'prices') {
+    const price = row as unknown as SectionRows['prices'];
+    return price.effective_to === null || price.effective_from < price.effective_to
+      ? []
+      : ['effective_from must be before effective_to'];
   }
   if (section === 'workloads') {
     const workload = row as unknown as SectionRows['workloads'];

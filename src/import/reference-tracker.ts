@@ -12,7 +12,7 @@ export interface RecordIssue {
 }
 
 type Target = 'organization' | 'initiative' | 'pool' | 'workload';
-type Kind = Target | 'allocation' | 'member';
+type Kind = Target | 'allocation' | 'member' | 'price';
 
 const MAX_USERS_PER_REFERENCE = 20;
 const SECTION_COUNT = SECTIONS.length;
@@ -88,6 +88,9 @@ export class ReferenceTracker {
     ['pool', new Map()],
   ]);
 
+  /** Whether the file prices anything (its periods and currencies are then checked against the database). */
+  private readonly pricedOrganizations = new Set<string>();
+
   /** Tracks one valid record; returns an issue when it repeats an identifier of the file. */
   track(record: ImportRecord): Omit<RecordIssue, 'section' | 'location'> | null {
     const { row } = record;
@@ -120,6 +123,15 @@ export class ReferenceTracker {
           this.reference('initiative', row.organization_id, initiativeId, record);
         }
         return this.declare('member', row.organization_id, record.row.subject, record.location);
+      case 'prices':
+        this.reference('organization', row.organization_id, row.organization_id, record);
+        this.pricedOrganizations.add(row.organization_id);
+        return this.declare(
+          'price',
+          row.organization_id,
+          `${record.row.instance_type} from ${record.row.effective_from.toISOString()}`,
+          record.location,
+        );
       case 'workloads':
         this.reference('initiative', row.organization_id, record.row.initiative_id, record);
         return this.declare('workload', row.organization_id, record.row.workload_id, record.location);
@@ -200,6 +212,7 @@ export class ReferenceTracker {
       for (const user of reference.users) issues.push({ ...user, message });
     }
     issues.push(...(await this.instanceTypeIssues(query)));
+    if (this.pricedOrganizations.size > 0) issues.push(...(await priceIssues(query)));
     return issues.sort((a, b) => a.location - b.location);
   }
 
@@ -270,4 +283,58 @@ function missingMessage(reference: PendingReference, otherOrganization: string |
     return `${target} '${id}' belongs to organization '${otherOrganization}', not '${organizationId}'`;
   }
   return `${target} '${id}' does not exist in organization '${organizationId}' (neither in the file nor in the database)`;
+}
+
+const PERIOD_TEXT = (alias: string) =>
+  `to_char(${alias}.effective_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ' to ' ||
+   coalesce(to_char(${alias}.effective_to AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'open end')`;
+
+/** A stored price that the file re-sends (same key) is replaced, not compared. */
+const NOT_RESENT = `NOT EXISTS (SELECT 1 FROM stage_prices s WHERE s.organization_id = a.organization_id
+                          AND s.instance_type = a.instance_type AND s.effective_from = a.effective_from)`;
+
+/**
+ * Staged prices (stage_prices, after the writer lock) whose period overlaps another of the same
+ * instance type, in the file or stored, and prices in a second currency of their organization.
+ * Periods are half-open: one may end where the next begins.
+ */
+async function priceIssues(query: QueryFn): Promise<RecordIssue[]> {
+  const overlaps = `(a.effective_to IS NULL OR a.effective_to > b.effective_from)
+      AND (b.effective_to IS NULL OR b.effective_to > a.effective_from)`;
+  const rows = await query<{ location: number; see_also: number | null; message: string }>(
+    `SELECT b.loc AS location, a.loc AS see_also,
+        format('its period overlaps the price of instance type %L from %s (periods of one instance type must not overlap)',
+               b.instance_type, ${PERIOD_TEXT('a')}) AS message
+      FROM stage_prices a JOIN stage_prices b
+        ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type AND a.loc < b.loc
+      WHERE ${overlaps}
+    UNION ALL
+    SELECT b.loc, NULL,
+        format('its period overlaps the stored price of instance type %L from %s in organization %L (periods of one instance type must not overlap; re-send that period with an earlier effective_to)',
+               b.instance_type, ${PERIOD_TEXT('a')}, b.organization_id)
+      FROM gpu_prices a JOIN stage_prices b
+        ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type
+      WHERE ${overlaps} AND ${NOT_RESENT}
+    UNION ALL
+    SELECT b.loc, a.loc, format('currency %s differs from %s (one currency per organization)', b.currency, a.currency)
+      FROM stage_prices b
+      JOIN LATERAL (SELECT loc, currency FROM stage_prices f WHERE f.organization_id = b.organization_id
+                    ORDER BY loc LIMIT 1) a ON a.currency <> b.currency
+    UNION ALL
+    SELECT b.loc, NULL,
+        format('currency %s differs from %s, the currency of the stored prices of organization %L (one currency per organization)',
+               b.currency, a.currency, b.organization_id)
+      FROM stage_prices b
+      JOIN LATERAL (SELECT currency FROM gpu_prices a WHERE a.organization_id = b.organization_id AND ${NOT_RESENT}
+                    LIMIT 1) a ON a.currency <> b.currency
+    ORDER BY 1
+    LIMIT 100`,
+    [],
+  );
+  return rows.map((row) => ({
+    section: 'prices' as const,
+    location: row.location,
+    message: row.message,
+    ...(row.see_also === null ? {} : { seeAlso: row.see_also }),
+  }));
 }

@@ -1,4 +1,5 @@
 import { GPU_SHARE_UNITS, type GpuSharing, gpuSharingColumns, gpuShareUnits } from '../common/gpu-sharing';
+import { currencyMinorUnits } from '../common/money';
 import { COPY_NULL, copyNullable, copyText, copyTextArray, copyTimestamp } from './copy-text';
 import type { SectionName, SectionRows } from './import-sections';
 import { mergeIntoDaysSql } from './sample-days';
@@ -60,6 +61,13 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
     encode: (row, location) =>
       `${location}\t${copyText(row.organization_id)}\t${copyText(row.subject)}\t${row.role}\t${copyTextArray(row.initiative_ids)}\n`,
   },
+  prices: {
+    table: 'stage_prices',
+    columns: `organization_id text, instance_type text, effective_from timestamptz, effective_to timestamptz,
+              price_per_gpu_hour numeric, currency text, minor_units smallint, pricing_model text`,
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.instance_type)}\t${copyTimestamp(row.effective_from)}\t${copyTimestamp(row.effective_to)}\t${row.price_per_gpu_hour}\t${row.currency}\t${currencyMinorUnits(row.currency)}\t${row.pricing_model}\n`,
+  },
   workloads: {
     table: 'stage_workloads',
     columns: `organization_id text, workload_id text, initiative_id text, name text, status text, submitted_by text,
@@ -85,8 +93,11 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
  * on it, never correctness.
  */
 function keyOrder(keys: string[], prefix = ''): string {
-  return `ORDER BY ${keys.map((key) => `${prefix}${key}${key === 'sampled_at' ? '' : ' COLLATE "C"'}`).join(', ')}`;
+  return `ORDER BY ${keys.map((key) => `${prefix}${key}${TIME_KEYS.has(key) ? '' : ' COLLATE "C"'}`).join(', ')}`;
 }
+
+/** Keys that are instants, not text: they take no collation. */
+const TIME_KEYS = new Set(['sampled_at', 'effective_from']);
 
 /**
  * Upsert as two set-based statements: UPDATE the existing rows whose values differ (identical rows are
@@ -168,6 +179,13 @@ export const APPLY_SQL: Record<Exclude<SectionName, 'metric_samples'>, string[]>
     'stage_allocations',
     ['organization_id', 'initiative_id', 'pool_id'],
     ['allocated_gpu_hours'],
+  ),
+  // A period is keyed by its start: re-sending it with another end, price or model replaces it.
+  prices: upsertSql(
+    'gpu_prices',
+    'stage_prices',
+    ['organization_id', 'instance_type', 'effective_from'],
+    ['effective_to', 'price_per_gpu_hour', 'currency', 'minor_units', 'pricing_model'],
   ),
   members: upsertSql('members', 'stage_members', ['organization_id', 'subject'], ['role', 'initiative_ids']),
   workloads: upsertSql('workloads', 'stage_workloads', ['organization_id', 'workload_id'], WORKLOAD_VALUES),

@@ -246,6 +246,8 @@ export class ClusterSection {
 
 export class SyncConfigFile {
   @RequiredIdentifier() organization_id: string;
+  /** Records of the import's `prices` section, checked by the importer's own rules (sync-config.ts). */
+  @Optional(IsArray({ message: 'must be a list of price records (the import format)' })) prices?: unknown[];
   @OneOf(['create', 'refuse']) unknown_initiatives?: 'create' | 'refuse';
   @Section(() => KubernetesSection) kubernetes?: KubernetesSection;
   @Section(() => PrometheusSection) prometheus?: PrometheusSection;

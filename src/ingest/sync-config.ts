@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { configPath, readConfigFile, readSecret } from '../common/config-file';
+import { validateRecord } from '../import/record-validator';
 import {
   BasicAuthSection,
   ClusterSection,
@@ -77,6 +78,8 @@ export interface ClusterConfig extends ClusterSources {
 
 export interface SyncConfig extends ClusterSources {
   organizationId: string;
+  /** Price records in the import format, written (unchanged ones leave everything alone) every run. */
+  prices: Record<string, unknown>[];
   unknownInitiatives: UnknownInitiatives;
   /** Further clusters, each synced on its own; the top-level sections stay one cluster of their own. */
   clusters: ClusterConfig[];
@@ -102,6 +105,7 @@ export function parseSyncConfig(document: unknown, baseDirectory: string): SyncC
   if (issue !== null) throw new SyncConfigError(issue);
   const config: SyncConfig = {
     organizationId: file.organization_id,
+    prices: pricesConfig(file.prices ?? [], file.organization_id),
     unknownInitiatives: file.unknown_initiatives ?? 'refuse',
     ...clusterSources(file, '', baseDirectory),
     clusters: [],
@@ -113,6 +117,18 @@ export function parseSyncConfig(document: unknown, baseDirectory: string): SyncC
     );
   }
   return config;
+}
+
+/** Each record checked as `gpucap import` checks one, and in the config's organization. */
+function pricesConfig(prices: unknown[], organizationId: string): Record<string, unknown>[] {
+  return prices.map((value, index) => {
+    const result = validateRecord('prices', value);
+    if (result.issues) throw new SyncConfigError(`prices[${index}]: ${result.issues.join('; ')}`);
+    if (result.row.organization_id !== organizationId) {
+      throw new SyncConfigError(`prices[${index}].organization_id must be the config's organization_id`);
+    }
+    return value as Record<string, unknown>;
+  });
 }
 
 /**

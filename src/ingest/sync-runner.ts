@@ -181,6 +181,13 @@ async function ensureOrganization({ dataSource, config }: SyncRun): Promise<void
   await writeSyncRecords(dataSource, organizationId, null, [organization], new Date());
 }
 
+/** The config's prices, through the import's loader like every record (unchanged ones write nothing). */
+async function writePrices({ dataSource, config }: SyncRun): Promise<void> {
+  if (config.prices.length === 0) return;
+  const records = config.prices.map((value) => ({ section: 'prices' as const, value }));
+  await writeSyncRecords(dataSource, config.organizationId, null, records, new Date());
+}
+
 /**
  * Runs the given sources one after another, cluster by cluster, each in its own transaction: a
  * source that fails (down, refused by validation, a database error) reports why in one line and
@@ -194,6 +201,7 @@ export async function syncOnce(
   let organizationProblem: string | null = null;
   try {
     await ensureOrganization(run);
+    await writePrices(run);
   } catch (error) {
     organizationProblem = describe(error);
   }

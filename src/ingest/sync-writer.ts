@@ -12,7 +12,7 @@ export interface WriteResult {
   records: number;
   written: number;
   /** Rows inserted or changed, by section: what the report tells apart. */
-  writtenBySection: Record<SyncRecord['section'], number>;
+  writtenBySection: Record<Exclude<SyncRecord['section'], 'prices'>, number>;
 }
 
 /** Which watermark a write moves: a source of a cluster (`''` for the config's top-level sources). */

@@ -28,6 +28,7 @@ export const RANK_METRICS = [
   'gpu_hours',
   'idle_gpu_hours',
   'gpu_efficiency',
+  'cost',
 ] as const;
 export type RankMetric = (typeof RANK_METRICS)[number];
 

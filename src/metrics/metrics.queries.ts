@@ -1,6 +1,8 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import { GPU_SHARE_COLUMNS, GPU_SHARE_UNITS, type GpuShareColumns } from '../common/gpu-sharing';
 import { runningAggregateJoinSql } from '../common/idle-gpu';
+import { runCostLateralSql, workloadCostSql } from '../common/cost';
+import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import {
   preparedStatement,
   type ScopedStatement,
@@ -549,4 +551,45 @@ export function rankedInClusterQuery(
     ) page ON true
     ORDER BY page.avg_value ${direction}, page.workload_id COLLATE "C" ASC`;
   return scopedStatement(scope, sql, [...rankedParameters(scope, filters, statuses), now, filters.clusterId]);
+}
+
+/**
+ * Ranked by cost (src/common/cost.ts), over the workloads in scope whose whole run is priced. A cost
+ * depends on the price table, which can change any period at any time, so no index can hold it: the
+ * workloads in scope on a priced instance type that match the filters are read and costed as one set
+ * (one primary-key LATERAL over their instance type's prices each), like the cluster ranking, and
+ * the page is the top of that set; an organization without prices reads none. avg and current are the same exact amount (text, the currency's decimals); the mean is the
+ * exact mean rounded once.
+ */
+export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
+  const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
+  const exact = `price.price_unit_us / ${UNIT_MICROSECONDS_PER_GPU_HOUR}`;
+  const sql = `WITH ranked AS MATERIALIZED (
+      SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)},
+             ${exact} AS exact_cost, price.price_unit_us, price.minor_units
+      FROM workloads w
+      ${runCostLateralSql('w', '$6', 'price')}
+      WHERE w.organization_id = $1 AND w.status = ANY ($4::text[]) AND ${scopeAndFilterSql('w')}
+        AND ($7::text IS NULL OR w.cluster_id = $7::text)
+        AND w.instance_type IN (SELECT p.instance_type FROM gpu_prices p WHERE p.organization_id = $1)
+        AND ${workloadCostSql('w', '$6', 'price')} IS NOT NULL
+    )
+    SELECT page.workload_id, page.name, page.initiative_id, ${prefixed('page', SHARE_COLUMNS)},
+           round(page.exact_cost, page.minor_units)::text AS avg_value,
+           round(page.exact_cost, page.minor_units)::text AS current_value,
+           totals.total_count, totals.scope_average
+    FROM (SELECT count(*)::int AS total_count,
+                 round(sum(price_unit_us) / (${UNIT_MICROSECONDS_PER_GPU_HOUR}::numeric * count(*)), max(minor_units))::text
+                   AS scope_average
+          FROM ranked) totals
+    LEFT JOIN LATERAL (
+      SELECT * FROM ranked ORDER BY exact_cost ${direction}, workload_id COLLATE "C" ASC LIMIT $5
+    ) page ON true
+    ORDER BY page.exact_cost ${direction}, page.workload_id COLLATE "C" ASC`;
+  return scopedStatement(scope, sql, [
+    ...rankedParameters(scope, filters, statuses),
+    now,
+    filters.clusterId ?? null,
+  ]);
 }

@@ -1,3 +1,4 @@
+import { type CurrencyMetadata, organizationCurrencyQuery, workloadIdleCostsQuery } from '../common/cost';
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
@@ -27,6 +28,7 @@ import {
   WINDOW_SECONDS,
 } from './metric-names';
 import {
+  rankedByCostQuery,
   rankedByGpuHoursQuery,
   rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
@@ -121,6 +123,7 @@ export class MetricsService {
       order: query.order ?? 'desc',
       limit: query.limit ?? 10,
     };
+    if (sortBy === 'cost') return this.rankedByCost(scope, filters, now);
     const rows = await this.database.run<RankedRow>(rankedStatementFor(scope, sortBy, filters, now));
     // Efficiency is utilization as a fraction: the same order, scaled.
     const scale = sortBy === 'gpu_efficiency' ? 0.01 : 1;
@@ -135,12 +138,72 @@ export class MetricsService {
     }));
     const totalCount = rows[0]?.total_count ?? 0;
     const scopeAverage = totalCount > 0 ? scaled(rows[0].scope_average, scale) : null;
+    const body = { workloads, scope_average: { [sortBy]: scopeAverage } };
+    if (sortBy !== 'idle_gpu_hours') return new WithMetadata(body, { total_count: totalCount });
+    return new WithMetadata(body, {
+      total_count: totalCount,
+      currency: await this.addIdleCosts(scope, workloads, now),
+    });
+  }
+
+  /** The money of each ranked workload's idle GPU-hours (src/common/cost.ts); the currency answered. */
+  private async addIdleCosts(
+    scope: AuthScope,
+    workloads: RankedWorkloadDto[],
+    now: Date,
+  ): Promise<string | null> {
+    const [costs, [{ currency }]] = await Promise.all([
+      workloads.length === 0
+        ? Promise.resolve([])
+        : this.database.run<{ workload_id: string; idle_cost: string | null }>(
+            workloadIdleCostsQuery(
+              scope,
+              workloads.map((workload) => workload.workload_id),
+              now,
+            ),
+          ),
+      this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope)),
+    ]);
+    const idleCostOf = new Map(costs.map((row) => [row.workload_id, row.idle_cost]));
+    for (const workload of workloads) workload.idle_cost = idleCostOf.get(workload.workload_id) ?? null;
+    return currency;
+  }
+
+  /** Ranked by cost: amounts as exact strings, the currency in metadata. */
+  private async rankedByCost(
+    scope: AuthScope,
+    filters: RankedFilters,
+    now: Date,
+  ): Promise<WithMetadata<RankedMetricsDto, CountMetadata & CurrencyMetadata>> {
+    const [rows, [{ currency }]] = await Promise.all([
+      this.database.run<CostRankedRow>(rankedByCostQuery(scope, filters, now)),
+      this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope)),
+    ]);
+    const page = rows.filter(
+      (row): row is CostRankedRow & { workload_id: string } => row.workload_id !== null,
+    );
+    const workloads = page.map((row) => ({
+      workload_id: row.workload_id,
+      name: row.name,
+      initiative_id: row.initiative_id,
+      gpu_count: row.gpu_count,
+      ...shareFieldsOf(row),
+      cost: { avg: row.avg_value, current: row.current_value },
+    }));
+    const totalCount = rows[0]?.total_count ?? 0;
     return new WithMetadata(
-      { workloads, scope_average: { [sortBy]: scopeAverage } },
-      { total_count: totalCount },
+      { workloads, scope_average: { cost: totalCount > 0 ? rows[0].scope_average : null } },
+      { total_count: totalCount, currency },
     );
   }
 }
+
+/** A RankedRow whose amounts are exact decimal text. */
+type CostRankedRow = Omit<RankedRow, 'avg_value' | 'current_value' | 'scope_average'> & {
+  avg_value: string;
+  current_value: string;
+  scope_average: string | null;
+};
 
 function rankedStatementFor(
   scope: AuthScope,
@@ -148,6 +211,7 @@ function rankedStatementFor(
   filters: RankedFilters,
   now: Date,
 ): ScopedStatement {
+  if (sortBy === 'cost') throw new Error('sort_by=cost is ranked by rankedByCostQuery');
   if (filters.clusterId !== undefined) {
     const value = sortBy === 'gpu_efficiency' ? 'gpu_utilization' : sortBy;
     return rankedInClusterQuery(scope, value, { ...filters, clusterId: filters.clusterId }, now);

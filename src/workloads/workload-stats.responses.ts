@@ -2,12 +2,18 @@ import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import type { QueueWaitRow } from './queue-wait.queries';
-import { queueFigures, type QueueFiguresJson, queueRowsByGroup } from './queue-wait.responses';
+import {
+  costFigures,
+  type CostFiguresJson,
+  queueFigures,
+  type QueueFiguresJson,
+  queueRowsByGroup,
+} from './queue-wait.responses';
 import type { StatsGroupBy, StatsRow } from './workload-stats.queries';
 
 /** Rows of workload-stats.queries.ts shaped into the statistics' JSON. */
 
-export interface StatsSummaryJson extends IdleGpuJson, QueueFiguresJson {
+export interface StatsSummaryJson extends IdleGpuJson, QueueFiguresJson, CostFiguresJson {
   total_workloads: number;
   total_gpu_hours: number;
   average_duration_seconds: number | null;
@@ -31,11 +37,13 @@ export function toStatsGroup(
   row: StatsRow,
   groupBy: StatsGroupBy,
   queue: Map<string | null, QueueWaitRow>,
+  zeroCost: string | null,
 ): StatsGroupJson {
   return {
     [groupBy]: row.group_key,
     workload_count: row.workload_count,
     gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
+    ...costFigures(queue.get(row.group_key), row.gpu_seconds, zeroCost),
     success_rate: successRate(row),
     ...idleGpuFigures(row),
     ...queueFigures(queue.get(row.group_key)),
@@ -46,6 +54,7 @@ export function toWorkloadStats(
   rows: StatsRow[],
   groupBy: StatsGroupBy | undefined,
   queueRows: QueueWaitRow[],
+  zeroCost: string | null,
 ): StatsJson {
   const queue = queueRowsByGroup(queueRows.filter((row) => row.bucket_index === null));
   const summaryRow = rows.find((row) => row.is_summary);
@@ -53,6 +62,7 @@ export function toWorkloadStats(
     ? {
         total_workloads: summaryRow.workload_count,
         total_gpu_hours: round4(gpuHoursOfUnitSeconds(summaryRow.gpu_seconds)),
+        ...costFigures(queue.get(null), summaryRow.gpu_seconds, zeroCost),
         average_duration_seconds:
           summaryRow.finished_count === 0
             ? null
@@ -64,13 +74,14 @@ export function toWorkloadStats(
     : {
         total_workloads: 0,
         total_gpu_hours: 0,
+        ...costFigures(undefined, 0, zeroCost),
         average_duration_seconds: null,
         success_rate: null,
         ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
         ...queueFigures(undefined),
       };
   const grouped = groupBy
-    ? rows.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy, queue))
+    ? rows.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy, queue, zeroCost))
     : [];
   return { summary, grouped };
 }

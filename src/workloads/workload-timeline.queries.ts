@@ -22,6 +22,40 @@ function unitStarts(span: Span, unitMs: number): Date[] {
 
 const HOUR_MS = 3_600_000;
 
+/** The starts of the whole UTC days and hours whose rollup rows a read takes, and the raw spans. */
+export interface RollupStarts {
+  days: Date[];
+  hours: Date[];
+  raw: Span[];
+}
+
+/**
+ * The range cut for the rollups bucket by bucket (no rollup row straddles a bucket boundary), or,
+ * without boundaries, as a whole; one raw span when readsRawRows.
+ */
+export function bucketedSplit(request: StatsRequest, boundaries?: Date[]): RollupStarts {
+  const days: Date[] = [];
+  const hours: Date[] = [];
+  const raw: Span[] = [];
+  if (readsRawRows(request)) {
+    // One range of raw rows: width_bucket files each under its bucket.
+    raw.push(...statsSplit(request, request.from, request.to).raw);
+    return { days, hours, raw };
+  }
+  const edges = boundaries ?? [request.from, request.to];
+  edges.slice(0, -1).forEach((start, index) => {
+    const end = edges[index + 1];
+    const split = splitByPeriod(
+      start < request.from ? request.from : start,
+      end > request.to ? request.to : end,
+    );
+    if (split.days) days.push(...unitStarts(split.days, 24 * HOUR_MS));
+    for (const span of split.hours) hours.push(...unitStarts(span, HOUR_MS));
+    raw.push(...split.raw);
+  });
+  return { days, hours, raw };
+}
+
 /**
  * Per bucket the same measures as the summary (and per group with `group_by`): each bucket is cut
  * like a stats range, whole UTC days and hours from workload_period_rollups, partial hours from raw
@@ -34,24 +68,7 @@ export function workloadTimelineQuery(
 ): ScopedStatement {
   const { values, add, where } = statsParameters(scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const days: Date[] = [];
-  const hours: Date[] = [];
-  const raw: Span[] = [];
-  if (readsRawRows(request)) {
-    // One range of raw rows: width_bucket files each under its bucket.
-    raw.push(...statsSplit(request, request.from, request.to).raw);
-  } else {
-    boundaries.slice(0, -1).forEach((start, index) => {
-      const end = boundaries[index + 1];
-      const split = splitByPeriod(
-        start < request.from ? request.from : start,
-        end > request.to ? request.to : end,
-      );
-      if (split.days) days.push(...unitStarts(split.days, 24 * HOUR_MS));
-      for (const span of split.hours) hours.push(...unitStarts(span, HOUR_MS));
-      raw.push(...split.raw);
-    });
-  }
+  const { days, hours, raw } = bucketedSplit(request, boundaries);
   const rollup = (period: 'day' | 'hour', starts: Date[]) =>
     `SELECT bucket_start, ${grouping.rollupKey}, ${STATS_FACT_COLUMNS.join(', ')}
        FROM workload_period_rollups

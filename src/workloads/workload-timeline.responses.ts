@@ -2,12 +2,18 @@ import { gpuHoursOfUnitSeconds } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
 import type { QueueWaitRow } from './queue-wait.queries';
-import { queueFigures, type QueueFiguresJson, queueRowsByGroup } from './queue-wait.responses';
+import {
+  costFigures,
+  type CostFiguresJson,
+  queueFigures,
+  type QueueFiguresJson,
+  queueRowsByGroup,
+} from './queue-wait.responses';
 import type { StatsGroupBy } from './workload-stats.queries';
 import { type StatsGroupJson, successRate, toStatsGroup } from './workload-stats.responses';
 import type { TimelineRow } from './workload-timeline.queries';
 
-export interface TimelineBucketJson extends IdleGpuJson, QueueFiguresJson {
+export interface TimelineBucketJson extends IdleGpuJson, QueueFiguresJson, CostFiguresJson {
   bucket_start: string;
   bucket_end: string;
   total_workloads: number;
@@ -22,6 +28,7 @@ export function toTimeline(
   boundaries: Date[],
   groupBy: StatsGroupBy | undefined,
   queueRows: QueueWaitRow[],
+  zeroCost: string | null,
 ): TimelineBucketJson[] {
   return boundaries.slice(0, -1).map((start, index) => {
     const inBucket = rows.filter((row) => row.bucket_index === index + 1);
@@ -32,6 +39,7 @@ export function toTimeline(
       bucket_end: boundaries[index + 1].toISOString(),
       total_workloads: summary?.workload_count ?? 0,
       total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
+      ...costFigures(queue.get(null), summary?.gpu_seconds ?? 0, zeroCost),
       success_rate: summary ? successRate(summary) : null,
       ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
       ...queueFigures(queue.get(null)),
@@ -39,7 +47,7 @@ export function toTimeline(
     if (groupBy) {
       bucket.grouped = inBucket
         .filter((row) => !row.is_summary)
-        .map((row) => toStatsGroup(row, groupBy, queue));
+        .map((row) => toStatsGroup(row, groupBy, queue, zeroCost));
     }
     return bucket;
   });

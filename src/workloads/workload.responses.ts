@@ -25,6 +25,8 @@ export interface WorkloadSummaryJson extends WorkloadAttributes {
   started_at: string | null;
   /** Seconds from submission to start; for a pending workload, to the answer's as_of; null if cancelled unstarted. */
   wait_seconds: number | null;
+  /** In metadata.currency, exact, with its minor units ("12.34"); null when part of the run has no price. */
+  cost: string | null;
 }
 
 export interface WorkloadDetailJson extends WorkloadSummaryJson {
@@ -35,6 +37,7 @@ export interface WorkloadDetailJson extends WorkloadSummaryJson {
   is_managed: boolean;
   namespace: string;
   idle_gpu_hours: number | null;
+  idle_cost: string | null;
   gpu_efficiency: number | null;
 }
 
@@ -52,6 +55,7 @@ export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): 
     submitted_at: row.submitted_at.toISOString(),
     started_at: row.started_at === null ? null : row.started_at.toISOString(),
     wait_seconds: row.wait_seconds,
+    cost: row.cost,
   };
 }
 
@@ -75,6 +79,7 @@ export function toWorkloadDetail(row: WorkloadDetailRow, now: Date): WorkloadDet
     is_managed: row.is_managed,
     namespace: row.namespace,
     idle_gpu_hours: efficiency === null ? null : round4(gpuHours * (1 - efficiency)),
+    idle_cost: row.idle_cost,
     gpu_efficiency: efficiency === null ? null : round4(efficiency),
   };
 }

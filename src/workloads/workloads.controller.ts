@@ -59,7 +59,7 @@ export class WorkloadsController {
     @AsOf() asOf: Date,
   ) {
     const stats = await this.workloads.stats(scope, query, asOf);
-    return prefersCsv(request) ? csvTable(statsCsvRows(stats), 'workload-stats.csv') : stats;
+    return prefersCsv(request) ? csvTable(statsCsvRows(stats.data), 'workload-stats.csv') : stats;
   }
 
   @Get(':workload_id')
@@ -94,6 +94,7 @@ const WORKLOAD_CSV_COLUMNS = [
   'submitted_at',
   'started_at',
   'wait_seconds',
+  'cost',
 ];
 
 async function* flattenRows(rows: AsyncIterable<WorkloadSummaryJson>): AsyncIterable<CsvRow> {

@@ -19,6 +19,7 @@ import {
   workloadCountSql,
 } from './period-rollup.queries';
 import { splitByPeriod } from './period-split';
+import { idleCostSql, runCostLateralSql, workloadCostSql } from '../common/cost';
 
 /**
  * The workloads SQL, as pure functions returning scoped `{text, values}` (run with ScopedDatabase);
@@ -44,13 +45,24 @@ const DAY_MS = 86_400_000;
 function summaryColumns(asOf: string): string {
   return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   ${GPU_SHARE_COLUMNS}, cluster_id, submitted_at, started_at, ${waitSecondsAtSql(asOf)} AS wait_seconds,
-  submitted_at::text AS submitted_at_key`;
+  ${workloadCostSql('workloads', asOf, 'price')} AS cost, submitted_at::text AS submitted_at_key,
+  ${CURRENCY_COLUMN}`;
 }
+
+/** metadata.currency on every row the list reads, so no statement of its own asks for it. */
+const CURRENCY_COLUMN =
+  '(SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency';
 
 function detailColumns(asOf: string): string {
   return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   ${GPU_SHARE_COLUMNS}, submitted_at, started_at, ${waitSecondsAtSql(asOf)} AS wait_seconds, completed_at,
-  exit_code, is_managed, cluster_id, namespace, ${DURATION_SECONDS_SQL}::bigint::float8 AS finished_duration_seconds`;
+  exit_code, is_managed, cluster_id, namespace, ${DURATION_SECONDS_SQL}::bigint::float8 AS finished_duration_seconds,
+  ${workloadCostSql('workloads', asOf, 'price')} AS cost`;
+}
+
+/** workloads with the LATERAL its cost columns read (runCostLateralSql) as `price`. */
+function workloadsWithPrices(asOf: string): string {
+  return `workloads ${runCostLateralSql('workloads', asOf, 'price')}`;
 }
 
 /** Collects positional parameters while a statement is assembled from fixed fragments. */
@@ -116,20 +128,22 @@ export function listWorkloadsPageQuery(
     );
   }
   const rows = params.add(limit + 1);
-  const columns = summaryColumns(params.add(asOf));
+  const asOfParameter = params.add(asOf);
+  const columns = summaryColumns(asOfParameter);
+  const source = workloadsWithPrices(asOfParameter);
   const order = 'ORDER BY submitted_at DESC, workload_id DESC';
   if (!mergePerInitiative) {
     conditions.push(...scopeCondition(params, scope));
     return scopedStatement(
       scope,
-      `SELECT ${columns} FROM workloads WHERE ${conditions.join(' AND ')} ${order} LIMIT ${rows}`,
+      `SELECT ${columns} FROM ${source} WHERE ${conditions.join(' AND ')} ${order} LIMIT ${rows}`,
       params.values,
     );
   }
   const scoped = params.add(initiatives);
   const text = `SELECT page.* FROM ${scopedInitiativeRowsSql(scoped)}
     CROSS JOIN LATERAL (
-      SELECT ${columns} FROM workloads
+      SELECT ${columns} FROM ${source}
       WHERE ${conditions.join(' AND ')} AND workloads.initiative_id = scoped.initiative_id
       ${order} LIMIT ${rows}
     ) AS page
@@ -262,15 +276,21 @@ export function workloadDetailQuery(scope: AuthScope, workloadId: string, asOf: 
     `workload_id = ${params.add(workloadId)}`,
     ...scopeCondition(params, scope),
   ];
-  const columns = detailColumns(params.add(asOf));
+  const asOfParameter = params.add(asOf);
+  const columns = detailColumns(asOfParameter);
+  const idleCost = idleCostSql('workloads', asOfParameter, 'price', 'a');
   return preparedStatement(
     scopedStatement(
       scope,
-      `SELECT ${columns},
-       (SELECT (a.gpu_utilization_sum / a.sample_count)::float8 FROM metric_aggregates a
-        WHERE a.organization_id = workloads.organization_id AND a.workload_id = workloads.workload_id
-          AND a.sample_count > 0) AS average_gpu_utilization
-     FROM workloads WHERE ${conditions.join(' AND ')}`,
+      `SELECT ${columns}, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
+       ${idleCost} AS idle_cost, ${CURRENCY_COLUMN}
+     FROM ${workloadsWithPrices(asOfParameter)}
+     LEFT JOIN LATERAL (
+       SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+       WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+         AND m.sample_count > 0
+     ) AS a ON true
+     WHERE ${conditions.join(' AND ')}`,
       params.values,
     ),
   );
@@ -289,7 +309,11 @@ export interface WorkloadSummaryRow extends GpuShareColumns {
   started_at: Date | null;
   /** Whole seconds; see waitSecondsAtSql. */
   wait_seconds: number | null;
+  /** Decimal text in the currency's minor units; null without a price for the whole run. */
+  cost: string | null;
   submitted_at_key: string;
+  /** The organization's currency (metadata.currency). */
+  currency: string | null;
 }
 
 export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_at_key'> {
@@ -300,4 +324,6 @@ export interface WorkloadDetailRow extends Omit<WorkloadSummaryRow, 'submitted_a
   finished_duration_seconds: number | null;
   /** Percent, over every sample of the workload; null without samples. */
   average_gpu_utilization: number | null;
+  /** The cost of the idle part (cost × (1 − average utilization)); null without cost or samples. */
+  idle_cost: string | null;
 }

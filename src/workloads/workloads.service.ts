@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
+import { type CurrencyMetadata, organizationCurrencyQuery, zeroAmount } from '../common/cost';
+import { currencyMinorUnits } from '../common/money';
 import { AppConfig } from '../core/config/app-config';
 import { ApiError, ErrorDetail } from '../common/http/api-error';
 import { PageMetadata, WithMetadata } from '../common/http/envelope';
@@ -69,7 +71,7 @@ export class WorkloadsService {
     scope: AuthScope,
     query: ListWorkloadsQueryDto,
     asOf: Date,
-  ): Promise<WithMetadata<{ workloads: WorkloadSummaryJson[] }, PageMetadata>> {
+  ): Promise<WithMetadata<{ workloads: WorkloadSummaryJson[] }, PageMetadata & CurrencyMetadata>> {
     const { filters, fingerprint, after } = this.listRequest(scope, query);
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const page = listWorkloadsPageQuery(scope, filters, after, limit, asOf);
@@ -78,6 +80,9 @@ export class WorkloadsService {
       this.database.run<WorkloadSummaryRow>(page),
       this.database.run<{ total_count: number }>(count),
     ]);
+    // The page's rows carry the currency; an empty page asks for it alone.
+    const [{ currency }] =
+      rows.length > 0 ? rows : await this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope));
     const shown = rows.slice(0, limit);
     const last = shown[shown.length - 1];
     const nextToken =
@@ -86,7 +91,7 @@ export class WorkloadsService {
         : null;
     return new WithMetadata(
       { workloads: shown.map(toWorkloadSummary) },
-      { next_token: nextToken, total_count: counted[0].total_count },
+      { next_token: nextToken, total_count: counted[0].total_count, currency },
     );
   }
 
@@ -151,24 +156,35 @@ export class WorkloadsService {
     return { filters, fingerprint, after };
   }
 
-  async detail(scope: AuthScope, workloadId: string, now: Date): Promise<WorkloadDetailJson> {
+  async detail(
+    scope: AuthScope,
+    workloadId: string,
+    now: Date,
+  ): Promise<WithMetadata<WorkloadDetailJson, CurrencyMetadata>> {
     const rows = await this.database.run<WorkloadDetailRow>(workloadDetailQuery(scope, workloadId, now));
     if (rows.length === 0) throw ApiError.notFound(`Workload '${workloadId}' was not found`);
-    return toWorkloadDetail(rows[0], now);
+    return new WithMetadata(toWorkloadDetail(rows[0], now), { currency: rows[0].currency });
   }
 
-  async stats(scope: AuthScope, query: WorkloadStatsQueryDto, now: Date): Promise<WorkloadStatsResult> {
+  async stats(
+    scope: AuthScope,
+    query: WorkloadStatsQueryDto,
+    now: Date,
+  ): Promise<WithMetadata<WorkloadStatsResult, CurrencyMetadata>> {
     const timeRange = resolveTimeRangeName(query);
     assertInitiativeInScope(scope, query.initiative_id);
     let from: Date;
     let to = now;
+    let currency: string | null;
     if (timeRange === 'custom') {
       from = query.start_date as Date;
       to = query.end_date as Date;
+      [{ currency }] = await this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope));
     } else {
       const start = resolveRangeStartQuery(scope, timeRange, now);
-      const [row] = await this.database.run<{ range_start: Date }>(start);
+      const [row] = await this.database.run<{ range_start: Date } & CurrencyMetadata>(start);
       from = row.range_start;
+      currency = row.currency;
     }
     const request: StatsRequest = {
       from,
@@ -178,16 +194,26 @@ export class WorkloadsService {
       clusterId: query.cluster_id,
       groupBy: query.group_by,
     };
+    const minorUnits = currency === null ? null : currencyMinorUnits(currency);
     const [rows, queue] = await Promise.all([
       this.database.run<StatsRow>(workloadStatsQuery(scope, request)),
-      this.queueAndTimeline(scope, request, query.interval),
+      this.queueAndTimeline(scope, request, query.interval, minorUnits),
     ]);
+    const zeroCost = zeroAmount(currency);
     const result: WorkloadStatsResult = {
-      ...toWorkloadStats(rows, query.group_by, queue.rows),
+      ...toWorkloadStats(rows, query.group_by, queue.rows, zeroCost),
       range: { time_range: timeRange, start: from.toISOString(), end: to.toISOString() },
     };
-    if (queue.timeline) result.timeline = queue.timeline;
-    return result;
+    if (queue.timeline) {
+      result.timeline = toTimeline(
+        queue.timeline.rows,
+        queue.timeline.boundaries,
+        request.groupBy,
+        queue.rows,
+        zeroCost,
+      );
+    }
+    return new WithMetadata(result, { currency });
   }
 
   /**
@@ -199,17 +225,20 @@ export class WorkloadsService {
     scope: AuthScope,
     request: StatsRequest,
     interval: TimelineInterval | undefined,
-  ): Promise<{ rows: QueueWaitRow[]; timeline?: TimelineBucketJson[] }> {
+    minorUnits: number | null,
+  ): Promise<{ rows: QueueWaitRow[]; timeline?: { rows: TimelineRow[]; boundaries: Date[] } }> {
     const boundaries = interval ? await this.timelineBoundaries(scope, request, interval) : [];
     if (boundaries.length === 0) {
-      const rows = await this.database.run<QueueWaitRow>(queueWaitQuery(scope, request));
-      return interval ? { rows, timeline: [] } : { rows };
+      const rows = await this.database.run<QueueWaitRow>(
+        queueWaitQuery(scope, request, undefined, minorUnits),
+      );
+      return interval ? { rows, timeline: { rows: [], boundaries: [] } } : { rows };
     }
     const [timelineRows, rows] = await Promise.all([
       this.database.run<TimelineRow>(workloadTimelineQuery(scope, request, boundaries)),
-      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request, boundaries)),
+      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request, boundaries, minorUnits)),
     ]);
-    return { rows, timeline: toTimeline(timelineRows, boundaries, request.groupBy, rows) };
+    return { rows, timeline: { rows: timelineRows, boundaries } };
   }
 
   /** The buckets' boundaries over the range: none for an empty range. */

@@ -26,6 +26,12 @@ export interface BudgetPeriod {
 /** The budget period with the organization's IANA time zone, whose local days the burn-down counts. */
 export interface OrganizationPeriodRow extends BudgetPeriod {
   timezone: string;
+  /** The currency of the organization's prices; null while it has none. */
+  currency: string | null;
+  /** Every instant a price period starts or ends, ascending. */
+  price_boundaries: Date[];
+  /** The price periods that overlap the budget period (JSON: instants as ISO text, price as decimal text). */
+  period_prices: { instance_type: string; from: string; to: string | null; price: string }[];
 }
 
 /**
@@ -114,10 +120,21 @@ function idlePartsSql(us: string): string {
 
 const AGGREGATE_OF_WORKLOAD_SQL = aggregateLookupSql('w', 'a');
 
+/** The budget period and time zone, and the prices' currency and the instants they change. */
 export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
   return organizationStatement(
     scope,
-    `SELECT budget_period_start AS start, budget_period_end AS end, timezone
+    `SELECT budget_period_start AS start, budget_period_end AS end, timezone,
+            (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
+            ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
+                  CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
+                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries,
+            (SELECT coalesce(json_agg(json_build_object('instance_type', p.instance_type,
+                      'from', p.effective_from, 'to', p.effective_to, 'price', p.price_per_gpu_hour::text)
+                      ORDER BY p.instance_type, p.effective_from), '[]')
+             FROM gpu_prices p
+             WHERE p.organization_id = $1 AND p.effective_from < budget_period_end
+               AND (p.effective_to IS NULL OR p.effective_to > budget_period_start)) AS period_prices
      FROM organizations WHERE organization_id = $1`,
     [scope.organizationId],
   );
@@ -425,6 +442,77 @@ export function usageByWindowQuery(
   windows: UsageWindow[],
   now: Date,
 ): ScopedStatement {
+  return windowUsageStatement(
+    scope,
+    filters,
+    windows,
+    now,
+    false,
+    `SELECT u.window_index, u.initiative_id, p.pool_id, ${gpuHoursSql('sum(u.us)')} AS used_gpu_hours
+     FROM usage u
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.window_index, u.initiative_id, p.pool_id`,
+  );
+}
+
+/**
+ * What one initiative's use of one pool (pool null: no pool owns the type) cost inside consecutive
+ * windows in none of which a price changes (the period so far cut at every price boundary, so a
+ * window's price is the one in force at its start): Σ unit-microseconds × price per instance type,
+ * exact (numeric text), and the unit-microseconds no price covers. The use is usageByWindowQuery's,
+ * read from the same rollups and cut the same way, so it is exactly the GPU-hours answered.
+ */
+export function costByWindowQuery(
+  scope: AuthScope,
+  filters: CapacityFilters,
+  windows: UsageWindow[],
+  now: Date,
+): ScopedStatement {
+  return windowUsageStatement(
+    scope,
+    filters,
+    windows,
+    now,
+    true,
+    `SELECT u.initiative_id, p.pool_id,
+            coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
+            coalesce(sum((u.sampled_us - u.busy_us) * pr.price_per_gpu_hour), 0)::text AS idle_price_unit_us,
+            coalesce(sum(u.us) FILTER (WHERE pr.price_per_gpu_hour IS NULL), 0)::float8 AS unpriced_unit_us
+     FROM usage u
+     JOIN windows x ON x.ordinal - 1 = u.window_index
+     LEFT JOIN gpu_prices pr ON pr.organization_id = $1 AND pr.instance_type = u.instance_type
+       AND pr.effective_from <= x.window_from AND (pr.effective_to IS NULL OR pr.effective_to > x.window_from)
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.initiative_id, p.pool_id`,
+  );
+}
+
+/** What one initiative's use of one pool cost (costByWindowQuery). */
+export interface CostRow {
+  initiative_id: string;
+  pool_id: string | null;
+  /** Σ share-unit-microseconds × price: numeric text, exact. */
+  price_unit_us: string;
+  /** Σ idle share-unit-microseconds × price (sampled − busy parts, src/common/idle-gpu.ts): numeric text, exact. */
+  idle_price_unit_us: string;
+  unpriced_unit_us: number;
+}
+
+/**
+ * The usage CTEs of usageByWindowQuery, finished by `select` (over `usage` and `windows`). With
+ * `idle`, each usage row also carries its sampled and busy parts (`sampled_us`, `busy_us`): the
+ * rollups' own for whole days and hourly buckets, the rollups' functions on each raw and running part.
+ */
+function windowUsageStatement(
+  scope: AuthScope,
+  filters: CapacityFilters,
+  windows: UsageWindow[],
+  now: Date,
+  idle: boolean,
+  select: string,
+): ScopedStatement {
   const splits = windows.map(splitAtCuts);
   const whole = splits
     .map((split, index) => ({ index, from: split.fullDaysFrom, to: split.fullDaysTo }))
@@ -439,46 +527,37 @@ export function usageByWindowQuery(
        SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
+       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, $12::timestamptz[]) AS start_window
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ${scopeAndFilterSql('w')}
      ),
      usage AS (
-       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us${
+         idle ? ', r.sampled_gpu_microseconds::numeric AS sampled_us, r.busy_gpu_microseconds AS busy_us' : ''
+       }
        FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
        JOIN capacity_usage_daily r ON r.organization_id = $1
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
        WHERE ${scopeAndFilterSql('r')}
        UNION ALL
-       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
+       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us${
+         idle ? ', s.sign * g.sampled_us, s.sign * g.busy_us' : ''
+       }
        FROM (
-         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us
-         FROM (${usageToCutsSql(false)}
-         ) g (cut_index, initiative_id, instance_type, us)
+         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us${
+           idle ? ', sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us' : ''
+         }
+         FROM (${usageToCutsSql(idle)}
+         ) g (cut_index, initiative_id, instance_type, us${idle ? ', sampled_us, busy_us' : ''})
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g
        JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
          ON s.cut_index = g.cut_index
        UNION ALL
-       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              ${gpuMicrosecondsSql('r.gpu_share_units', 'r.started_at', 'least($14::timestamptz, x.window_to)')}
-       FROM running r
-       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
-       UNION ALL
-       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              ${gpuMicrosecondsSql('r.gpus', 'x.window_from', 'least($14::timestamptz, x.window_to)')}
-       FROM (
-         SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
-         FROM running GROUP BY initiative_id, instance_type, start_window
-       ) r
-       JOIN windows x ON x.ordinal > r.start_window
+       ${idle ? runningIdleUsageSql() : runningUsageSql()}
      )
-     SELECT u.window_index, u.initiative_id, p.pool_id, ${gpuHoursSql('sum(u.us)')} AS used_gpu_hours
-     FROM usage u
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
-     GROUP BY u.window_index, u.initiative_id, p.pool_id`,
+     ${select}`,
     [
       ...scopeParameters(scope, filters),
       cuts.instants,
@@ -493,6 +572,44 @@ export function usageByWindowQuery(
       now,
     ],
   );
+}
+
+/**
+ * Running workloads' use per window up to now ($14): part of the window each started in, and every
+ * later window whole, summed per start window (a few dozen rows) rather than per workload and window.
+ */
+function runningUsageSql(): string {
+  return `SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              ${gpuMicrosecondsSql('r.gpu_share_units', 'r.started_at', 'least($14::timestamptz, x.window_to)')}
+       FROM running r
+       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              ${gpuMicrosecondsSql('r.gpus', 'x.window_from', 'least($14::timestamptz, x.window_to)')}
+       FROM (
+         SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
+         FROM running GROUP BY initiative_id, instance_type, start_window
+       ) r
+       JOIN windows x ON x.ordinal > r.start_window`;
+}
+
+/**
+ * runningUsageSql with idle parts: one row per running workload and window it ran in (the windows
+ * are the few price periods of the period so far), each part split by the workload's own average.
+ */
+function runningIdleUsageSql(): string {
+  const us = gpuMicrosecondsSql(
+    'r.gpu_share_units',
+    'greatest(r.started_at, x.window_from)',
+    'least($14::timestamptz, x.window_to)',
+  );
+  return `SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type, part.us,
+              ${idleSharesSql('part.us', 'a').join(', ')}
+       FROM running r
+       JOIN windows x ON x.ordinal >= r.start_window
+         AND greatest(r.started_at, x.window_from) < least($14::timestamptz, x.window_to)
+       CROSS JOIN LATERAL (SELECT ${us} AS us) AS part
+       ${runningAggregateJoinSql('r', 'a')}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../auth/auth-scope';
-import { gpusOfUnits } from '../gpu-sharing';
+import { GPU_SHARE_UNITS, gpusOfUnits } from '../gpu-sharing';
+import { currencyMinorUnits, roundedAmount, scaledDecimal } from '../money';
 import { round4, round4OrNull } from '../http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../idle-gpu';
 import { ScopedDatabase } from '../database/scoped-database';
@@ -22,6 +23,8 @@ import {
   PoolRow,
   poolsQuery,
   UsageRow,
+  type CostRow,
+  costByWindowQuery,
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
   type WindowUsageRow,
@@ -34,6 +37,11 @@ import { DAY_MS, type UsageWindow } from './usage-window';
 
 /** Unrounded GPU hours of one pool, one initiative or the whole scope. */
 class Totals {
+  /** Σ share-unit-microseconds × price, in 10^-PRICE_SCALE units (exact). */
+  priceUnitUs = 0n;
+  /** Σ idle share-unit-microseconds × price, exact (ExactSum: busy parts carry many decimals). */
+  idlePriceUnitUs = new ExactSum();
+  unpricedUnitUs = 0;
   allocated = 0;
   hasAllocation = false;
   used = 0;
@@ -64,6 +72,15 @@ export class CapacityService {
   constructor(private readonly database: ScopedDatabase) {}
 
   async report(scope: AuthScope, query: CapacityQueryDto, now: Date): Promise<CapacityReportDto> {
+    return (await this.reportWithCurrency(scope, query, now)).report;
+  }
+
+  /** The report and the currency of its amounts (null while the organization has no price). */
+  async reportWithCurrency(
+    scope: AuthScope,
+    query: CapacityQueryDto,
+    now: Date,
+  ): Promise<{ report: CapacityReportDto; currency: string | null }> {
     assertInitiativeInScope(scope, query.initiative_id);
     const filters: CapacityFilters = {
       initiativeId: query.initiative_id ?? null,
@@ -74,7 +91,7 @@ export class CapacityService {
     if (!period) throw new Error(`Organization ${scope.organizationId} vanished during the request`);
     const periodSoFar = { from: period.start, to: new Date(Math.min(period.end.getTime(), now.getTime())) };
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
-    const [usage, allocations, initiatives, pools, queues] = await Promise.all([
+    const [usage, allocations, initiatives, pools, queues, costs] = await Promise.all([
       this.database.run<UsageRow>(
         filters.clusterId == null
           ? usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow })
@@ -89,11 +106,16 @@ export class CapacityService {
       this.database.run<InitiativeRow>(initiativesQuery(scope, filters)),
       this.database.run<PoolRow>(poolsQuery(scope, filters)),
       this.database.run<PoolQueueRow>(poolQueueQuery(scope, filters, burnWindow)),
+      this.costs(scope, filters, periodSoFar, now, period),
     ]);
     const queueOf = new Map(queues.map((row) => [row.pool_id, row]));
-    const tally = tallyFigures(allocations, usage);
+    const tally = tallyFigures(allocations, usage, costs);
+    const costFigures = costFiguresOf(period.currency, costs !== null);
+    const allocatedCosts = allocatedCostsOf(period, pools, allocations);
     const summary: CapacitySummaryDto = {
       ...summaryFigures(tally.summary, now, period),
+      ...costFigures(tally.summary, 'total_used_cost'),
+      total_allocated_cost: allocatedCosts.summary,
       current_active_gpus: usage.reduce((sum, row) => sum + row.active_gpus, 0),
       current_active_gpu_share: round4(
         gpusOfUnits(usage.reduce((sum, row) => sum + row.active_share_units, 0)),
@@ -113,6 +135,8 @@ export class CapacityService {
           pool_id: pool.pool_id,
           name: pool.name,
           ...figuresOf(tally.pools.of(pool.pool_id), now, period),
+          ...costFigures(tally.pools.of(pool.pool_id), 'used_cost'),
+          allocated_cost: allocatedCosts.of(`pool:${pool.pool_id}`),
           ...queueFiguresOf(queueOf.get(pool.pool_id)),
           instance_types: pool.instance_types,
         })),
@@ -120,11 +144,33 @@ export class CapacityService {
         initiative_id: initiative.initiative_id,
         name: initiative.name,
         ...figuresOf(tally.initiatives.of(initiative.initiative_id), now, period),
+        ...costFigures(tally.initiatives.of(initiative.initiative_id), 'used_cost'),
+        allocated_cost: allocatedCosts.of(`initiative:${initiative.initiative_id}`),
       })),
       period: { start: period.start.toISOString(), end: period.end.toISOString() },
     };
     if (query.interval === 'day') await this.addBurnDown(scope, filters, periodSoFar, now, tally, report);
-    return report;
+    return { report, currency: period.currency };
+  }
+
+  /**
+   * The cost of the period so far, cut at every price change inside it (costByWindowQuery); null
+   * without a price, and with a cluster filter (the cluster's usage is read from raw runs, which
+   * this statement does not cut by price).
+   */
+  private async costs(
+    scope: AuthScope,
+    filters: CapacityFilters,
+    periodSoFar: UsageWindow,
+    now: Date,
+    prices: OrganizationPeriodRow,
+  ): Promise<CostRow[] | null> {
+    if (prices.currency === null || filters.clusterId !== null) return null;
+    if (periodSoFar.from >= periodSoFar.to) return [];
+    const cuts = prices.price_boundaries.filter((at) => at > periodSoFar.from && at < periodSoFar.to);
+    const edges = [periodSoFar.from, ...cuts, periodSoFar.to];
+    const windows = edges.slice(0, -1).map((from, index) => ({ from, to: edges[index + 1] }));
+    return this.database.run<CostRow>(costByWindowQuery(scope, filters, windows, now));
   }
 
   /**
@@ -195,7 +241,7 @@ function dailyTally(rows: WindowUsageRow[], dayCount: number) {
   return { summary, of };
 }
 
-function tallyFigures(allocations: AllocationRow[], usage: UsageRow[]): Tally {
+function tallyFigures(allocations: AllocationRow[], usage: UsageRow[], costs: CostRow[] | null): Tally {
   const tally: Tally = { summary: new Totals(), initiatives: new TotalsByKey(), pools: new TotalsByKey() };
   for (const allocation of allocations) {
     for (const totals of [
@@ -215,11 +261,19 @@ function tallyFigures(allocations: AllocationRow[], usage: UsageRow[]): Tally {
       totals.busyGpuSeconds += row.busy_gpu_seconds;
     }
   }
+  for (const row of costs ?? []) {
+    const priced = scaledDecimal(row.price_unit_us, PRICE_SCALE);
+    for (const totals of totalsOf(tally, row)) {
+      totals.priceUnitUs += priced;
+      totals.idlePriceUnitUs.add(row.idle_price_unit_us);
+      totals.unpricedUnitUs += row.unpriced_unit_us;
+    }
+  }
   return tally;
 }
 
 /** Usage on an instance type no pool owns counts in the summary and its initiative, in no pool. */
-function totalsOf(tally: Tally, row: UsageRow): Totals[] {
+function totalsOf(tally: Tally, row: Pick<UsageRow, 'initiative_id' | 'pool_id'>): Totals[] {
   const totals = [tally.summary, tally.initiatives.of(row.initiative_id)];
   if (row.pool_id !== null) totals.push(tally.pools.of(row.pool_id));
   return totals;
@@ -251,7 +305,15 @@ function summaryFigures(
   totals: Totals,
   now: Date,
   period: BudgetPeriod,
-): Omit<CapacitySummaryDto, 'current_active_gpus' | 'current_active_gpu_share'> {
+): Omit<
+  CapacitySummaryDto,
+  | 'current_active_gpus'
+  | 'current_active_gpu_share'
+  | 'total_used_cost'
+  | 'idle_cost'
+  | 'unpriced_gpu_hours'
+  | 'total_allocated_cost'
+> {
   const figures = figuresOf(totals, now, period);
   return {
     total_allocated_gpu_hours: figures.allocated_gpu_hours,
@@ -262,6 +324,123 @@ function summaryFigures(
     budget_status: figures.budget_status,
     ...idleFiguresOf(totals),
   };
+}
+
+/** Prices carry at most 10 decimals (the import's rule), so Σ unit-microseconds × price does too. */
+const PRICE_SCALE = 10;
+/** One GPU-hour in share-unit-microseconds, in the same 10^-PRICE_SCALE units. */
+const GPU_HOUR_DENOMINATOR = BigInt(GPU_SHARE_UNITS) * 3_600_000_000n * 10n ** BigInt(PRICE_SCALE);
+
+/**
+ * The cost figures of one entry, named `name` (the summary's total_used_cost, an entry's used_cost):
+ * rounded once from the exact sum, null without a currency or when not computed (cluster filter).
+ */
+function costFiguresOf(currency: string | null, computed: boolean) {
+  const minorUnits = currency === null ? 0 : currencyMinorUnits(currency);
+  return <K extends string>(totals: Totals, name: K) =>
+    ({
+      [name]:
+        currency === null || !computed
+          ? null
+          : roundedAmount(totals.priceUnitUs, GPU_HOUR_DENOMINATOR, minorUnits),
+      idle_cost:
+        currency === null || !computed ? null : totals.idlePriceUnitUs.rounded(GPU_HOUR_UNIT_US, minorUnits),
+      // Without any price every GPU-hour is unpriced, as in the statistics.
+      unpriced_gpu_hours:
+        currency === null
+          ? round4(totals.used)
+          : computed
+            ? round4(totals.unpricedUnitUs / GPU_SHARE_UNITS / 3.6e9)
+            : null,
+    }) as Record<K, string | null> & { idle_cost: string | null; unpriced_gpu_hours: number | null };
+}
+
+/** One GPU-hour in share-unit-microseconds. */
+const GPU_HOUR_UNIT_US = BigInt(GPU_SHARE_UNITS) * 3_600_000_000n;
+
+/**
+ * An exact sum of numeric texts of any scale (a busy part is a numeric quotient), kept
+ * as an integer at the largest scale seen, rounded once at the end.
+ */
+class ExactSum {
+  private units = 0n;
+  private scale = 0;
+
+  add(text: string): void {
+    // A sum of signed edge cuts can come out a hair below zero where nothing was idle.
+    const negative = text.startsWith('-');
+    const magnitude = negative ? text.slice(1) : text;
+    const scale = magnitude.split('.')[1]?.length ?? 0;
+    if (scale > this.scale) {
+      this.units *= 10n ** BigInt(scale - this.scale);
+      this.scale = scale;
+    }
+    const units = scaledDecimal(magnitude, this.scale);
+    this.units += negative ? -units : units;
+  }
+
+  /** The sum ÷ `denominator`, rounded half away from zero to `minorUnits` decimals. */
+  rounded(denominator: bigint, minorUnits: number): string {
+    const units = this.units < 0n ? 0n : this.units;
+    return roundedAmount(units, denominator * 10n ** BigInt(this.scale), minorUnits);
+  }
+}
+
+/** Allocated GPU-hours as the database gives them (float8) and prices, both in 10^-20 units. */
+const ALLOCATION_SCALE = 20;
+
+/**
+ * The price of a pool's GPU-hour over the whole budget period, when it is one: every instance type of
+ * the pool priced without a gap over the period, all at the same price. Null otherwise (a pool of
+ * types at different prices, or a price that changes inside the period, has no one price).
+ */
+function poolPrice(period: OrganizationPeriodRow, instanceTypes: string[]): string | null {
+  if (instanceTypes.length === 0) return null;
+  let price: string | null = null;
+  for (const type of instanceTypes) {
+    const rows = period.period_prices.filter((row) => row.instance_type === type);
+    let coveredTo = period.start.getTime();
+    for (const row of rows) {
+      if (Date.parse(row.from) > coveredTo) return null;
+      if (price !== null && scaledDecimal(row.price, 10) !== scaledDecimal(price, 10)) return null;
+      price = row.price;
+      coveredTo = row.to === null ? Infinity : Math.max(coveredTo, Date.parse(row.to));
+    }
+    if (coveredTo < period.end.getTime()) return null;
+  }
+  return price;
+}
+
+/**
+ * allocated_cost of every pool and initiative (`pool:…`, `initiative:…`) and the summary: allocated
+ * GPU-hours × the pool's one price, summed exactly and rounded once; null as soon as one allocation
+ * counted in it is in a pool without one price, and without a currency.
+ */
+function allocatedCostsOf(period: OrganizationPeriodRow, pools: PoolRow[], allocations: AllocationRow[]) {
+  const sums = new Map<string, bigint | null>();
+  const minorUnits = period.currency === null ? 0 : currencyMinorUnits(period.currency);
+  const prices = new Map(pools.map((pool) => [pool.pool_id, poolPrice(period, pool.instance_types)]));
+  const add = (key: string, amount: bigint | null) => {
+    const sum = sums.has(key) ? sums.get(key)! : 0n;
+    sums.set(key, sum === null || amount === null ? null : sum + amount);
+  };
+  for (const allocation of allocations) {
+    const price = prices.get(allocation.pool_id) ?? null;
+    const hours = String(allocation.allocated_gpu_hours);
+    // A float printed with an exponent (below 1e-6 or from 1e21) is no allocation worth a price.
+    const amount =
+      price === null || /e/i.test(hours)
+        ? null
+        : scaledDecimal(hours, ALLOCATION_SCALE) * scaledDecimal(price, ALLOCATION_SCALE);
+    for (const key of ['summary', `pool:${allocation.pool_id}`, `initiative:${allocation.initiative_id}`])
+      add(key, amount);
+  }
+  const of = (key: string): string | null => {
+    const sum = sums.get(key);
+    if (period.currency === null || sum === undefined || sum === null) return null;
+    return roundedAmount(sum, 10n ** BigInt(2 * ALLOCATION_SCALE), minorUnits);
+  };
+  return { of, summary: of('summary') };
 }
 
 /** Identifiers are ASCII; order them by code point, as the SQL does with COLLATE "C". */

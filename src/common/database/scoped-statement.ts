@@ -81,6 +81,7 @@ export const TENANT_TABLES = [
 ] as const;
 export const ORGANIZATION_TABLES = [
   'capacity_pools',
+  'gpu_prices',
   'organizations',
   'pool_instance_types',
   'sample_retention',

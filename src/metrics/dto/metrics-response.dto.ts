@@ -143,6 +143,17 @@ export class RankValueDto {
   current: number;
 }
 
+export class CostRankValueDto {
+  @ApiProperty({
+    example: '42.17',
+    description: "the workload's cost (see docs/api.md, Cost): an exact decimal string in metadata.currency",
+  })
+  avg: string;
+
+  @ApiProperty({ example: '42.17', description: 'the same amount as avg' })
+  current: string;
+}
+
 /** Carries one object named after `sort_by`. */
 export class RankedWorkloadDto {
   @ApiProperty({ example: 'wl-0001', description: 'the ranked workload' })
@@ -192,10 +203,26 @@ export class RankedWorkloadDto {
   idle_gpu_hours?: RankValueDto;
 
   @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: '19.13',
+    description:
+      'Additive, with sort_by=idle_gpu_hours: the money of idle_gpu_hours, cost × (1 − gpu_efficiency) in metadata.currency (running: up to as_of), exact, rounded once; null when the workload has no cost (no price, or part of its run unpriced)',
+  })
+  idle_cost?: string | null;
+
+  @ApiPropertyOptional({
     type: RankValueDto,
     description: 'avg: lifetime utilization ÷ 100; current: latest ÷ 100',
   })
   gpu_efficiency?: RankValueDto;
+
+  @ApiPropertyOptional({
+    type: CostRankValueDto,
+    description:
+      'Additive, with sort_by=cost: the cost of the whole run (running: up to as_of); only fully priced workloads are ranked',
+  })
+  cost?: CostRankValueDto;
 }
 
 /** Keyed by `sort_by`: the mean of `avg` over every ranked workload (null when none is ranked). */
@@ -241,6 +268,14 @@ export class ScopeAverageDto {
       'with sort_by=gpu_efficiency: mean of avg over every ranked workload (0 to 1); null when none is ranked',
   })
   gpu_efficiency?: number | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'Additive, with sort_by=cost: the exact mean cost of the ranked workloads, rounded once to the minor units; null when none is ranked',
+  })
+  cost?: string | null;
 }
 
 export class RankedMetricsDto {

@@ -1,10 +1,10 @@
-import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../common/http/envelope-properties';
+import { ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { type GpuSharing } from '../../common/gpu-sharing';
 import { GpuSharingDto } from '../../common/gpu-sharing.dto';
 import { WORKLOAD_STATUSES, WorkloadStatus } from '../../core/workload-status';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
-import { AsOfMetadataDto } from '../../common/http/as-of-metadata.dto';
+import { CostFiguresDto, CurrencyMetadataDto } from '../../common/cost.dto';
 
 export class WorkloadSummaryDto {
   @ApiProperty({ example: 'wl-0001', description: 'the workload id, unique in the organization' })
@@ -57,6 +57,14 @@ export class WorkloadSummaryDto {
       'Additive: whole seconds from submitted_at to started_at; while pending, to metadata.as_of (the wait so far); null for a workload cancelled before it started',
   })
   wait_seconds: number | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '42.17',
+    description:
+      'Additive: gpu_share × hours × price per GPU-hour of its instance type, each part of the run at the price of its period (running: up to as_of), in metadata.currency, exact, rounded to the currency’s minor units; null when part of the run has no price (never 0 for unknown)',
+  })
+  cost: string | null;
 }
 
 export class WorkloadDetailDto extends WorkloadSummaryDto {
@@ -89,6 +97,13 @@ export class WorkloadDetailDto extends WorkloadSummaryDto {
   })
   idle_gpu_hours: number | null;
   @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'Additive: cost × (1 − gpu_efficiency), the money of idle_gpu_hours; null without cost or samples',
+  })
+  idle_cost: string | null;
+  @ApiProperty({
     type: Number,
     nullable: true,
     description: 'average gpu_utilization over all samples ÷ 100 (0..1); null without samples',
@@ -101,7 +116,7 @@ export class WorkloadListDto {
   workloads: WorkloadSummaryDto[];
 }
 
-export class PageMetadataDto extends AsOfMetadataDto {
+export class PageMetadataDto extends CurrencyMetadataDto {
   @ApiProperty({ type: String, nullable: true, description: 'null on the page holding the last item' })
   next_token: string | null;
   @ApiProperty({ type: 'integer', description: 'every matching workload across all pages' })
@@ -118,8 +133,11 @@ export class WorkloadListEnvelopeDto {
 
 export class WorkloadDetailEnvelopeDto {
   @ApiProperty({ type: WorkloadDetailDto, description: 'the workload' }) data: WorkloadDetailDto;
-  @ApiAsOfMetadataProperty()
-  metadata: AsOfMetadataDto;
+  @ApiProperty({
+    type: CurrencyMetadataDto,
+    description: 'the instant the answer describes and its currency',
+  })
+  metadata: CurrencyMetadataDto;
   @ApiRequestIdProperty()
   request_id: string;
 }
@@ -166,6 +184,12 @@ export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ type: 'integer', description: 'workloads submitted in the range' }) total_workloads: number;
   @ApiProperty({ description: 'their gpu_hours_used (gpu_share × hours; running ones up to now)' })
   total_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.TOTAL_COST })
+  total_cost: string | null;
+  @ApiProperty({ description: CostFiguresDto.UNPRICED })
+  unpriced_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
+  idle_cost: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'finished workloads only; null when none' })
   average_duration_seconds: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
@@ -183,6 +207,12 @@ export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
   workload_count: number;
   @ApiProperty({ description: 'their gpu_hours_used, all of each run counted where it was submitted' })
   gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.TOTAL_COST })
+  total_cost: string | null;
+  @ApiProperty({ description: CostFiguresDto.UNPRICED })
+  unpriced_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
+  idle_cost: string | null;
   @ApiProperty({
     type: Number,
     nullable: true,
@@ -207,6 +237,12 @@ export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
   total_workloads: number;
   @ApiProperty({ description: 'their whole gpu_hours_used, counted in the bucket of submission' })
   total_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.TOTAL_COST })
+  total_cost: string | null;
+  @ApiProperty({ description: CostFiguresDto.UNPRICED })
+  unpriced_gpu_hours: number;
+  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
+  idle_cost: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
   success_rate: number | null;
   @ApiProperty({ type: QueueWaitDto, description: QUEUE_WAIT_DESCRIPTION }) queue_wait: QueueWaitDto;
@@ -238,8 +274,11 @@ export class WorkloadStatsDto {
 
 export class WorkloadStatsEnvelopeDto {
   @ApiProperty({ type: WorkloadStatsDto, description: 'the statistics' }) data: WorkloadStatsDto;
-  @ApiAsOfMetadataProperty()
-  metadata: AsOfMetadataDto;
+  @ApiProperty({
+    type: CurrencyMetadataDto,
+    description: 'the instant the answer describes and its currency',
+  })
+  metadata: CurrencyMetadataDto;
   @ApiRequestIdProperty()
   request_id: string;
 }

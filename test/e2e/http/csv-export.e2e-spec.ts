@@ -141,6 +141,7 @@ describe('Accept: text/csv', () => {
         submitted_at: item.submitted_at,
         started_at: item.started_at ?? '',
         wait_seconds: String(item.wait_seconds),
+        cost: item.cost ?? '',
       });
     });
     expect(new Set(rows.map((row) => row.name))).toEqual(new Set(TRICKY_NAMES.map(defused)));
@@ -216,6 +217,9 @@ describe('Accept: text/csv', () => {
         initiative_id: group.initiative_id,
         workload_count: String(group.workload_count),
         gpu_hours: String(group.gpu_hours),
+        total_cost: group.total_cost ?? '',
+        unpriced_gpu_hours: String(group.unpriced_gpu_hours),
+        idle_cost: group.idle_cost ?? '',
         success_rate: group.success_rate === null ? '' : String(group.success_rate),
         sampled_gpu_hours: String(group.sampled_gpu_hours),
         idle_gpu_hours: String(group.idle_gpu_hours),

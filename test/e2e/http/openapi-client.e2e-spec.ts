@@ -58,6 +58,7 @@ describe('OpenAPI document and a generated client', () => {
     const operations = Object.entries(document.paths).map(([path, item]) => ({ path, ...item.get }));
     expect(operations.map((operation) => operation.operationId).sort()).toEqual([
       'getCapacity',
+      'getFocusCosts',
       'getHealth',
       'getLiveness',
       'getWorkload',

@@ -83,7 +83,12 @@ describe('response cache, ETag and as_of', () => {
 
   it('labels an answer with as_of, a stable ETag and its validity, and answers If-None-Match with 304', async () => {
     const first = await list(a, admin).expect(200);
-    expect(first.body.metadata).toEqual({ next_token: null, total_count: 2, as_of: NOW.toISOString() });
+    expect(first.body.metadata).toEqual({
+      next_token: null,
+      total_count: 2,
+      as_of: NOW.toISOString(),
+      currency: null,
+    });
     expect(first.headers['cache-control']).toBe('private, max-age=10');
     expect(first.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{32}"$/);
 
@@ -97,7 +102,7 @@ describe('response cache, ETag and as_of', () => {
     expect(notModified.headers.etag).toBe(first.headers.etag);
 
     const detail = await request(a.server).get('/v1/workloads/w-a').set(admin).expect(200);
-    expect(detail.body.metadata).toEqual({ as_of: NOW.toISOString() });
+    expect(detail.body.metadata).toEqual({ as_of: NOW.toISOString(), currency: null });
     expect(detail.headers.etag).not.toBe(first.headers.etag);
   });
 

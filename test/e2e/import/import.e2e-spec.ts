@@ -86,6 +86,7 @@ describe('gpucap import', () => {
       pools: 2,
       allocations: 2,
       members: 3,
+      prices: 2,
       workloads: 5,
       metric_samples: 3,
     });
@@ -206,7 +207,7 @@ describe('gpucap import', () => {
     await importJson(data);
     const before = await snapshot(organizationId);
     const again = await importJson(data);
-    expect(Object.values(again.written)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.values(again.written)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
     expect(await snapshot(organizationId)).toBe(before);
   });
 

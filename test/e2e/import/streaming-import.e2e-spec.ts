@@ -6,10 +6,11 @@ import { importDataset } from '../../../src/import/import.service';
 import { type Dataset, fixtureDataset } from '../../support/import-fixture';
 import { ALL_SAMPLES_SQL } from '../../support/samples';
 
-const KINDS = 'organization, initiative, pool, allocation, member, workload, metric_sample';
+const KINDS = 'organization, initiative, pool, allocation, member, price, workload, metric_sample';
 const REVERSED = [
   'metric_samples',
   'workloads',
+  'prices',
   'members',
   'allocations',
   'pools',
@@ -60,6 +61,7 @@ describe('gpucap import, streamed', () => {
       pools: 2,
       allocations: 2,
       members: 3,
+      prices: 2,
       workloads: 5,
       metric_samples: 3,
     });
@@ -106,7 +108,7 @@ describe('gpucap import, streamed', () => {
     const error = await failure(JSON.stringify({ ...data, constructor: [] }));
     expect(error).toBeInstanceOf(ImportFormatError);
     expect((error as Error).message).toBe(
-      "unknown section 'constructor' (sections: organizations, initiatives, pools, allocations, members, workloads, metric_samples)",
+      "unknown section 'constructor' (sections: organizations, initiatives, pools, allocations, members, prices, workloads, metric_samples)",
     );
     expect(await rowCounts(organizationId)).toEqual({ organizations: 0, workloads: 0, samples: 0 });
   });

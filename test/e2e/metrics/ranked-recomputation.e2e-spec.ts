@@ -242,6 +242,8 @@ function expectedBody(query: Query, scope: string[] | null, raw: Raw, now: numbe
         initiative_id: r.initiative_id,
         ...shareOf(r),
         [query.sort]: { avg: round4(r.value), current: round4(r.current) },
+        // No prices in this organization: the money of idle time is unknown, never 0.
+        ...(query.sort === 'idle_gpu_hours' ? { idle_cost: null } : {}),
       })),
       scope_average: { [query.sort]: round4(mean) },
     },

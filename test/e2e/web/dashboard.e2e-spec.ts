@@ -251,6 +251,21 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await cellValues(page, '#stats-table tbody td:nth-child(3)')).toEqual(
       stats.grouped.map((group: { gpu_hours: number }) => String(group.gpu_hours)),
     );
+    // Money beside the GPU-hours, the exact strings the API answered (the demo has prices).
+    expect(await cellValues(page, '#stats-table tbody td:nth-child(5)')).toEqual(
+      stats.grouped.map((group: { total_cost: string | null }) => group.total_cost ?? ''),
+    );
+    expect(await page.getAttribute('#stats-cost', 'data-value')).toBe(stats.summary.total_cost);
+    expect(await cellValues(page, '#capacity-table tbody td:nth-child(8)')).toEqual(
+      [...capacity.pools, ...capacity.initiatives].map(
+        (entry: { used_cost: string | null }) => entry.used_cost ?? '',
+      ),
+    );
+    // Capacity is not costed for one cluster (its use is read from raw runs): no cost sentence then.
+    if (capacity.summary.total_used_cost === null)
+      expect(await page.locator('#summary-cost').count()).toBe(0);
+    else
+      expect(await page.getAttribute('#summary-cost', 'data-value')).toBe(capacity.summary.total_used_cost);
 
     // The queue wait panel reads the same statistics: p50 and p95 per team, pending now.
     expect(await page.getAttribute('#queue-p95', 'data-value')).toBe(
@@ -279,6 +294,9 @@ describeInBrowser('the dashboard page at GET /', () => {
     );
     expect(await cellValues(page, '#idle-table tbody td:nth-child(4)')).toEqual(
       idle.workloads.map((entry: { idle_gpu_hours: { avg: number } }) => String(entry.idle_gpu_hours.avg)),
+    );
+    expect(await cellValues(page, '#idle-table tbody td:nth-child(5)')).toEqual(
+      idle.workloads.map((entry: { idle_cost: string | null }) => entry.idle_cost ?? ''),
     );
     expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(1)')).toEqual(
       running.map((workload) => workload.workload_id),
@@ -353,6 +371,7 @@ describeInBrowser('the dashboard page at GET /', () => {
       'Remaining (GPU-h)',
       'Status',
       'Runs out',
+      'Cost',
     ]);
     expect(await texts(page, '#idle-table thead th')).toContain('Idle (GPU-h)');
     expect(await texts(page, '#stats-table thead th')).toEqual([
@@ -360,6 +379,7 @@ describeInBrowser('the dashboard page at GET /', () => {
       'Workloads',
       'GPU-hours',
       'Success rate (%)',
+      'Cost',
     ]);
 
     const entries = [...capacity.pools, ...capacity.initiatives];

@@ -113,6 +113,8 @@ describe('GET /v1/workloads/:workload_id', () => {
       namespace: 'vision',
       idle_gpu_hours: null,
       gpu_efficiency: null,
+      cost: null,
+      idle_cost: null,
     });
   });
 

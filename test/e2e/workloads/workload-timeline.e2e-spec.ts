@@ -62,6 +62,9 @@ function gpuSeconds(row: WorkloadRow): number {
 interface Totals {
   total_workloads: number;
   total_gpu_hours: number;
+  total_cost: null;
+  unpriced_gpu_hours: number;
+  idle_cost: null;
   success_rate: number | null;
 }
 
@@ -71,6 +74,9 @@ function totalsOf(rows: WorkloadRow[]): Totals {
   return {
     total_workloads: rows.length,
     total_gpu_hours: round4(rows.reduce((sum, row) => sum + gpuSeconds(row), 0) / 3600),
+    total_cost: null,
+    unpriced_gpu_hours: round4(rows.reduce((sum, row) => sum + gpuSeconds(row), 0) / 3600),
+    idle_cost: null,
     success_rate: completed + failed === 0 ? null : round4(completed / (completed + failed)),
   };
 }
@@ -103,6 +109,9 @@ function expectedTimeline(rows: WorkloadRow[], boundaries: string[], groupKey?: 
             initiative_id: key,
             workload_count: total_workloads,
             gpu_hours: total_gpu_hours,
+            total_cost: null,
+            unpriced_gpu_hours: total_gpu_hours,
+            idle_cost: null,
             success_rate,
             ...NO_SAMPLES,
             ...queueFiguresOf(own),

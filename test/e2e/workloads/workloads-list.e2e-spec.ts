@@ -96,7 +96,12 @@ describe('GET /v1/workloads', () => {
     expect(response.body.data.workloads.map((item: { workload_id: string }) => item.workload_id)).toEqual(
       expectedOrder(rows),
     );
-    expect(response.body.metadata).toEqual({ next_token: null, total_count: 40, as_of: expect.any(String) });
+    expect(response.body.metadata).toEqual({
+      next_token: null,
+      total_count: 40,
+      as_of: expect.any(String),
+      currency: null,
+    });
     const pending = rows.find((row) => row.status === 'pending') as WorkloadRow;
     const item = response.body.data.workloads.find(
       (entry: { workload_id: string }) => entry.workload_id === pending.workloadId,
@@ -118,6 +123,8 @@ describe('GET /v1/workloads', () => {
       wait_seconds: Math.floor(
         (Date.parse(response.body.metadata.as_of) - pending.submittedAt.getTime()) / 1000,
       ),
+      // The organization has no price: cost unknown, never 0.
+      cost: null,
     });
     const running = rows.find((row) => row.status === 'running') as WorkloadRow;
     const runningItem = response.body.data.workloads.find(
@@ -147,7 +154,12 @@ describe('GET /v1/workloads', () => {
     expect(first.body.metadata.next_token).toEqual(expect.any(String));
     const second = await get(admin, { limit: 20, next_token: first.body.metadata.next_token }).expect(200);
     expect(second.body.data.workloads).toHaveLength(20);
-    expect(second.body.metadata).toEqual({ next_token: null, total_count: 40, as_of: expect.any(String) });
+    expect(second.body.metadata).toEqual({
+      next_token: null,
+      total_count: 40,
+      as_of: expect.any(String),
+      currency: null,
+    });
   });
 
   it('lets the limit change between pages', async () => {
@@ -359,6 +371,11 @@ describe('GET /v1/workloads', () => {
 
   it('lets an ORG_ADMIN filter by an unknown initiative and get nothing', async () => {
     const response = await get(admin, { initiative_id: 'init-zzz' }).expect(200);
-    expect(response.body.metadata).toEqual({ next_token: null, total_count: 0, as_of: expect.any(String) });
+    expect(response.body.metadata).toEqual({
+      next_token: null,
+      total_count: 0,
+      as_of: expect.any(String),
+      currency: null,
+    });
   });
 });

@@ -12,7 +12,7 @@ const LAYERS: { name: string; folders: string[]; isolated?: boolean }[] = [
   { name: 'common', folders: ['common'] },
   {
     name: 'features',
-    folders: ['workloads', 'metrics', 'capacity', 'health', 'web', 'alerts'],
+    folders: ['workloads', 'metrics', 'capacity', 'costs', 'health', 'web', 'alerts'],
     isolated: true,
   },
   { name: 'write path', folders: ['import'] },

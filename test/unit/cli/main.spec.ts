@@ -151,6 +151,7 @@ describe('the import summary', () => {
     pools: 0,
     allocations: 0,
     members: 0,
+    prices: 0,
     workloads: 0,
     metric_samples: 0,
   };

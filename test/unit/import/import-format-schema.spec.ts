@@ -108,6 +108,11 @@ function onlyTheImporterRefuses(section: SectionName, field: string, value: unkn
     if (field === 'gpu_share' || field === 'gpu_count') return true; // share at most gpu_count
     if (field === 'gpu_sharing') return true; // a MIG profile gpucap knows, or a gpu_share given
   }
+  if (section === 'prices') {
+    if (field === 'effective_from' || field === 'effective_to') return true; // start before end
+    if (field === 'currency') return true; // a code ICU knows
+    if (field === 'price_per_gpu_hour') return true; // a number written with at most 12 + 10 digits
+  }
   void value;
   return false;
 }

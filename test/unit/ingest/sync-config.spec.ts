@@ -303,3 +303,34 @@ describe('the README example configs', () => {
     }
   });
 });
+
+describe('sync config: prices', () => {
+  const price = {
+    organization_id: 'org-acme',
+    instance_type: 'p4d.24xlarge',
+    price_per_gpu_hour: '4.10',
+    currency: 'EUR',
+    pricing_model: 'reserved',
+    effective_from: '2026-10-01T00:00:00Z',
+  };
+
+  it('takes import price records as written', () => {
+    expect(parseSyncConfig({ ...ISSUE_CONFIG, prices: [price] }, '/etc/gpucap').prices).toEqual([price]);
+    expect(parseSyncConfig(ISSUE_CONFIG, '/etc/gpucap').prices).toEqual([]);
+  });
+
+  it.each([
+    [{ ...price, currency: 'EURO' }, 'prices[0]: currency must be an ISO 4217 currency code'],
+    [{ ...price, price_per_gpu_hour: -1 }, 'prices[0]: price_per_gpu_hour must be a decimal number'],
+    [
+      { ...price, organization_id: 'org-other' },
+      "prices[0].organization_id must be the config's organization_id",
+    ],
+  ])('refuses %p naming the record and the rule', (record, message) => {
+    expect(() => parseSyncConfig({ ...ISSUE_CONFIG, prices: [record] }, '/etc/gpucap')).toThrow(message);
+  });
+
+  it('refuses prices that are not a list', () => {
+    expect(() => parseSyncConfig({ ...ISSUE_CONFIG, prices: price }, '/etc/gpucap')).toThrow(SyncConfigError);
+  });
+});

@@ -80,6 +80,9 @@ describe('toWorkloadDetail', () => {
     namespace: 'ns',
     finished_duration_seconds: null,
     average_gpu_utilization: null,
+    cost: null,
+    idle_cost: null,
+    currency: null,
   };
 
   it('charges a MIG instance its share of the GPU: two 1g.10gb instances for an hour are 2/7 GPU-hour', () => {

@@ -1,7 +1,7 @@
-import { ApiAsOfMetadataProperty, ApiRequestIdProperty } from '../../http/envelope-properties';
+import { ApiRequestIdProperty } from '../../http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IdleGpuFiguresDto } from '../../idle-gpu.dto';
-import { AsOfMetadataDto } from '../../http/as-of-metadata.dto';
+import { CurrencyMetadataDto } from '../../cost.dto';
 
 const BURN_RATE_DESCRIPTION = 'GPU hours used in the 7 × 24 hours up to now, divided by 7 (additive field)';
 const EXHAUSTION_DESCRIPTION =
@@ -43,6 +43,17 @@ export class ThresholdCrossingDto {
   crossed_at: string;
 }
 
+const USED_COST_DESCRIPTION =
+  'Additive: what the priced part of the GPU-hours used inside the period cost, each instance type at the price in force as it was used (running workloads up to as_of), in metadata.currency, exact, rounded once to its minor units; null when the organization has no price or with cluster_id';
+const UNPRICED_DESCRIPTION =
+  'Additive: GPU-hours used inside the period that no price covers (left out of the cost; all of them while the organization has no price); null with cluster_id when it has prices';
+
+const IDLE_COST_DESCRIPTION =
+  "Additive: the money of idle_gpu_hours' priced part: each part of sampled use × (1 − its workload's average GPU utilization / 100) × the price in force as it was used, exact, rounded once; idle time without a price is left out (it is within unpriced_gpu_hours); null when used_cost is";
+
+const ALLOCATED_COST_DESCRIPTION =
+  "Additive: allocated GPU-hours × the price of the pool's GPU-hour, where every allocation counted has one: all the pool's instance types priced over the whole budget period at the same price; exact, rounded once; null otherwise and while the organization has no price";
+
 class BudgetFiguresDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 5000, description: 'GPU-hours allocated (in scope) for the budget period' })
   allocated_gpu_hours: number;
@@ -52,6 +63,18 @@ class BudgetFiguresDto extends IdleGpuFiguresDto {
 
   @ApiProperty({ example: 3765.4322, description: 'allocated − used; negative when overrun' })
   remaining_gpu_hours: number;
+
+  @ApiProperty({ type: String, nullable: true, example: '3086.42', description: USED_COST_DESCRIPTION })
+  used_cost: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '812.07', description: IDLE_COST_DESCRIPTION })
+  idle_cost: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
+  unpriced_gpu_hours: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '10250.00', description: ALLOCATED_COST_DESCRIPTION })
+  allocated_cost: string | null;
 
   @ApiProperty({ example: 96.25, description: BURN_RATE_DESCRIPTION })
   burn_rate_gpu_hours_per_day: number;
@@ -124,6 +147,18 @@ export class CapacitySummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ example: 3765.4322, description: 'negative when overrun' })
   total_remaining_gpu_hours: number;
 
+  @ApiProperty({ type: String, nullable: true, example: '3086.42', description: USED_COST_DESCRIPTION })
+  total_used_cost: string | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '812.07', description: IDLE_COST_DESCRIPTION })
+  idle_cost: string | null;
+
+  @ApiProperty({ type: Number, nullable: true, example: 0, description: UNPRICED_DESCRIPTION })
+  unpriced_gpu_hours: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: '10250.00', description: ALLOCATED_COST_DESCRIPTION })
+  total_allocated_cost: string | null;
+
   @ApiProperty({ type: 'integer', example: 64, description: 'sum of gpu_count over running workloads' })
   current_active_gpus: number;
 
@@ -193,8 +228,11 @@ export class CapacityEnvelopeDto {
   @ApiProperty({ type: CapacityReportDto, description: 'the capacity report' })
   data: CapacityReportDto;
 
-  @ApiAsOfMetadataProperty()
-  metadata: AsOfMetadataDto;
+  @ApiProperty({
+    type: CurrencyMetadataDto,
+    description: 'the instant the answer describes and its currency',
+  })
+  metadata: CurrencyMetadataDto;
 
   @ApiRequestIdProperty()
   request_id: string;

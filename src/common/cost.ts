@@ -1,0 +1,114 @@
+import type { AuthScope } from './auth/auth-scope';
+import { scopedInitiativeIds } from './auth/auth-scope';
+import {
+  initiativeScopeSql,
+  organizationStatement,
+  type ScopedStatement,
+  scopedStatement,
+} from './database/scoped-statement';
+import { currencyMinorUnits, UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
+
+/**
+ * Cost SQL shared by every reader (docs/architecture.md, "Cost"). A run is charged from started_at
+ * for its whole seconds (the floor the GPU-hours use), up to completed_at or, running, the answer's
+ * as_of; each part at the price of the period it falls in. Time is whole microseconds (bigint: float
+ * epoch arithmetic rounded to the microsecond, exact below 2^53 µs, as capacity counts it; numeric
+ * `extract` cost ~2 µs a row more). Amounts are numeric: share units × microseconds × price, summed
+ * exactly, divided once by one GPU-hour's unit-microseconds and rounded once, at the end, to the
+ * currency's minor units (PostgreSQL's round: half away from zero).
+ */
+
+/** The run's charged seconds from started_at (null when it never started). */
+function chargedSecondsSql(workload: string, asOf: string): string {
+  return `floor(greatest(0, date_part('epoch', coalesce(${workload}.completed_at, ${asOf}::timestamptz) - ${workload}.started_at)))`;
+}
+
+/** The end of the charged run of a workloads row, or null when it never started. */
+export function chargedEndSql(workload: string, asOf: string): string {
+  return `(${workload}.started_at + ${chargedSecondsSql(workload, asOf)} * interval '1 second')`;
+}
+
+/** Microseconds of [from, to) inside price period `price` (0 when disjoint or `from` is null). */
+export function overlapMicrosecondsSql(price: string, from: string, to: string): string {
+  // least and greatest skip nulls: without the CASE an open period would meet an unstarted run as infinity.
+  return `CASE WHEN ${from} IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(${price}.effective_to, 'infinity'::timestamptz), ${to}) - greatest(${price}.effective_from, ${from})) * 1e6))::bigint ELSE 0 END`;
+}
+
+/**
+ * Per row of workloads `workload`, a LATERAL over its instance type's prices (primary key):
+ * `price_count` (0 when the instance type has none), `price_unit_us` (Σ price × microseconds of each
+ * part, × share units: the cost before the division) and `priced_us` (microseconds that have a price).
+ */
+export function runCostLateralSql(workload: string, asOf: string, alias: string): string {
+  const overlap = overlapMicrosecondsSql('p', `${workload}.started_at`, chargedEndSql(workload, asOf));
+  return `LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      ${workload}.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * ${overlap}), 0) AS price_unit_us,
+      coalesce(sum(${overlap}), 0) AS priced_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = ${workload}.organization_id AND p.instance_type = ${workload}.instance_type
+  ) AS ${alias} ON true`;
+}
+
+/**
+ * A workload's cost as text with the currency's decimals: null when its instance type has no price
+ * or part of its run falls outside every price period (never 0 for "unknown").
+ */
+export function workloadCostSql(workload: string, asOf: string, alias: string): string {
+  return `CASE WHEN ${alias}.price_count > 0 AND ${alias}.priced_us >= coalesce(${chargedSecondsSql(workload, asOf)}, 0) * 1000000
+    THEN round(${alias}.price_unit_us / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${alias}.minor_units)::text END`;
+}
+
+/**
+ * The idle part of a workload's cost (text, the currency's decimals): its cost × (1 − average GPU
+ * utilization / 100), in numeric like the rollups' busy shares, rounded once; null without a cost or
+ * without samples (`aggregate`: sample_count and gpu_utilization_sum, null without samples).
+ */
+export function idleCostSql(workload: string, asOf: string, alias: string, aggregate: string): string {
+  return `CASE WHEN ${aggregate}.sample_count > 0 AND ${workloadCostSql(workload, asOf, alias)} IS NOT NULL
+        THEN round(${alias}.price_unit_us * (1 - ${aggregate}.gpu_utilization_sum / (${aggregate}.sample_count * 100)) / ${UNIT_MICROSECONDS_PER_GPU_HOUR},
+                   ${alias}.minor_units)::text END`;
+}
+
+/**
+ * idleCostSql of a few workloads (a ranked page) at `asOf`, in the caller's scope: one price lookup
+ * and one aggregate lookup each.
+ */
+export function workloadIdleCostsQuery(scope: AuthScope, workloadIds: string[], asOf: Date): ScopedStatement {
+  const values: unknown[] = [scope.organizationId, workloadIds, asOf];
+  const initiatives = scopedInitiativeIds(scope);
+  const conditions = ['w.organization_id = $1', 'w.workload_id = ANY($2::text[])'];
+  if (initiatives !== null)
+    conditions.push(initiativeScopeSql('w.initiative_id', `$${values.push(initiatives)}`));
+  return scopedStatement(
+    scope,
+    `SELECT w.workload_id, ${idleCostSql('w', '$3', 'price', 'a')} AS idle_cost
+     FROM workloads w ${runCostLateralSql('w', '$3', 'price')}
+     LEFT JOIN LATERAL (
+       SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
+       WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+     ) AS a ON true
+     WHERE ${conditions.join(' AND ')}`,
+    values,
+  );
+}
+
+/** `metadata.currency`: the organization's currency, null while it has no price. */
+export interface CurrencyMetadata {
+  currency: string | null;
+}
+
+/** The organization's currency (prices are organization rows any member may read). */
+export function organizationCurrencyQuery(scope: AuthScope): ScopedStatement {
+  return organizationStatement(
+    scope,
+    'SELECT (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency',
+    [scope.organizationId],
+  );
+}
+
+/** Zero in the currency's decimals ("0.00"), the cost of an empty set; null without a currency. */
+export function zeroAmount(currency: string | null): string | null {
+  return currency === null ? null : (0).toFixed(currencyMinorUnits(currency));
+}
