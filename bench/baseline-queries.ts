@@ -73,7 +73,11 @@ export async function listResponse(
     status: 200,
     body: {
       data: { workloads: shown.map(toWorkloadSummary) },
-      metadata: { next_token: nextToken, total_count: counted.rows[0].total_count },
+      metadata: {
+        next_token: nextToken,
+        total_count: counted.rows[0].total_count,
+        currency: rows.rows[0]?.currency ?? null,
+      },
     },
   };
 }
@@ -91,5 +95,8 @@ export async function detailResponse(
       body: { error: { code: 'NOT_FOUND', message: `Workload '${workloadId}' was not found`, details: [] } },
     };
   }
-  return { status: 200, body: { data: toWorkloadDetail(rows[0], new Date()) } };
+  return {
+    status: 200,
+    body: { data: toWorkloadDetail(rows[0], new Date()), metadata: { currency: rows[0].currency } },
+  };
 }
