@@ -1,3 +1,5 @@
+import { GPU_SHARE_UNITS } from './gpu-sharing';
+
 /**
  * Currencies and amounts. Amounts are exact decimals computed in PostgreSQL (numeric) and rounded once,
  * at the end, to the currency's minor units; they travel as strings such as "1234.57", never as floats.
@@ -38,7 +40,7 @@ export function decimalText(raw: unknown): string | null {
  * One GPU-hour in share-unit-microseconds: a cost is Σ share units × microseconds × price ÷ this,
  * divided once, after summing (see docs/architecture.md, "Cost").
  */
-export const UNIT_MICROSECONDS_PER_GPU_HOUR = 5040 * 3_600_000_000;
+export const UNIT_MICROSECONDS_PER_GPU_HOUR = GPU_SHARE_UNITS * 3_600_000_000;
 
 /** A non-negative numeric text ("1234.5600") as an integer of 10^-scale units, exactly. */
 export function scaledDecimal(text: string, scale: number): bigint {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../auth/auth-scope';
 import { GPU_SHARE_UNITS, gpusOfUnits } from '../gpu-sharing';
-import { currencyMinorUnits, roundedAmount, scaledDecimal } from '../money';
+import { currencyMinorUnits, roundedAmount, scaledDecimal, UNIT_MICROSECONDS_PER_GPU_HOUR } from '../money';
 import { round4, round4OrNull } from '../http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../idle-gpu';
 import { ScopedDatabase } from '../database/scoped-database';
@@ -328,8 +328,10 @@ function summaryFigures(
 
 /** Prices carry at most 10 decimals (the import's rule), so Σ unit-microseconds × price does too. */
 const PRICE_SCALE = 10;
-/** One GPU-hour in share-unit-microseconds, in the same 10^-PRICE_SCALE units. */
-const GPU_HOUR_DENOMINATOR = BigInt(GPU_SHARE_UNITS) * 3_600_000_000n * 10n ** BigInt(PRICE_SCALE);
+/** One GPU-hour in share-unit-microseconds, exact as a float8 (below 2^53). */
+const GPU_HOUR_UNIT_US = BigInt(UNIT_MICROSECONDS_PER_GPU_HOUR);
+/** The same, in 10^-PRICE_SCALE units. */
+const GPU_HOUR_DENOMINATOR = GPU_HOUR_UNIT_US * 10n ** BigInt(PRICE_SCALE);
 
 /**
  * The cost figures of one entry, named `name` (the summary's total_used_cost, an entry's used_cost):
@@ -354,9 +356,6 @@ function costFiguresOf(currency: string | null, computed: boolean) {
             : null,
     }) as Record<K, string | null> & { idle_cost: string | null; unpriced_gpu_hours: number | null };
 }
-
-/** One GPU-hour in share-unit-microseconds. */
-const GPU_HOUR_UNIT_US = BigInt(GPU_SHARE_UNITS) * 3_600_000_000n;
 
 /**
  * An exact sum of numeric texts of any scale (a busy part is a numeric quotient), kept

@@ -180,16 +180,20 @@ const QUEUE_WAIT_DESCRIPTION =
   'Additive: the queue waits (started_at − submitted_at, whole seconds) of the workloads of the set that started';
 const PENDING_DESCRIPTION = 'Additive: the workloads of the set still pending, and what they ask for';
 
-export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
-  @ApiProperty({ type: 'integer', description: 'workloads submitted in the range' }) total_workloads: number;
-  @ApiProperty({ description: 'their gpu_hours_used (gpu_share × hours; running ones up to now)' })
-  total_gpu_hours: number;
+/** The idle figures and the money beside a set's GPU-hours: the statistics' summary, groups and buckets. */
+class StatsMoneyFiguresDto extends IdleGpuFiguresDto {
   @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.TOTAL_COST })
   total_cost: string | null;
   @ApiProperty({ description: CostFiguresDto.UNPRICED })
   unpriced_gpu_hours: number;
   @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
   idle_cost: string | null;
+}
+
+export class WorkloadStatsSummaryDto extends StatsMoneyFiguresDto {
+  @ApiProperty({ type: 'integer', description: 'workloads submitted in the range' }) total_workloads: number;
+  @ApiProperty({ description: 'their gpu_hours_used (gpu_share × hours; running ones up to now)' })
+  total_gpu_hours: number;
   @ApiProperty({ type: Number, nullable: true, description: 'finished workloads only; null when none' })
   average_duration_seconds: number | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
@@ -198,7 +202,7 @@ export class WorkloadStatsSummaryDto extends IdleGpuFiguresDto {
   @ApiProperty({ type: PendingDemandDto, description: PENDING_DESCRIPTION }) pending: PendingDemandDto;
 }
 
-export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
+export class WorkloadStatsGroupDto extends StatsMoneyFiguresDto {
   @ApiPropertyOptional({ description: 'the group key with group_by=submitted_by' }) submitted_by?: string;
   @ApiPropertyOptional({ description: 'the group key with group_by=initiative_id' }) initiative_id?: string;
   @ApiPropertyOptional({ description: 'the group key with group_by=instance_type' }) instance_type?: string;
@@ -207,12 +211,6 @@ export class WorkloadStatsGroupDto extends IdleGpuFiguresDto {
   workload_count: number;
   @ApiProperty({ description: 'their gpu_hours_used, all of each run counted where it was submitted' })
   gpu_hours: number;
-  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.TOTAL_COST })
-  total_cost: string | null;
-  @ApiProperty({ description: CostFiguresDto.UNPRICED })
-  unpriced_gpu_hours: number;
-  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
-  idle_cost: string | null;
   @ApiProperty({
     type: Number,
     nullable: true,
@@ -229,7 +227,7 @@ export class WorkloadStatsRangeDto {
   @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) end: string;
 }
 
-export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
+export class WorkloadStatsBucketDto extends StatsMoneyFiguresDto {
   @ApiProperty({ format: 'date-time', description: 'Inclusive start (a local midnight for day and week)' })
   bucket_start: string;
   @ApiProperty({ format: 'date-time', description: 'Exclusive end' }) bucket_end: string;
@@ -237,12 +235,6 @@ export class WorkloadStatsBucketDto extends IdleGpuFiguresDto {
   total_workloads: number;
   @ApiProperty({ description: 'their whole gpu_hours_used, counted in the bucket of submission' })
   total_gpu_hours: number;
-  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.TOTAL_COST })
-  total_cost: string | null;
-  @ApiProperty({ description: CostFiguresDto.UNPRICED })
-  unpriced_gpu_hours: number;
-  @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
-  idle_cost: string | null;
   @ApiProperty({ type: Number, nullable: true, description: 'completed / (completed + failed)' })
   success_rate: number | null;
   @ApiProperty({ type: QueueWaitDto, description: QUEUE_WAIT_DESCRIPTION }) queue_wait: QueueWaitDto;
