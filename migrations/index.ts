@@ -23,6 +23,7 @@ import { AlertStates1763800024000 } from './1763800024000-alert-states';
 import { QueueWaitIndex1763800025000 } from './1763800025000-queue-wait-index';
 import { GpuPrices1763800027000 } from './1763800027000-gpu-prices';
 import { SampleDays1763800028000 } from './1763800028000-sample-days';
+import { HourlySeal1763800029000 } from './1763800029000-hourly-seal';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -51,4 +52,5 @@ export const migrations = [
   QueueWaitIndex1763800025000,
   GpuPrices1763800027000,
   SampleDays1763800028000,
+  HourlySeal1763800029000,
 ];

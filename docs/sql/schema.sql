@@ -1598,28 +1598,37 @@ CREATE OR REPLACE FUNCTION public.gpucap_sample_days_inserted()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-      BEGIN
-        IF gpucap_sealing() THEN
-          RETURN NULL;
-        END IF;
-        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
-        SELECT b.organization_id, b.workload_id, sum(b.n)::bigint, min(b.first_at), max(b.last_at),
-               sum(b.gpu_utilization_sum), min(b.gpu_utilization_min), max(b.gpu_utilization_max), (array_agg(b.gpu_utilization_last ORDER BY b.last_at DESC))[1],
-               sum(b.memory_utilization_sum), min(b.memory_utilization_min), max(b.memory_utilization_max), (array_agg(b.memory_utilization_last ORDER BY b.last_at DESC))[1],
-               sum(b.temperature_sum), min(b.temperature_min), max(b.temperature_max), (array_agg(b.temperature_last ORDER BY b.last_at DESC))[1],
-               sum(b.power_usage_sum), min(b.power_usage_min), max(b.power_usage_max), (array_agg(b.power_usage_last ORDER BY b.last_at DESC))[1]
-        FROM new_rows d CROSS JOIN LATERAL (
-          SELECT d.organization_id, d.workload_id, count(*) AS n,
-                 d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
-                 d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
-                 sum(u.gpu_utilization::numeric) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
-                 sum(u.memory_utilization::numeric) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
-                 sum(u.temperature::numeric) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
-                 sum(u.power_usage::numeric) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
+    BEGIN
+      IF gpucap_sealing() THEN
+        RETURN NULL;
+      END IF;
+      INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
+      SELECT b.organization_id, b.workload_id, sum(b.n)::bigint, min(b.first_at), max(b.last_at),
+             sum(b.gpu_utilization_sum), min(b.gpu_utilization_min), max(b.gpu_utilization_max), (array_agg(b.gpu_utilization_last ORDER BY b.last_at DESC))[1],
+             sum(b.memory_utilization_sum), min(b.memory_utilization_min), max(b.memory_utilization_max), (array_agg(b.memory_utilization_last ORDER BY b.last_at DESC))[1],
+             sum(b.temperature_sum), min(b.temperature_min), max(b.temperature_max), (array_agg(b.temperature_last ORDER BY b.last_at DESC))[1],
+             sum(b.power_usage_sum), min(b.power_usage_min), max(b.power_usage_max), (array_agg(b.power_usage_last ORDER BY b.last_at DESC))[1]
+      FROM new_rows d CROSS JOIN LATERAL (
+        SELECT d.organization_id, d.workload_id, count(*) AS n,
+               d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
+               d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
+               round(coalesce(sum(u.gpu_utilization_cents), 0) * 0.01 + coalesce(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL), 0),
+                greatest(coalesce(max(CASE WHEN u.gpu_utilization_cents % 100 = 0 THEN 0 WHEN u.gpu_utilization_cents % 10 = 0 THEN 1 WHEN u.gpu_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL)), 0))) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
+               round(coalesce(sum(u.memory_utilization_cents), 0) * 0.01 + coalesce(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL), 0),
+                greatest(coalesce(max(CASE WHEN u.memory_utilization_cents % 100 = 0 THEN 0 WHEN u.memory_utilization_cents % 10 = 0 THEN 1 WHEN u.memory_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL)), 0))) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
+               round(coalesce(sum(u.temperature_cents), 0) * 0.01 + coalesce(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL), 0),
+                greatest(coalesce(max(CASE WHEN u.temperature_cents % 100 = 0 THEN 0 WHEN u.temperature_cents % 10 = 0 THEN 1 WHEN u.temperature_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL)), 0))) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
+               round(coalesce(sum(u.power_usage_cents), 0) * 0.01 + coalesce(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL), 0),
+                greatest(coalesce(max(CASE WHEN u.power_usage_cents % 100 = 0 THEN 0 WHEN u.power_usage_cents % 10 = 0 THEN 1 WHEN u.power_usage_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL)), 0))) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
+        -- OFFSET 0 keeps the subquery: each reading's cents are computed once, not per use.
+        FROM (
+          SELECT u.*, CASE WHEN abs(u.gpu_utilization) < 1e13 AND round(u.gpu_utilization * 100) / 100 = u.gpu_utilization THEN round(u.gpu_utilization * 100)::bigint END AS gpu_utilization_cents, CASE WHEN abs(u.memory_utilization) < 1e13 AND round(u.memory_utilization * 100) / 100 = u.memory_utilization THEN round(u.memory_utilization * 100)::bigint END AS memory_utilization_cents, CASE WHEN abs(u.temperature) < 1e13 AND round(u.temperature * 100) / 100 = u.temperature THEN round(u.temperature * 100)::bigint END AS temperature_cents, CASE WHEN abs(u.power_usage) < 1e13 AND round(u.power_usage * 100) / 100 = u.power_usage THEN round(u.power_usage * 100)::bigint END AS power_usage_cents
           FROM unnest(d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage)
             AS u(st, gpu_utilization, memory_utilization, temperature, power_usage)
-        ) b
-        GROUP BY b.organization_id, b.workload_id
+          OFFSET 0
+        ) u
+      ) b
+      GROUP BY b.organization_id, b.workload_id
 
   ON CONFLICT (organization_id, workload_id) DO UPDATE SET
     sample_count = a.sample_count + excluded.sample_count,
@@ -1645,9 +1654,9 @@ AS $function$
     power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
     power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
                   THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
-        RETURN NULL;
-      END
-      $function$;
+      RETURN NULL;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sample_days_writer_check()
  RETURNS trigger
@@ -1725,13 +1734,13 @@ CREATE OR REPLACE FUNCTION public.gpucap_seal_watermark_new_organization()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-      BEGIN
-        INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
-        SELECT organization_id, date_trunc('day', now(), 'UTC') FROM new_rows
-        ON CONFLICT (organization_id) DO NOTHING;
-        RETURN NULL;
-      END
-      $function$;
+    BEGIN
+      INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
+      SELECT organization_id, date_trunc('hour', now(), 'UTC') FROM new_rows
+      ON CONFLICT (organization_id) DO NOTHING;
+      RETURN NULL;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sealing()
  RETURNS boolean

@@ -8,7 +8,7 @@ import { ImportRecord, SectionName, SECTIONS } from './import-sections';
 import { DedicatedConnection, takeConnection } from './pg-connection';
 import type { QueryFn } from './reference-tracker';
 import { sealSamples } from './sample-seal';
-import { APPLY_SQL, SAMPLE_SQL, sampleChunkTable, STAGING } from './staging-tables';
+import { APPLY_SQL, openChunkTable, SAMPLE_SQL, sampleChunkTable, STAGING } from './staging-tables';
 import { LOCK_ORGANIZATIONS_SQL } from './writer-lock';
 
 const PARENT_SECTIONS = SECTIONS.filter(
@@ -25,6 +25,8 @@ const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
  * statement-level rollup triggers, while each statement's transition tables stay in memory.
  */
 const SAMPLE_CHUNK_ROWS = 1_000_000;
+/** Workloads written by one load from which the table's planner statistics are refreshed before its samples. */
+const ANALYZE_AFTER_WORKLOADS = 10_000;
 
 export interface LoadSummary {
   /** Records received per section. */
@@ -60,8 +62,8 @@ export class BulkLoader {
   private queue: Promise<void> = Promise.resolve();
   private queuedBytes = 0;
   private failure: Error | null = null;
-  private sampleChunks = 0;
-  private samplesInChunk = 0;
+  /** Readings staged in each sample chunk, in chunk order. */
+  private readonly chunkRows: number[] = [];
   private earliestSample = Infinity;
   private latestSample = -Infinity;
   private locked = false;
@@ -171,8 +173,8 @@ export class BulkLoader {
   async finish(): Promise<LoadSummary> {
     await this.lockOrganizations();
     void this.enqueue(() => this.applyParents());
-    for (let chunk = 0; chunk < this.sampleChunks; chunk += 1) {
-      void this.enqueue(() => this.applySampleChunk(sampleChunkTable(chunk)));
+    for (const [chunk, rows] of this.chunkRows.entries()) {
+      void this.enqueue(() => this.applySampleChunk(sampleChunkTable(chunk), rows));
     }
     void this.enqueue(async () => {
       await this.client.query('COMMIT');
@@ -207,14 +209,14 @@ export class BulkLoader {
   private noteSample(time: number): void {
     if (time < this.earliestSample) this.earliestSample = time;
     if (time > this.latestSample) this.latestSample = time;
-    if (this.sampleChunks > 0 && this.samplesInChunk < SAMPLE_CHUNK_ROWS) {
-      this.samplesInChunk += 1;
+    const last = this.chunkRows.length - 1;
+    if (last >= 0 && this.chunkRows[last] < SAMPLE_CHUNK_ROWS) {
+      this.chunkRows[last] += 1;
       return;
     }
     this.copyBuffer('metric_samples');
-    const table = sampleChunkTable(this.sampleChunks);
-    this.sampleChunks += 1;
-    this.samplesInChunk = 1;
+    const table = sampleChunkTable(this.chunkRows.length);
+    this.chunkRows.push(1);
     void this.enqueue(async () => {
       await this.client.query(SAMPLE_SQL.create(table));
     });
@@ -247,7 +249,7 @@ export class BulkLoader {
     if (!buffer || buffer.bytes === 0) return;
     const payload = buffer.parts.join('');
     const table =
-      section === 'metric_samples' ? sampleChunkTable(this.sampleChunks - 1) : STAGING[section].table;
+      section === 'metric_samples' ? sampleChunkTable(this.chunkRows.length - 1) : STAGING[section].table;
     this.buffers.set(section, { parts: [], bytes: 0 });
     this.queuedBytes += payload.length;
     void this.enqueue(async () => {
@@ -269,11 +271,23 @@ export class BulkLoader {
         this.written[section] += (await this.run(sql)).rowCount ?? 0;
       }
     }
+    // The samples' rollup triggers join workloads. Statistics from before a load that wrote most of
+    // the table (a new organization) describe a near-empty table, and the planner then walks a
+    // whole index once per changed workload; this transaction's own rows count in ANALYZE.
+    if (this.written.workloads >= ANALYZE_AFTER_WORKLOADS) await this.run('ANALYZE workloads');
   }
 
-  private async applySampleChunk(table: string): Promise<void> {
-    this.skippedPrunedSamples += (await this.run(SAMPLE_SQL.skipPruned(table))).rowCount ?? 0;
-    await this.applySealedDays(table);
+  private async applySampleChunk(table: string, staged: number): Promise<void> {
+    const skipped = (await this.run(SAMPLE_SQL.skipPruned(table))).rowCount ?? 0;
+    this.skippedPrunedSamples += skipped;
+    await this.run(SAMPLE_SQL.createOpen(table));
+    const open = await this.applySealedDays(table, staged - skipped);
+    if (open > 0) await this.applyOpenRows(openChunkTable(table));
+    await this.run(`DROP TABLE ${table}, ${openChunkTable(table)}`);
+  }
+
+  /** The chunk's readings from the watermark on (`table`, its open table): rows of metric_samples. */
+  private async applyOpenRows(table: string): Promise<void> {
     const [{ overlapping }] = (await this.run(SAMPLE_SQL.overlapping(table))).rows as {
       overlapping: boolean;
     }[];
@@ -289,17 +303,24 @@ export class BulkLoader {
       throw await this.duplicateSamplesError(table);
     }
     await this.client.query('RELEASE SAVEPOINT samples');
-    await this.run(`DROP TABLE ${table}`);
   }
 
-  /** Readings of sealed days go to their day blocks; the open days' readings stay staged for the rows. */
-  private async applySealedDays(table: string): Promise<void> {
+  /**
+   * Readings before the watermark go to their day blocks; the others to the chunk's open table,
+   * for the rows. Answers how many went there.
+   */
+  private async applySealedDays(table: string, staged: number): Promise<number> {
     const [{ sealing }] = (await this.run(SAMPLE_SQL.sealing(table))).rows as { sealing: boolean }[];
+    let sealed = 0;
     await this.client.query('SAVEPOINT sealed_days');
     try {
       if (sealing) await this.run(SAMPLE_SQL.unsealRows(table));
-      const [{ changed }] = (await this.run(SAMPLE_SQL.sealedDays(table))).rows as { changed: number }[];
+      const [{ readings, changed }] = (await this.run(SAMPLE_SQL.sealedDays(table))).rows as {
+        readings: number;
+        changed: number;
+      }[];
       this.written.metric_samples += changed;
+      sealed = readings;
     } catch (error) {
       // The day's times must strictly increase: the chunk repeats a sample.
       const { code, constraint } = error as { code?: string; constraint?: string };
@@ -308,7 +329,7 @@ export class BulkLoader {
       throw await this.duplicateSamplesError(table);
     }
     await this.client.query('RELEASE SAVEPOINT sealed_days');
-    await this.run(SAMPLE_SQL.dropSealed(table));
+    return staged - sealed;
   }
 
   private async duplicateSamplesError(table: string): Promise<ImportRejectedError> {

@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { mergeIntoDaysSql } from './sample-days';
 import { withWriterLock } from './writer-lock';
 
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 /** Readings one seal batch moves, about: a batch holds the writer locks well under a second. */
 export const SEAL_BATCH_READINGS = 50_000;
@@ -13,14 +14,14 @@ interface RowPartition {
 }
 
 export interface SealResult {
-  /** The day boundary sealed up to (exclusive); null when every organization was already sealed to it. */
+  /** The hour boundary sealed up to (exclusive); null when every organization was already sealed to it. */
   sealedBefore: Date | null;
   readings: number;
   batches: number;
 }
 
 export interface SealOptions {
-  /** Seal the readings before the start of this time's UTC day; default: now (every ended day). */
+  /** Seal the readings before the start of this time's hour; default: now (every ended hour). */
   before?: Date;
   /** Only these organizations (a writer's own); default: every organization. */
   organizationIds?: readonly string[];
@@ -29,12 +30,23 @@ export interface SealOptions {
   batchReadings?: number;
 }
 
-function startOfUtcDay(time: Date): Date {
-  return new Date(Math.floor(time.getTime() / DAY_MS) * DAY_MS);
+function startOfHour(time: Date): Date {
+  return new Date(Math.floor(time.getTime() / HOUR_MS) * HOUR_MS);
 }
 
 /**
- * Moves the readings of past days from rows (metric_samples) into day blocks (metric_sample_days)
+ * Readings per batch in a partition: readings moved into a day already begun rewrite its block, so
+ * the later the target's hour, the fewer moved per batch, for about the same work per transaction.
+ */
+function readingsPerBatch(partition: RowPartition, target: Date, batchReadings: number): number {
+  const targetDay = Math.floor(target.getTime() / DAY_MS) * DAY_MS;
+  if (partition.range_end.getTime() <= targetDay) return batchReadings;
+  const hoursBegun = (target.getTime() - targetDay) / HOUR_MS;
+  return Math.max(1, Math.floor(batchReadings / Math.max(1, hoursBegun)));
+}
+
+/**
+ * Moves the readings of ended hours from rows (metric_samples) into day blocks (metric_sample_days)
  * for every organization, in batches of whole workloads within one weekly partition, each its own
  * transaction under every organization's writer lock with `gpucap.sealing` set: readings only
  * change place, so no rollup trigger runs. Readers take no lock and see each reading once at every
@@ -46,7 +58,7 @@ function startOfUtcDay(time: Date): Date {
  * to the target only once every batch is done.
  */
 export async function sealSamples(dataSource: DataSource, options: SealOptions = {}): Promise<SealResult> {
-  const requested = startOfUtcDay(options.before ?? new Date());
+  const requested = startOfHour(options.before ?? new Date());
   const batchReadings = options.batchReadings ?? SEAL_BATCH_READINGS;
   const organizationIds = await organizationsToSeal(dataSource, requested, options.organizationIds);
   if (organizationIds.length === 0) return { sealedBefore: null, readings: 0, batches: 0 };
@@ -79,9 +91,10 @@ export async function sealSamples(dataSource: DataSource, options: SealOptions =
     const end = partition.range_end < target ? partition.range_end : target;
     // The day blocks' week must exist before the locks are taken (creating it locks the table).
     await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $1)', [partition.range_start]);
+    const perBatch = readingsPerBatch(partition, target, batchReadings);
     let after: [string, string] = ['', ''];
     for (;;) {
-      const upTo = await batchEnd(dataSource, partition.range_start, end, after, batchReadings);
+      const upTo = await batchEnd(dataSource, partition.range_start, end, after, perBatch);
       const moved = await withWriterLock(dataSource, organizationIds, (manager) =>
         moveBatch(manager, organizationIds, partition.range_start, end, after, upTo),
       );

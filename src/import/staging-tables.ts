@@ -194,6 +194,11 @@ export const APPLY_SQL: Record<Exclude<SectionName, 'metric_samples'>, string[]>
 const SAMPLE_KEYS = ['organization_id', 'workload_id', 'sampled_at'];
 const SAMPLE_COLUMNS = [...SAMPLE_KEYS, ...SAMPLE_VALUES].join(', ');
 
+/** The readings of a chunk table that stay rows. */
+export function openChunkTable(table: string): string {
+  return `${table}_open`;
+}
+
 /** The n-th staging table of samples: a number from the loader, never derived from input. */
 export function sampleChunkTable(chunk: number): string {
   return `stage_metric_samples_${chunk}`;
@@ -219,18 +224,25 @@ export const SAMPLE_SQL = {
     USING ${table} s JOIN sample_seal_watermarks w USING (organization_id)
     WHERE w.sealing_to IS NOT NULL AND s.sampled_at >= w.sealed_before AND s.sampled_at < w.sealing_to
       AND m.organization_id = s.organization_id AND m.workload_id = s.workload_id AND m.sampled_at = s.sampled_at`,
-  /** Staged readings of sealed days merged into their day blocks (sample-days.ts). */
+  /** The chunk's readings at or after the watermark, for the rows (filled by sealedDays). */
+  createOpen: (table: string) =>
+    `CREATE TEMPORARY TABLE ${openChunkTable(table)} (LIKE ${table}) ON COMMIT DROP`,
+  /**
+   * One pass splits the chunk at each organization's watermark: readings before it merge into
+   * their day blocks (sample-days.ts), the others are copied to the open table for the rows.
+   */
   sealedDays: (table: string) =>
     mergeIntoDaysSql(
-      `sealed AS (
-         SELECT ${SAMPLE_COLUMNS} FROM ${table} s JOIN sample_seal_watermarks w USING (organization_id)
-         WHERE s.sampled_at < coalesce(w.sealing_to, w.sealed_before)
-       ),`,
+      `split AS (
+         SELECT s.*, s.sampled_at < coalesce(w.sealing_to, w.sealed_before) AS sealed
+         FROM ${table} s JOIN sample_seal_watermarks w ON w.organization_id = s.organization_id
+       ),
+       open_rows AS (
+         INSERT INTO ${openChunkTable(table)} SELECT loc, ${SAMPLE_COLUMNS} FROM split WHERE NOT sealed
+       ),
+       sealed AS (SELECT ${SAMPLE_COLUMNS} FROM split WHERE sealed),`,
       'sealed',
     ),
-  dropSealed: (table: string) => `
-    DELETE FROM ${table} s USING sample_seal_watermarks w
-    WHERE w.organization_id = s.organization_id AND s.sampled_at < coalesce(w.sealing_to, w.sealed_before)`,
   /** Whether any staged workload already has stored samples in its staged span (one index probe per workload). */
   overlapping: (table: string) => `
     SELECT EXISTS (

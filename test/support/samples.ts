@@ -37,7 +37,7 @@ export async function sealForStore(
     `UPDATE sample_seal_watermarks SET sealed_before = '-infinity' WHERE organization_id = ANY ($1::text[])`,
     [organizationIds],
   );
-  const before = store === 'day blocks' ? new Date(Date.now() + DAY_MS) : new Date();
+  const before = new Date((Math.floor(Date.now() / DAY_MS) + (store === 'day blocks' ? 1 : 0)) * DAY_MS);
   const { readings } = await sealSamples(dataSource, { organizationIds, before });
   if (readings === 0) throw new Error(`nothing was sealed for readings in ${store}`);
   return readings;

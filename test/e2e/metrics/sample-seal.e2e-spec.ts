@@ -9,6 +9,7 @@ import { ALL_SAMPLES_SQL } from '../../support/samples';
 import { TEST_JWT_SECRET } from '../../support/test-app';
 
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const WORKLOADS = ['seal-a', 'seal-b', 'seal-c', 'seal-d'];
 /** Readings per workload: every 37 minutes over the last 9 days, so weeks and days are crossed. */
@@ -89,11 +90,13 @@ describe('sealing past days into day blocks', () => {
       [org],
     );
 
-    // A seal stopped after its second batch: what it moved is in blocks, the rest still in rows.
+    // A seal to five hours ago, stopped after its second batch: what it moved is in blocks, the
+    // rest still in rows. The next seal reaches further and adds to the day blocks it began.
     const lines: string[] = [];
     await expect(
       sealSamples(db.dataSource, {
         organizationIds: [org],
+        before: new Date(now - 5 * HOUR),
         batchReadings: 40,
         progress: (line) => {
           lines.push(line);
@@ -125,7 +128,7 @@ describe('sealing past days into day blocks', () => {
     expect(summary.written.metric_samples).toBe(resent.length);
     expect(await aggregateDifferences(db.dataSource, org)).toEqual([]);
 
-    // Run again: it finishes the move; every reading of an ended day is in blocks.
+    // Run again: it finishes the move; every reading of an ended hour is in blocks.
     await sealSamples(db.dataSource, { organizationIds: [org], batchReadings: 40 });
     const sealed = await counts();
     expect(sealed).toEqual({
@@ -135,11 +138,11 @@ describe('sealing past days into day blocks', () => {
     });
     const [{ old_rows }] = await db.dataSource.query(
       `SELECT count(*)::int AS old_rows FROM metric_samples
-       WHERE organization_id = $1 AND sampled_at < date_trunc('day', now(), 'UTC')`,
+       WHERE organization_id = $1 AND sampled_at < date_trunc('hour', now(), 'UTC')`,
       [org],
     );
     expect(old_rows).toBe(0);
-    expect(new Date((await watermark()).sealed_before).getTime()).toBe(Math.floor(Date.now() / DAY) * DAY);
+    expect(new Date((await watermark()).sealed_before).getTime()).toBe(Math.floor(Date.now() / HOUR) * HOUR);
     expect((await watermark()).sealing_to).toBeNull();
     expect(await aggregateDifferences(db.dataSource, org)).toEqual([]);
 

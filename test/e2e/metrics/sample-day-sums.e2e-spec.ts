@@ -1,0 +1,87 @@
+import { importDocument, insertWorkloads, seedOrganization } from '../../support/factories';
+import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
+import { ALL_SAMPLES_SQL } from '../../support/samples';
+
+const DAY = 86_400_000;
+const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
+
+/**
+ * Values whose numeric forms differ in scale and in how they are summed: whole numbers, tenths and
+ * cents (summed as integer cents by the day blocks' insert trigger), and values with more digits
+ * than cents or beyond 1e13 (converted one by one, as rows always were).
+ */
+const SHAPES: ((k: number) => number)[] = [
+  (k) => k % 90,
+  (k) => (k % 900) / 10,
+  (k) => (k % 9000) / 100,
+  (k) => ((k * 7919) % 10000) / 137,
+  (k) => 0.1 + 0.2 + (k % 3),
+  (k) => (k % 2 === 0 ? 0 : 33.33),
+];
+
+/**
+ * The lifetime sums of readings written straight into day blocks equal sum(value::numeric) over the
+ * stored readings, as text: the same number and the same scale, for every mix of value shapes.
+ */
+describe('day block sums', () => {
+  let db: OwnDatabase;
+  let org: string;
+
+  beforeAll(async () => {
+    db = await createOwnDatabase('daysums');
+    org = await seedOrganization(db.dataSource);
+  }, 120_000);
+
+  afterAll(() => db?.drop());
+
+  it('equal the numeric sums of the readings, scale included', async () => {
+    const workloads = SHAPES.flatMap((_, a) => SHAPES.map((__, b) => `sums-${a}-${b}`));
+    const start = Math.floor(Date.now() / DAY) * DAY - 3 * DAY;
+    await insertWorkloads(
+      db.dataSource,
+      org,
+      workloads.map((workloadId) => ({
+        workloadId,
+        status: 'running' as const,
+        submittedAt: new Date(start - DAY),
+        startedAt: new Date(start - DAY),
+      })),
+    );
+    const samples = workloads.flatMap((workloadId, index) => {
+      const first = SHAPES[Math.floor(index / SHAPES.length)];
+      const second = SHAPES[index % SHAPES.length];
+      return Array.from({ length: 60 }, (_, k) => {
+        const shape = k % 2 === 0 ? first : second;
+        return {
+          organization_id: org,
+          workload_id: workloadId,
+          timestamp: new Date(start + k * 37 * 60_000).toISOString(),
+          gpu_utilization: Math.min(100, shape(k)),
+          memory_utilization: Math.min(100, shape(k + 1)),
+          temperature: k === 7 ? 12345678901234.5 : shape(k + 2) - 20,
+          power_usage: shape(k + 3) * 7,
+        };
+      });
+    });
+    await importDocument(db.dataSource, { metric_samples: samples });
+
+    const [{ blocks }] = await db.dataSource.query(
+      'SELECT count(*)::int AS blocks FROM metric_sample_days WHERE organization_id = $1',
+      [org],
+    );
+    expect(blocks).toBeGreaterThanOrEqual(workloads.length);
+    const sums = (prefix: string) => METRICS.map((m) => `${prefix}${m}_sum::text AS ${m}`).join(', ');
+    const stored = await db.dataSource.query(
+      `SELECT workload_id, sample_count::int, ${sums('')} FROM metric_aggregates
+       WHERE organization_id = $1 ORDER BY workload_id`,
+      [org],
+    );
+    const recomputed = await db.dataSource.query(
+      `SELECT workload_id, count(*)::int AS sample_count, ${METRICS.map((m) => `sum(${m}::numeric)::text AS ${m}`).join(', ')}
+       FROM ${ALL_SAMPLES_SQL} s WHERE organization_id = $1 GROUP BY workload_id ORDER BY workload_id`,
+      [org],
+    );
+    expect(recomputed).toHaveLength(workloads.length);
+    expect(stored).toEqual(recomputed);
+  }, 60_000);
+});
