@@ -116,8 +116,8 @@ export function describe(marker: DatasetMarker): string {
 }
 
 /**
- * Sums the loader's trace lines (`[import] <ms> ms  <rows>  <statement>`) of the INSERTs into workloads and
- * metric_samples: the import rate of the database work alone, next to the end-to-end load time.
+ * Sums the loader's trace lines (`[import] <ms> ms  <rows>  <statement>`) of the statements writing workloads
+ * and samples: the import rate of the database work alone, next to the end-to-end load time.
  */
 class StatementTotals {
   private readonly sums = { workloads: { rows: 0, seconds: 0 }, samples: { rows: 0, seconds: 0 } };
@@ -125,7 +125,12 @@ class StatementTotals {
   /** True for every trace line (kept out of the log: a large load prints thousands). */
   take(line: string): boolean {
     if (!line.startsWith('[import] ')) return false;
-    const match = /^\[import\] (\d+) ms\s+(\d+)\s+INSERT INTO (workloads|metric_samples) /.exec(line);
+    // Samples: the rows' INSERT, each chunk's split at the watermark and the merges into day blocks
+    // (the loader traces the readings each merged, and 0 for a split that only stages them).
+    const match =
+      /^\[import\] (\d+) ms\s+(\d+)\s+(?:INSERT INTO (workloads|metric_samples) |WITH (?:split|staged) AS )/.exec(
+        line,
+      );
     if (match) {
       const total = match[3] === 'workloads' ? this.sums.workloads : this.sums.samples;
       total.seconds += Number(match[1]) / 1000;

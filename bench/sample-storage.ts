@@ -1,18 +1,17 @@
 /**
- * Bytes per metric sample on disk and the import's sample writes, this checkout's store (past days
- * packed into one row per workload and UTC day, the open day in rows) next to another commit's, from
- * one run:
+ * Bytes per metric sample on disk and the import's sample writes, this checkout's store (ended hours
+ * packed into one row per workload and UTC day, the current hour in rows) next to another commit's,
+ * from one run:
  *
  *   npx ts-node --transpile-only bench/sample-storage.ts [--workloads N] [--samples N] [--seed N] [--before COMMIT]
  *                                                        [--now ISO-TIMESTAMP]
  *
  * Each build loads `gpucap demo-data` twice into databases of its own, without samples and with
- * them (same seed and "now", by default the current hour; a `--now` before today's UTC midnight puts
- * every sample in an ended day, as 89 of 90 retained days are), each after VACUUM: the database's growth (indexes and rollups
- * included) divided by the samples added is the figure of the issue. The import's sample writes are
- * the statements that apply each staged chunk of samples (GPUCAP_IMPORT_TRACE), from the retention
- * check to the chunk's DROP. Every reading is checked to come back once from this checkout's stores.
- * The server comes from DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); the
+ * them (same seed and "now", by default the current hour), each after VACUUM: the database's growth
+ * (indexes and rollups included) divided by the samples added is the figure of the issue. The
+ * import's sample writes are the statements that apply the staged samples (GPUCAP_IMPORT_TRACE),
+ * from the first chunk's retention check to the last merge into day blocks. Every reading is checked
+ * to come back once from this checkout's stores. The server comes from DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); the
  * databases are dropped at the end.
  */
 import { parseArgs } from 'node:util';
@@ -111,9 +110,9 @@ async function load(opts: Options, build: Build, name: string, samples: number, 
     (line) => {
       const match = /^\[import\] (\d+) ms\s+\d*\s+(.*)$/.exec(line);
       if (!match) return false;
+      // The samples are applied after the parents: every statement from the first chunk's on.
       if (/stage_metric_samples_\d+ s USING sample_retention/.test(match[2])) applying = true;
       if (applying && !match[2].startsWith('COPY')) writeMs += Number(match[1]);
-      if (match[2].startsWith('DROP TABLE stage_metric_samples')) applying = false;
       return true;
     },
     build.root,

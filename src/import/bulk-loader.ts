@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { PoolClient } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { DataSource } from 'typeorm';
 import { ImportRejectedError } from './import-errors';
@@ -8,7 +8,15 @@ import { ImportRecord, SectionName, SECTIONS } from './import-sections';
 import { DedicatedConnection, takeConnection } from './pg-connection';
 import type { QueryFn } from './reference-tracker';
 import { sealSamples } from './sample-seal';
-import { APPLY_SQL, openChunkTable, SAMPLE_SQL, sampleChunkTable, STAGING } from './staging-tables';
+import {
+  APPLY_SQL,
+  openChunkTable,
+  SAMPLE_SQL,
+  sampleChunkTable,
+  SEALED_STAGE_SQL,
+  sealedStagePartition,
+  STAGING,
+} from './staging-tables';
 import { LOCK_ORGANIZATIONS_SQL } from './writer-lock';
 
 const PARENT_SECTIONS = SECTIONS.filter(
@@ -74,15 +82,22 @@ export class BulkLoader {
     private readonly dataSource: DataSource,
     private readonly connection: DedicatedConnection,
     private readonly trace: boolean,
+    private readonly sampleChunkRows: number,
   ) {}
 
-  /** `trace`: each statement's time on stderr (GPUCAP_IMPORT_TRACE), to see where a slow load spends it. */
+  /**
+   * `trace`: each statement's time on stderr (GPUCAP_IMPORT_TRACE), to see where a slow load spends
+   * it; `sampleChunkRows`: samples per staging chunk.
+   */
   static async open(
     dataSource: DataSource,
-    { trace = false }: { trace?: boolean } = {},
+    {
+      trace = false,
+      sampleChunkRows = SAMPLE_CHUNK_ROWS,
+    }: { trace?: boolean; sampleChunkRows?: number } = {},
   ): Promise<BulkLoader> {
     const connection = await takeConnection(dataSource);
-    const loader = new BulkLoader(dataSource, connection, trace);
+    const loader = new BulkLoader(dataSource, connection, trace, sampleChunkRows);
     try {
       await loader.begin();
     } catch (error) {
@@ -96,12 +111,14 @@ export class BulkLoader {
     return this.connection.client;
   }
 
-  private async run(sql: string, params?: unknown[]) {
+  /** `counted`: the rows the trace reports, where the statement answers a count rather than rows. */
+  private async run(sql: string, params?: unknown[], counted?: (result: QueryResult) => number) {
     const started = Date.now();
     const result = await this.client.query(sql, params);
     if (this.trace) {
+      const rows = counted ? counted(result) : (result.rowCount ?? '');
       process.stderr.write(
-        `[import] ${Date.now() - started} ms  ${result.rowCount ?? ''}  ${sql.replace(/\s+/g, ' ').slice(0, 70)}\n`,
+        `[import] ${Date.now() - started} ms  ${rows}  ${sql.replace(/\s+/g, ' ').slice(0, 70)}\n`,
       );
     }
     return result;
@@ -173,9 +190,14 @@ export class BulkLoader {
   async finish(): Promise<LoadSummary> {
     await this.lockOrganizations();
     void this.enqueue(() => this.applyParents());
+    // A load of several chunks merges its sealed readings at the end, in as many partitions as
+    // chunks (each about a chunk's size); a load of one merges them with its split.
+    const partitions = this.chunkRows.length > 1 ? this.chunkRows.length : 0;
+    if (partitions > 0) void this.enqueue(() => this.createSealedStage(partitions));
     for (const [chunk, rows] of this.chunkRows.entries()) {
-      void this.enqueue(() => this.applySampleChunk(sampleChunkTable(chunk), rows));
+      void this.enqueue(() => this.applySampleChunk(sampleChunkTable(chunk), rows, partitions === 0));
     }
+    if (partitions > 0) void this.enqueue(() => this.applySealedStage(partitions));
     void this.enqueue(async () => {
       await this.client.query('COMMIT');
       this.done = true;
@@ -210,7 +232,7 @@ export class BulkLoader {
     if (time < this.earliestSample) this.earliestSample = time;
     if (time > this.latestSample) this.latestSample = time;
     const last = this.chunkRows.length - 1;
-    if (last >= 0 && this.chunkRows[last] < SAMPLE_CHUNK_ROWS) {
+    if (last >= 0 && this.chunkRows[last] < this.sampleChunkRows) {
       this.chunkRows[last] += 1;
       return;
     }
@@ -277,16 +299,30 @@ export class BulkLoader {
     if (this.written.workloads >= ANALYZE_AFTER_WORKLOADS) await this.run('ANALYZE workloads');
   }
 
-  private async applySampleChunk(table: string, staged: number): Promise<void> {
+  private async createSealedStage(partitions: number): Promise<void> {
+    for (const sql of SEALED_STAGE_SQL.create(partitions)) await this.client.query(sql);
+  }
+
+  /**
+   * A chunk's readings before their watermark go to the sealed stage (`mergeNow`: straight into
+   * their day blocks), the others to the rows. While a seal is under way, a reading it has not
+   * moved yet leaves the rows when the chunk sends one of the same time to the blocks.
+   */
+  private async applySampleChunk(table: string, staged: number, mergeNow: boolean): Promise<void> {
     const skipped = (await this.run(SAMPLE_SQL.skipPruned(table))).rowCount ?? 0;
     this.skippedPrunedSamples += skipped;
+    const [{ sealing }] = (await this.run(SAMPLE_SQL.sealing(table))).rows as { sealing: boolean }[];
+    if (sealing) await this.run(SAMPLE_SQL.unsealRows(table));
     await this.run(SAMPLE_SQL.createOpen(table));
-    const open = await this.applySealedDays(table, staged - skipped);
-    if (open > 0) await this.applyOpenRows(openChunkTable(table));
+    const sealed = mergeNow
+      ? await this.mergeIntoDays(SAMPLE_SQL.splitAndMerge(table), table)
+      : // Traced as 0 rows: its readings are written, and counted, by the stage's merges.
+        ((await this.run(SAMPLE_SQL.split(table), [], () => 0)).rowCount ?? 0);
+    if (staged - skipped - sealed > 0) await this.applyOpenRows(openChunkTable(table));
     await this.run(`DROP TABLE ${table}, ${openChunkTable(table)}`);
   }
 
-  /** The chunk's readings from the watermark on (`table`, its open table): rows of metric_samples. */
+  /** The chunk's readings from the watermark on (its open table): rows of metric_samples. */
   private async applyOpenRows(table: string): Promise<void> {
     const [{ overlapping }] = (await this.run(SAMPLE_SQL.overlapping(table))).rows as {
       overlapping: boolean;
@@ -305,31 +341,34 @@ export class BulkLoader {
     await this.client.query('RELEASE SAVEPOINT samples');
   }
 
+  /** Each partition of the sealed stage merged into its day blocks by one statement. */
+  private async applySealedStage(partitions: number): Promise<void> {
+    for (let partition = 0; partition < partitions; partition += 1) {
+      await this.mergeIntoDays(SEALED_STAGE_SQL.merge(partition), sealedStagePartition(partition));
+    }
+    await this.run(SEALED_STAGE_SQL.drop);
+  }
+
   /**
-   * Readings before the watermark go to their day blocks; the others to the chunk's open table,
-   * for the rows. Answers how many went there.
+   * Runs a merge into day blocks (sample-days.ts) over readings staged in `staged`; answers how
+   * many readings it merged.
    */
-  private async applySealedDays(table: string, staged: number): Promise<number> {
-    const [{ sealing }] = (await this.run(SAMPLE_SQL.sealing(table))).rows as { sealing: boolean }[];
-    let sealed = 0;
+  private async mergeIntoDays(sql: string, staged: string): Promise<number> {
     await this.client.query('SAVEPOINT sealed_days');
+    let merged: QueryResult;
     try {
-      if (sealing) await this.run(SAMPLE_SQL.unsealRows(table));
-      const [{ readings, changed }] = (await this.run(SAMPLE_SQL.sealedDays(table))).rows as {
-        readings: number;
-        changed: number;
-      }[];
-      this.written.metric_samples += changed;
-      sealed = readings;
+      merged = await this.run(sql, [], (result) => result.rows[0].readings);
     } catch (error) {
-      // The day's times must strictly increase: the chunk repeats a sample.
+      // The day's times must strictly increase: the load repeats a sample.
       const { code, constraint } = error as { code?: string; constraint?: string };
       if (code !== '23514' || constraint !== 'metric_sample_days_increasing') throw error;
       await this.client.query('ROLLBACK TO SAVEPOINT sealed_days');
-      throw await this.duplicateSamplesError(table);
+      throw await this.duplicateSamplesError(staged);
     }
     await this.client.query('RELEASE SAVEPOINT sealed_days');
-    return staged - sealed;
+    const [{ readings, changed }] = merged.rows as { readings: number; changed: number }[];
+    this.written.metric_samples += changed;
+    return readings;
   }
 
   private async duplicateSamplesError(table: string): Promise<ImportRejectedError> {

@@ -15,6 +15,8 @@ export interface ImportOptions {
   onProgress?: (records: number, seconds: number) => void;
   /** Each statement's time on stderr (GPUCAP_IMPORT_TRACE). */
   trace?: boolean;
+  /** Samples per staging chunk (default a million): tests cross chunks with a few. */
+  sampleChunkRows?: number;
 }
 
 export interface ImportSummary extends LoadSummary {
@@ -35,7 +37,10 @@ export async function importDataset(
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   const source = await openImportSource(input);
   const tracker = new ReferenceTracker();
-  const loader = await BulkLoader.open(dataSource, { trace: options.trace });
+  const loader = await BulkLoader.open(dataSource, {
+    trace: options.trace,
+    sampleChunkRows: options.sampleChunkRows,
+  });
   const issues = new IssueList();
   try {
     let seen = 0;

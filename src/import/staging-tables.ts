@@ -199,6 +199,44 @@ export function openChunkTable(table: string): string {
   return `${table}_open`;
 }
 
+/** A chunk's readings, each marked whether before its organization's watermark; the others copied to the open table. */
+function splitCtes(table: string): string {
+  return `split AS (
+      SELECT s.*, s.sampled_at < coalesce(w.sealing_to, w.sealed_before) AS sealed
+      FROM ${table} s JOIN sample_seal_watermarks w ON w.organization_id = s.organization_id
+    ),
+    open_rows AS (
+      INSERT INTO ${openChunkTable(table)} SELECT loc, ${SAMPLE_COLUMNS} FROM split WHERE NOT sealed
+    )`;
+}
+
+/**
+ * A load's readings before their watermark, from every chunk, in `partitions` tables by workload:
+ * each is merged into the day blocks by one statement, so a day block is written once per load
+ * however many chunks its readings came in.
+ */
+const SEALED_STAGE = 'stage_sealed_samples';
+
+export const SEALED_STAGE_SQL = {
+  create: (partitions: number) => [
+    `CREATE TEMPORARY TABLE ${SEALED_STAGE} (loc integer, ${STAGING.metric_samples.columns})
+     PARTITION BY HASH (organization_id, workload_id) ON COMMIT DROP`,
+    ...Array.from(
+      { length: partitions },
+      (_, index) =>
+        `CREATE TEMPORARY TABLE ${sealedStagePartition(index)} PARTITION OF ${SEALED_STAGE}
+         FOR VALUES WITH (MODULUS ${partitions}, REMAINDER ${index})`,
+    ),
+  ],
+  /** One partition's readings merged into their day blocks (sample-days.ts). */
+  merge: (partition: number) => mergeIntoDaysSql('', sealedStagePartition(partition)),
+  drop: `DROP TABLE ${SEALED_STAGE}`,
+};
+
+export function sealedStagePartition(index: number): string {
+  return `${SEALED_STAGE}_${index}`;
+}
+
 /** The n-th staging table of samples: a number from the loader, never derived from input. */
 export function sampleChunkTable(chunk: number): string {
   return `stage_metric_samples_${chunk}`;
@@ -224,23 +262,20 @@ export const SAMPLE_SQL = {
     USING ${table} s JOIN sample_seal_watermarks w USING (organization_id)
     WHERE w.sealing_to IS NOT NULL AND s.sampled_at >= w.sealed_before AND s.sampled_at < w.sealing_to
       AND m.organization_id = s.organization_id AND m.workload_id = s.workload_id AND m.sampled_at = s.sampled_at`,
-  /** The chunk's readings at or after the watermark, for the rows (filled by sealedDays). */
+  /** The chunk's readings at or after the watermark, for the rows (filled by split). */
   createOpen: (table: string) =>
     `CREATE TEMPORARY TABLE ${openChunkTable(table)} (LIKE ${table}) ON COMMIT DROP`,
   /**
-   * One pass splits the chunk at each organization's watermark: readings before it merge into
-   * their day blocks (sample-days.ts), the others are copied to the open table for the rows.
+   * One pass splits the chunk at each organization's watermark: readings before it go to the load's
+   * sealed stage (merged into day blocks once every chunk is split), the others to the open table.
    */
-  sealedDays: (table: string) =>
+  split: (table: string) => `
+    WITH ${splitCtes(table)}
+    INSERT INTO ${SEALED_STAGE} SELECT loc, ${SAMPLE_COLUMNS} FROM split WHERE sealed`,
+  /** The same split for a load of one chunk, whose readings before the watermark merge at once. */
+  splitAndMerge: (table: string) =>
     mergeIntoDaysSql(
-      `split AS (
-         SELECT s.*, s.sampled_at < coalesce(w.sealing_to, w.sealed_before) AS sealed
-         FROM ${table} s JOIN sample_seal_watermarks w ON w.organization_id = s.organization_id
-       ),
-       open_rows AS (
-         INSERT INTO ${openChunkTable(table)} SELECT loc, ${SAMPLE_COLUMNS} FROM split WHERE NOT sealed
-       ),
-       sealed AS (SELECT ${SAMPLE_COLUMNS} FROM split WHERE sealed),`,
+      `${splitCtes(table)}, sealed AS (SELECT ${SAMPLE_COLUMNS} FROM split WHERE sealed),`,
       'sealed',
     ),
   /** Whether any staged workload already has stored samples in its staged span (one index probe per workload). */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import type { DataSource, EntityManager } from 'typeorm';
 import { Readable } from 'node:stream';
-import { importDataset, type ImportSummary } from '../../src/import/import.service';
+import { importDataset, type ImportOptions, type ImportSummary } from '../../src/import/import.service';
 import { withWriterLock } from '../../src/import/writer-lock';
 import type { Role } from '../../src/core/roles';
 import { ApiTokenService } from '../../src/common/auth/api-token.service';
@@ -330,6 +330,10 @@ export async function writeAs(dataSource: DataSource, sql: string, parameters: u
 }
 
 /** Imports one JSON document through the real importer (validation, staging, writer locks). */
-export function importDocument(dataSource: DataSource, document: object): Promise<ImportSummary> {
-  return importDataset(dataSource, Readable.from([JSON.stringify(document)]));
+export function importDocument(
+  dataSource: DataSource,
+  document: object,
+  options: ImportOptions = {},
+): Promise<ImportSummary> {
+  return importDataset(dataSource, Readable.from([JSON.stringify(document)]), options);
 }

@@ -1,8 +1,11 @@
+import { ImportRejectedError } from '../../../src/import/import-errors';
 import { importDocument, insertWorkloads, seedOrganization } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
+import { aggregateDifferences } from '../../support/rollup-residue';
 import { ALL_SAMPLES_SQL } from '../../support/samples';
 
 const DAY = 86_400_000;
+const MINUTE = 60_000;
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
 
 /**
@@ -20,10 +23,12 @@ const SHAPES: ((k: number) => number)[] = [
 ];
 
 /**
- * The lifetime sums of readings written straight into day blocks equal sum(value::numeric) over the
- * stored readings, as text: the same number and the same scale, for every mix of value shapes.
+ * Readings written straight into day blocks: their lifetime sums equal sum(value::numeric) over the
+ * stored readings, as text (the same number and scale, for every mix of value shapes), and a load
+ * of several staging chunks writes each reading once. Own database: the aggregates are compared
+ * whole.
  */
-describe('day block sums', () => {
+describe('writing day blocks', () => {
   let db: OwnDatabase;
   let org: string;
 
@@ -83,5 +88,66 @@ describe('day block sums', () => {
     );
     expect(recomputed).toHaveLength(workloads.length);
     expect(stored).toEqual(recomputed);
+  }, 60_000);
+
+  it('a load of several chunks stores every reading once, in blocks and the current hour in rows', async () => {
+    const workloads = ['chunks-a', 'chunks-b', 'chunks-c'];
+    const now = Date.now();
+    const first = Math.floor((now - 2 * DAY) / (10 * MINUTE)) * 10 * MINUTE;
+    await insertWorkloads(
+      db.dataSource,
+      org,
+      workloads.map((workloadId) => ({
+        workloadId,
+        status: 'running' as const,
+        submittedAt: new Date(first - DAY),
+        startedAt: new Date(first - DAY),
+      })),
+    );
+    // Time-major, as a sync reads window by window: every chunk holds readings of every workload
+    // and of days that other chunks also write.
+    const times = Array.from(
+      { length: Math.floor((now - first) / (10 * MINUTE)) + 1 },
+      (_, k) => first + k * 10 * MINUTE,
+    );
+    const sample = (workloadId: string, time: number, k: number) => ({
+      organization_id: org,
+      workload_id: workloadId,
+      timestamp: new Date(time).toISOString(),
+      gpu_utilization: (k * 3.25) % 100,
+      memory_utilization: (k * 1.5) % 100,
+      temperature: 40 + (k % 20) / 4,
+      power_usage: 100 + (k % 50),
+    });
+    const samples = times.flatMap((time, k) => workloads.map((id) => sample(id, time, k)));
+    const summary = await importDocument(db.dataSource, { metric_samples: samples }, { sampleChunkRows: 50 });
+    expect(summary.written.metric_samples).toBe(samples.length);
+
+    const [stored] = await db.dataSource.query(
+      `SELECT count(*)::int AS readings, count(DISTINCT (workload_id, sampled_at))::int AS distinct_readings,
+              (SELECT count(*)::int FROM metric_samples WHERE organization_id = $1 AND workload_id LIKE 'chunks-%'
+                 AND sampled_at < date_trunc('hour', now(), 'UTC')) AS sealed_hour_rows
+       FROM ${ALL_SAMPLES_SQL} s WHERE organization_id = $1 AND workload_id LIKE 'chunks-%'`,
+      [org],
+    );
+    expect(stored).toEqual({
+      readings: samples.length,
+      distinct_readings: samples.length,
+      sealed_hour_rows: 0,
+    });
+    expect(await aggregateDifferences(db.dataSource, org)).toEqual([]);
+
+    // The same load again rewrites nothing.
+    const again = await importDocument(db.dataSource, { metric_samples: samples }, { sampleChunkRows: 50 });
+    expect(again.written.metric_samples).toBe(0);
+
+    // A sample repeated in two chunks of one load is reported with both records; nothing is written.
+    const repeated = [...samples.slice(0, 120), { ...samples[3], gpu_utilization: 1 }];
+    const rejected = importDocument(db.dataSource, { metric_samples: repeated }, { sampleChunkRows: 50 });
+    await expect(rejected).rejects.toBeInstanceOf(ImportRejectedError);
+    await expect(rejected).rejects.toMatchObject({
+      issues: [expect.objectContaining({ location: 120, seeAlso: 3 })],
+    });
+    expect(await aggregateDifferences(db.dataSource, org)).toEqual([]);
   }, 60_000);
 });
