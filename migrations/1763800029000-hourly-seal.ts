@@ -53,7 +53,8 @@ function exactSum(value: string, centsColumn: string): string {
  * no readings: its sealed history starts at the hour it was created, and the readings its first
  * import writes for earlier hours go straight to the blocks.
  *
- * The block insert trigger sums readings through exactSum: the same aggregates, written faster.
+ * The block insert trigger sums whole-cent readings as integer cents and blocks decode with a float8
+ * running sum of their steps: the same aggregates and times, written and read faster.
  */
 export class HourlySeal1763800029000 implements MigrationInterface {
   name = 'HourlySeal1763800029000';
@@ -61,12 +62,30 @@ export class HourlySeal1763800029000 implements MigrationInterface {
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(sealedFromNewOrganization('hour'));
     await queryRunner.query(blocksInsertedTrigger(true));
+    await queryRunner.query(unpackSamples('float8'));
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(sealedFromNewOrganization('day'));
     await queryRunner.query(blocksInsertedTrigger(false));
+    await queryRunner.query(unpackSamples('bigint'));
   }
+}
+
+/**
+ * A block's readings with their times. The running sum of the steps in float8 is exact (a day has
+ * fewer microseconds than 2^53) and about halves the cost of a decode: a bigint sum is numeric, and
+ * numeric times an interval converts through text on every reading.
+ */
+function unpackSamples(stepSum: 'float8' | 'bigint'): string {
+  const step = stepSum === 'float8' ? 'u.step::float8' : 'u.step';
+  return `
+    CREATE OR REPLACE FUNCTION gpucap_unpack_samples(day_start timestamptz, step_us bigint[], g float8[], m float8[], t float8[], p float8[])
+    RETURNS TABLE (sampled_at timestamptz, gpu_utilization float8, memory_utilization float8, temperature float8, power_usage float8)
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+      SELECT day_start + sum(${step}) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING) * interval '1 microsecond', u.g, u.m, u.t, u.p
+      FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
+    $fn$;`;
 }
 
 function sealedFromNewOrganization(unit: 'hour' | 'day'): string {

@@ -42,27 +42,23 @@ SELECT w.gpu_share_units,
 --   $3 = "2026-03-15T11:34:56.789000Z"
 --   $4 = "2026-03-15T12:34:56.789000Z"
 --   $5 = null
-  SELECT agg.sample_count, agg.gpu_utilization_avg, agg.gpu_utilization_min, agg.gpu_utilization_max, cur.gpu_utilization AS gpu_utilization_current,
-         agg.memory_utilization_avg, agg.memory_utilization_min, agg.memory_utilization_max, cur.memory_utilization AS memory_utilization_current,
-         agg.temperature_avg, agg.temperature_min, agg.temperature_max, cur.temperature AS temperature_current,
-         agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, cur.power_usage AS power_usage_current
+  SELECT agg.sample_count, agg.gpu_utilization_avg, agg.gpu_utilization_min, agg.gpu_utilization_max, agg.gpu_utilization_current,
+         agg.memory_utilization_avg, agg.memory_utilization_min, agg.memory_utilization_max, agg.memory_utilization_current,
+         agg.temperature_avg, agg.temperature_min, agg.temperature_max, agg.temperature_current,
+         agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
   FROM (
+    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
+    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
     SELECT count(*)::int AS sample_count,
-           avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max,
-           avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max,
-           avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max,
-           avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max
+           avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max, (array_agg(gpu_utilization))[count(*)] AS gpu_utilization_current,
+           avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max, (array_agg(memory_utilization))[count(*)] AS memory_utilization_current,
+           avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max, (array_agg(temperature))[count(*)] AS temperature_current,
+           avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max, (array_agg(power_usage))[count(*)] AS power_usage_current
     FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
-                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))
-  LEFT JOIN LATERAL (
-    SELECT gpu_utilization, memory_utilization, temperature, power_usage
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
-    ORDER BY sampled_at DESC
-    LIMIT 1
-  ) cur ON true;
+                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]));
 
 -- GET /v1/workloads/{workload_id}/metrics: statistics, MEMBER
 --   $1 = "org-example"
@@ -70,27 +66,23 @@ SELECT w.gpu_share_units,
 --   $3 = "2026-03-14T12:34:56.789000Z"
 --   $4 = "2026-03-15T12:34:56.789000Z"
 --   $5 = ["init-a","init-b"]
-  SELECT agg.sample_count, agg.gpu_utilization_avg, agg.gpu_utilization_min, agg.gpu_utilization_max, cur.gpu_utilization AS gpu_utilization_current,
-         agg.memory_utilization_avg, agg.memory_utilization_min, agg.memory_utilization_max, cur.memory_utilization AS memory_utilization_current,
-         agg.temperature_avg, agg.temperature_min, agg.temperature_max, cur.temperature AS temperature_current,
-         agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, cur.power_usage AS power_usage_current
+  SELECT agg.sample_count, agg.gpu_utilization_avg, agg.gpu_utilization_min, agg.gpu_utilization_max, agg.gpu_utilization_current,
+         agg.memory_utilization_avg, agg.memory_utilization_min, agg.memory_utilization_max, agg.memory_utilization_current,
+         agg.temperature_avg, agg.temperature_min, agg.temperature_max, agg.temperature_current,
+         agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
   FROM (
+    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
+    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
     SELECT count(*)::int AS sample_count,
-           avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max,
-           avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max,
-           avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max,
-           avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max
+           avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max, (array_agg(gpu_utilization))[count(*)] AS gpu_utilization_current,
+           avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max, (array_agg(memory_utilization))[count(*)] AS memory_utilization_current,
+           avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max, (array_agg(temperature))[count(*)] AS temperature_current,
+           avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max, (array_agg(power_usage))[count(*)] AS power_usage_current
     FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
-                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))
-  LEFT JOIN LATERAL (
-    SELECT gpu_utilization, memory_utilization, temperature, power_usage
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
-    ORDER BY sampled_at DESC
-    LIMIT 1
-  ) cur ON true;
+                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]));
 
 -- GET /v1/workloads/{workload_id}/metrics: step=5m series, MEMBER
 --   $1 = "org-example"

@@ -1755,9 +1755,9 @@ CREATE OR REPLACE FUNCTION public.gpucap_unpack_samples(day_start timestamp with
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$
-        SELECT day_start + sum(u.step) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING) * interval '1 microsecond', u.g, u.m, u.t, u.p
-        FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
-      $function$;
+      SELECT day_start + sum(u.step::float8) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING) * interval '1 microsecond', u.g, u.m, u.t, u.p
+      FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_usage_days(run_start timestamp with time zone, run_end timestamp with time zone, gpus integer)
  RETURNS TABLE(usage_day date, gpu_microseconds bigint, spanning_gpus bigint)

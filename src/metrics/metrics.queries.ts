@@ -59,21 +59,17 @@ export type WindowStats = { sample_count: number } & Record<
 >;
 
 const WINDOW_STATS_SQL = `
-  SELECT agg.sample_count, ${SAMPLE_METRICS.map((m) => `agg.${m}_avg, agg.${m}_min, agg.${m}_max, cur.${m} AS ${m}_current`).join(',\n         ')}
+  SELECT agg.sample_count, ${SAMPLE_METRICS.map((m) => `agg.${m}_avg, agg.${m}_min, agg.${m}_max, agg.${m}_current`).join(',\n         ')}
   FROM (
+    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
+    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
     SELECT count(*)::int AS sample_count,
-           ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max`).join(',\n           ')}
+           ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m}))[count(*)] AS ${m}_current`).join(',\n           ')}
     FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
-                  AND ${initiativeScopeSql('w.initiative_id', '$5')}
-  LEFT JOIN LATERAL (
-    SELECT ${SAMPLE_METRICS.join(', ')}
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
-    ORDER BY sampled_at DESC
-    LIMIT 1
-  ) cur ON true`;
+                  AND ${initiativeScopeSql('w.initiative_id', '$5')}`;
 
 /**
  * Statistics of one workload's samples in [start, end], both ends included. The bounds are
