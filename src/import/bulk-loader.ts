@@ -33,7 +33,7 @@ const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
  * statement-level rollup triggers, while each statement's transition tables stay in memory.
  */
 const SAMPLE_CHUNK_ROWS = 1_000_000;
-/** Workloads written by one load from which the table's planner statistics are refreshed before its samples. */
+/** Workloads written by one load from which stale planner statistics of the table are refreshed before its samples. */
 const ANALYZE_AFTER_WORKLOADS = 10_000;
 
 export interface LoadSummary {
@@ -293,10 +293,18 @@ export class BulkLoader {
         this.written[section] += (await this.run(sql)).rowCount ?? 0;
       }
     }
-    // The samples' rollup triggers join workloads. Statistics from before a load that wrote most of
-    // the table (a new organization) describe a near-empty table, and the planner then walks a
-    // whole index once per changed workload; this transaction's own rows count in ANALYZE.
-    if (this.written.workloads >= ANALYZE_AFTER_WORKLOADS) await this.run('ANALYZE workloads');
+    // The samples' rollup triggers join workloads. Where the table's statistics describe far fewer
+    // rows than this load wrote (a first load into a new database), the planner walks a whole index
+    // once per changed workload; this transaction's own rows count in ANALYZE. Its lock, held to
+    // commit, only stops another ANALYZE or VACUUM of workloads, so it is taken only then.
+    if (this.written.workloads >= ANALYZE_AFTER_WORKLOADS) {
+      const [{ stale }] = (
+        await this.run(`SELECT reltuples < $1 AS stale FROM pg_class WHERE oid = 'workloads'::regclass`, [
+          this.written.workloads / 2,
+        ])
+      ).rows as { stale: boolean }[];
+      if (stale) await this.run('ANALYZE workloads');
+    }
   }
 
   private async createSealedStage(partitions: number): Promise<void> {
