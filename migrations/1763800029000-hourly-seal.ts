@@ -53,8 +53,9 @@ function exactSum(value: string, centsColumn: string): string {
  * no readings: its sealed history starts at the hour it was created, and the readings its first
  * import writes for earlier hours go straight to the blocks.
  *
- * The block insert trigger sums whole-cent readings as integer cents and blocks decode with a float8
- * running sum of their steps: the same aggregates and times, written and read faster.
+ * The block insert trigger sums whole-cent readings as integer cents, blocks decode with a float8
+ * running sum of their steps and encode their steps without subscripting: the same aggregates,
+ * times and steps, written and read faster.
  */
 export class HourlySeal1763800029000 implements MigrationInterface {
   name = 'HourlySeal1763800029000';
@@ -63,12 +64,14 @@ export class HourlySeal1763800029000 implements MigrationInterface {
     await queryRunner.query(sealedFromNewOrganization('hour'));
     await queryRunner.query(blocksInsertedTrigger(true));
     await queryRunner.query(unpackSamples('float8'));
+    await queryRunner.query(SAMPLE_STEPS_PAIRED);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(sealedFromNewOrganization('day'));
     await queryRunner.query(blocksInsertedTrigger(false));
     await queryRunner.query(unpackSamples('bigint'));
+    await queryRunner.query(SAMPLE_STEPS_SUBSCRIPTED);
   }
 }
 
@@ -87,6 +90,25 @@ function unpackSamples(stepSum: 'float8' | 'bigint'): string {
       FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
     $fn$;`;
 }
+
+/**
+ * A day's reading times as microsecond steps from the previous one (the first from the day's
+ * start): each time paired with the one before it by one unnest of two arrays. Subscripting the
+ * array once per reading decompressed it once per reading when it came in compressed.
+ */
+const SAMPLE_STEPS_PAIRED = `
+  CREATE OR REPLACE FUNCTION gpucap_sample_steps(day_start timestamptz, times timestamptz[]) RETURNS bigint[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+    SELECT array_agg(round(date_part('epoch', u.t - u.p) * 1000000)::bigint)
+    FROM unnest(times, array_prepend(day_start, times[:cardinality(times) - 1])) AS u(t, p)
+  $fn$;`;
+
+const SAMPLE_STEPS_SUBSCRIPTED = `
+  CREATE OR REPLACE FUNCTION gpucap_sample_steps(day_start timestamptz, times timestamptz[]) RETURNS bigint[]
+  LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+    SELECT array_agg(round(date_part('epoch', times[i] - CASE WHEN i = 1 THEN day_start ELSE times[i - 1] END) * 1000000)::bigint ORDER BY i)
+    FROM generate_subscripts(times, 1) AS i
+  $fn$;`;
 
 function sealedFromNewOrganization(unit: 'hour' | 'day'): string {
   return `

@@ -1691,9 +1691,9 @@ CREATE OR REPLACE FUNCTION public.gpucap_sample_steps(day_start timestamp with t
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$
-        SELECT array_agg(round(date_part('epoch', times[i] - CASE WHEN i = 1 THEN day_start ELSE times[i - 1] END) * 1000000)::bigint ORDER BY i)
-        FROM generate_subscripts(times, 1) AS i
-      $function$;
+    SELECT array_agg(round(date_part('epoch', u.t - u.p) * 1000000)::bigint)
+    FROM unnest(times, array_prepend(day_start, times[:cardinality(times) - 1])) AS u(t, p)
+  $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sampled_share(amount numeric, sample_count bigint)
  RETURNS numeric

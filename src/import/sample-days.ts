@@ -23,7 +23,9 @@ export function mergeIntoDaysSql(prefix: string, source: string): string {
   const values = (alias: string) => `(${METRICS.map((m) => `${alias}.${m}`).join(', ')})`;
   return `
   WITH ${prefix}
-  staged AS (
+  -- Read where referenced: the sources are a table or a CTE that is materialized already, and
+  -- materializing a million readings again costs more than reading them a few times.
+  staged AS NOT MATERIALIZED (
     SELECT ${READING_COLUMNS}, date_bin('1 day', sampled_at, timestamptz 'epoch') AS day_start FROM ${source}
   ),
   stored AS (
