@@ -39,19 +39,22 @@ describe('writing day blocks', () => {
 
   afterAll(() => db?.drop());
 
-  it('equal the numeric sums of the readings, scale included', async () => {
-    const workloads = SHAPES.flatMap((_, a) => SHAPES.map((__, b) => `sums-${a}-${b}`));
-    const start = Math.floor(Date.now() / DAY) * DAY - 3 * DAY;
-    await insertWorkloads(
+  const insertRunning = (workloads: string[], since: number) =>
+    insertWorkloads(
       db.dataSource,
       org,
       workloads.map((workloadId) => ({
         workloadId,
         status: 'running' as const,
-        submittedAt: new Date(start - DAY),
-        startedAt: new Date(start - DAY),
+        submittedAt: new Date(since),
+        startedAt: new Date(since),
       })),
     );
+
+  it('equal the numeric sums of the readings, scale included', async () => {
+    const workloads = SHAPES.flatMap((_, a) => SHAPES.map((__, b) => `sums-${a}-${b}`));
+    const start = Math.floor(Date.now() / DAY) * DAY - 3 * DAY;
+    await insertRunning(workloads, start - DAY);
     const samples = workloads.flatMap((workloadId, index) => {
       const first = SHAPES[Math.floor(index / SHAPES.length)];
       const second = SHAPES[index % SHAPES.length];
@@ -94,16 +97,7 @@ describe('writing day blocks', () => {
     const workloads = ['chunks-a', 'chunks-b', 'chunks-c'];
     const now = Date.now();
     const first = Math.floor((now - 2 * DAY) / (10 * MINUTE)) * 10 * MINUTE;
-    await insertWorkloads(
-      db.dataSource,
-      org,
-      workloads.map((workloadId) => ({
-        workloadId,
-        status: 'running' as const,
-        submittedAt: new Date(first - DAY),
-        startedAt: new Date(first - DAY),
-      })),
-    );
+    await insertRunning(workloads, first - DAY);
     // Time-major, as a sync reads window by window: every chunk holds readings of every workload
     // and of days that other chunks also write.
     const times = Array.from(
