@@ -8,11 +8,11 @@
  *
  * Each build loads `gpucap demo-data` twice into databases of its own, without samples and with
  * them (same seed and "now", by default the current hour), each after VACUUM: the database's growth
- * (indexes and rollups included) divided by the samples added is the figure of the issue. The
+ * (indexes and rollups included) divided by the samples added is the bytes per sample. The
  * import's sample writes are the statements that apply the staged samples (GPUCAP_IMPORT_TRACE),
  * from the first chunk's retention check to the last merge into day blocks. Every reading is checked
- * to come back once from this checkout's stores. The server comes from DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres); the
- * databases are dropped at the end.
+ * to come back once from this checkout's stores. The server comes from DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/postgres); the databases are dropped at the end.
  */
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';

@@ -77,8 +77,8 @@ export class HourlySeal1763800029000 implements MigrationInterface {
 
 /**
  * A block's readings with their times. The running sum of the steps in float8 is exact (a day has
- * fewer microseconds than 2^53) and about halves the cost of a decode: a bigint sum is numeric, and
- * numeric times an interval converts through text on every reading.
+ * fewer microseconds than 2^53) and cheap: a bigint sum is numeric, and numeric times an interval
+ * converts through text on every reading.
  */
 function unpackSamples(stepSum: 'float8' | 'bigint'): string {
   const step = stepSum === 'float8' ? 'u.step::float8' : 'u.step';
