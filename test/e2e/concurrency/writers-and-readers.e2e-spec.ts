@@ -220,8 +220,9 @@ describe('writers at once while readers poll every endpoint', () => {
   }
 
   /**
-   * A spike on every mover at its own instants, racing the overlapping re-sends below, and a reading
-   * of a later day that the sealer below moves into day blocks while others re-send it.
+   * A spike on every mover at its own instants, racing the overlapping re-sends below, and two
+   * readings of a later day: the sealer below begins that day's block with the earlier one, and a
+   * round later moves the other into the begun block while others re-send it.
    */
   async function spikeSamples(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round += 1) {
@@ -230,6 +231,7 @@ describe('writers at once while readers poll every endpoint', () => {
         importDocument(db.dataSource, {
           metric_samples: MOVERS.flatMap((id) => [
             sample(org, id, base + (20 + round) * MINUTE, 95 + (round % 5), 480),
+            sample(org, id, sealedDay(round) - 180 * MINUTE, 30 + round, 310),
             sample(org, id, sealedDay(round) - 90 * MINUTE, 20 + round, 300),
           ]),
         }),
@@ -240,14 +242,17 @@ describe('writers at once while readers poll every endpoint', () => {
   /** The end of the day sealed in `round`, days ahead: writers put readings on either side of it. */
   const sealedDay = (round: number) => Math.floor(now / DAY) * DAY + round * DAY;
 
-  /** Seals a day more each round in batches of a few readings, as the writers run. */
+  /**
+   * Seals up to two hours before that day's end each round, in batches of a few readings, as the
+   * writers run: the day's last hours wait for the next round, which adds them to the begun block.
+   */
   async function sealDays(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round += 1) {
       await racing.arrive(round);
       await recorded(violations, `seal round ${round}`, () =>
         sealSamples(db.dataSource, {
           organizationIds: [org],
-          before: new Date(sealedDay(round)),
+          before: new Date(sealedDay(round) - 120 * MINUTE),
           batchReadings: 3,
         }),
       );
