@@ -1,6 +1,16 @@
 import { Client } from 'pg';
+import type { AuthScope } from '../src/common/auth/auth-scope';
 
 export const ORGANIZATION_ID = 'org-demo';
+
+/** The demo organization's ORG_ADMIN, for benchmarks that build the service's statements themselves. */
+export const ADMIN_SCOPE: AuthScope = {
+  organizationId: ORGANIZATION_ID,
+  role: 'ORG_ADMIN',
+  initiativeIds: 'all',
+  credentialKey: 'token:bench',
+  subject: 'bench@example.com',
+};
 
 /** Parameters for the request mixes, drawn from the benchmark database itself. */
 export interface Fixtures {

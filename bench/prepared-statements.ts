@@ -33,7 +33,7 @@ import {
   workloadDetailQuery,
 } from '../src/workloads/workloads.queries';
 import { ensureDataset } from './dataset';
-import { Fixtures, loadFixtures, ORGANIZATION_ID } from './fixtures';
+import { ADMIN_SCOPE, Fixtures, loadFixtures, ORGANIZATION_ID } from './fixtures';
 import { parseOptions, takeOption } from './options';
 
 type Way = 'unnamed' | 'prepared' | 'generic';
@@ -45,13 +45,6 @@ interface Candidate {
   statement: (run: number) => { text: string; values: unknown[] };
 }
 
-const ADMIN: AuthScope = {
-  organizationId: ORGANIZATION_ID,
-  role: 'ORG_ADMIN',
-  initiativeIds: 'all',
-  credentialKey: 'token:bench',
-  subject: 'bench@example.com',
-};
 const DAY_MS = 86_400_000;
 
 function log(line: string): void {
@@ -64,7 +57,7 @@ function asStatement(statement: ScopedStatement): { text: string; values: unknow
 }
 
 function candidates(fixtures: Fixtures, now: Date): Candidate[] {
-  const member: AuthScope = { ...ADMIN, role: 'MEMBER', initiativeIds: [fixtures.memberInitiative] };
+  const member: AuthScope = { ...ADMIN_SCOPE, role: 'MEMBER', initiativeIds: [fixtures.memberInitiative] };
   const ids = fixtures.workloadIds.admin;
   const sampled = fixtures.sampledIds.admin;
   const pick = <T>(list: T[], run: number) => list[run % list.length];
@@ -78,7 +71,10 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
         values: [[ORGANIZATION_ID]],
       }),
     },
-    { name: 'detail', statement: (run) => asStatement(workloadDetailQuery(ADMIN, pick(ids, run), now)) },
+    {
+      name: 'detail',
+      statement: (run) => asStatement(workloadDetailQuery(ADMIN_SCOPE, pick(ids, run), now)),
+    },
     {
       name: 'detail, MEMBER',
       statement: (run) =>
@@ -88,37 +84,43 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
       name: 'series statistics, last 24 h',
       statement: (run) =>
         asStatement(
-          windowStatsQuery(ADMIN, pick(sampled, run), daysBefore(1).toISOString(), now.toISOString()),
+          windowStatsQuery(ADMIN_SCOPE, pick(sampled, run), daysBefore(1).toISOString(), now.toISOString()),
         ),
     },
     {
       name: 'series window',
-      statement: (run) => asStatement(workloadWindowQuery(ADMIN, pick(sampled, run), 86_400, now)),
+      statement: (run) => asStatement(workloadWindowQuery(ADMIN_SCOPE, pick(sampled, run), 86_400, now)),
     },
     {
       name: 'series, step 5m, last 24 h',
       statement: (run) =>
         asStatement(
-          seriesQuery(ADMIN, pick(sampled, run), daysBefore(1).toISOString(), now.toISOString(), 300),
+          seriesQuery(ADMIN_SCOPE, pick(sampled, run), daysBefore(1).toISOString(), now.toISOString(), 300),
         ),
     },
     {
       name: 'series percentiles, last 24 h',
       statement: (run) =>
         asStatement(
-          windowPercentilesQuery(ADMIN, pick(sampled, run), daysBefore(1).toISOString(), now.toISOString()),
+          windowPercentilesQuery(
+            ADMIN_SCOPE,
+            pick(sampled, run),
+            daysBefore(1).toISOString(),
+            now.toISOString(),
+          ),
         ),
     },
     {
       name: 'list page, no filter',
-      statement: (run) => asStatement(listWorkloadsPageQuery(ADMIN, {}, null, pick([20, 50, 100], run), now)),
+      statement: (run) =>
+        asStatement(listWorkloadsPageQuery(ADMIN_SCOPE, {}, null, pick([20, 50, 100], run), now)),
     },
     {
       name: 'list page, status',
       statement: (run) =>
         asStatement(
           listWorkloadsPageQuery(
-            ADMIN,
+            ADMIN_SCOPE,
             { status: pick(['running', 'completed', 'failed'], run) },
             null,
             20,
@@ -130,16 +132,16 @@ function candidates(fixtures: Fixtures, now: Date): Candidate[] {
       name: 'list page, initiative, MEMBER',
       statement: () => asStatement(listWorkloadsPageQuery(member, {}, null, 20, now)),
     },
-    { name: 'list total_count', statement: () => asStatement(countWorkloadsQuery(ADMIN, {})) },
+    { name: 'list total_count', statement: () => asStatement(countWorkloadsQuery(ADMIN_SCOPE, {})) },
     {
       name: 'stats, last 7 days',
-      statement: () => asStatement(workloadStatsQuery(ADMIN, { from: daysBefore(7), to: now, now })),
+      statement: () => asStatement(workloadStatsQuery(ADMIN_SCOPE, { from: daysBefore(7), to: now, now })),
     },
     {
       name: 'ranked by gpu_hours',
       statement: (run) =>
         asStatement(
-          rankedByGpuHoursQuery(ADMIN, { order: pick(['desc', 'asc'] as const, run), limit: 20 }, now),
+          rankedByGpuHoursQuery(ADMIN_SCOPE, { order: pick(['desc', 'asc'] as const, run), limit: 20 }, now),
         ),
     },
     ...capacityCandidates(fixtures, member, now),
@@ -163,14 +165,14 @@ function capacityCandidates(fixtures: Fixtures, member: AuthScope, now: Date): C
   return [
     {
       name: 'capacity usage, month to date',
-      statement: () => asStatement(usageByInitiativeAndPoolQuery(ADMIN, noFilters, windows)),
+      statement: () => asStatement(usageByInitiativeAndPoolQuery(ADMIN_SCOPE, noFilters, windows)),
     },
     {
       name: 'capacity usage, initiative filter',
       statement: (run) =>
         asStatement(
           usageByInitiativeAndPoolQuery(
-            ADMIN,
+            ADMIN_SCOPE,
             { initiativeId: initiatives[run % initiatives.length], poolId: null },
             windows,
           ),
@@ -182,7 +184,7 @@ function capacityCandidates(fixtures: Fixtures, member: AuthScope, now: Date): C
     },
     {
       name: 'capacity burn-down, days cut at 05:00 UTC',
-      statement: () => asStatement(usageByWindowQuery(ADMIN, noFilters, days, now)),
+      statement: () => asStatement(usageByWindowQuery(ADMIN_SCOPE, noFilters, days, now)),
     },
   ];
 }

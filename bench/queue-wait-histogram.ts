@@ -18,7 +18,6 @@
  */
 import { Client } from 'pg';
 import { performance } from 'node:perf_hooks';
-import type { AuthScope } from '../src/common/auth/auth-scope';
 import { WAIT_SECONDS_SQL } from '../src/common/queue-wait';
 import { type QueueWaitRow, queueWaitQuery } from '../src/workloads/queue-wait.queries';
 import {
@@ -28,16 +27,9 @@ import {
   workloadStatsQuery,
 } from '../src/workloads/workload-stats.queries';
 import { databaseUrl, ensureDataset } from './dataset';
-import { ORGANIZATION_ID } from './fixtures';
+import { ADMIN_SCOPE, ORGANIZATION_ID } from './fixtures';
 import { parseOptions, takeOption } from './options';
 
-const ADMIN: AuthScope = {
-  organizationId: ORGANIZATION_ID,
-  role: 'ORG_ADMIN',
-  initiativeIds: 'all',
-  credentialKey: 'token:bench',
-  subject: 'bench@example.com',
-};
 const DAY_MS = 86_400_000;
 const FIELD_DIGITS = 12;
 /** Waits up to two days get buckets of their own; longer ones share the top bucket. */
@@ -188,7 +180,7 @@ async function prototypeRequest(
   buckets: number,
   timings: Timings,
 ): Promise<{ figures: Map<string | null, SetFigures>; exactRows: number }> {
-  const statement = workloadStatsQuery(ADMIN, request);
+  const statement = workloadStatsQuery(ADMIN_SCOPE, request);
   const { rows } = await timed(timings, `rollups + histogram, ${buckets} buckets`, () =>
     client.query<{
       is_summary: boolean;
@@ -294,9 +286,9 @@ async function main(): Promise<void> {
       const name = groupBy ?? 'none';
       const from = new Date(now.getTime() - 40 * DAY_MS - run * 997_000);
       const request: StatsRequest = { from, to, now, groupBy };
-      const statistics = workloadStatsQuery(ADMIN, request);
+      const statistics = workloadStatsQuery(ADMIN_SCOPE, request);
       await timed(timings, `${name}|f451d80`, () => client.query(statistics.text, statistics.values));
-      const queue = queueWaitQuery(ADMIN, request);
+      const queue = queueWaitQuery(ADMIN_SCOPE, request);
       const today = await timed(timings, `${name}|raw queue`, () =>
         client.query<QueueWaitRow>(queue.text, queue.values),
       );

@@ -60,3 +60,31 @@ export function roundedAmount(numerator: bigint, denominator: bigint, minorUnits
   const digits = units.toString().padStart(minorUnits + 1, '0');
   return minorUnits === 0 ? digits : `${digits.slice(0, -minorUnits)}.${digits.slice(-minorUnits)}`;
 }
+
+/**
+ * An exact sum of numeric texts of any scale (a sum of prices has their 10 decimals, a busy part
+ * is a numeric quotient with many), kept as an integer at the largest scale seen and rounded once.
+ */
+export class ExactSum {
+  private units = 0n;
+  private scale = 0;
+
+  add(text: string): void {
+    // A sum of signed edge cuts can come out a hair below zero where nothing was used.
+    const negative = text.startsWith('-');
+    const magnitude = negative ? text.slice(1) : text;
+    const scale = magnitude.split('.')[1]?.length ?? 0;
+    if (scale > this.scale) {
+      this.units *= 10n ** BigInt(scale - this.scale);
+      this.scale = scale;
+    }
+    const units = scaledDecimal(magnitude, this.scale);
+    this.units += negative ? -units : units;
+  }
+
+  /** The sum (0 if below) ÷ `denominator`, rounded half away from zero to `minorUnits` decimals. */
+  rounded(denominator: bigint, minorUnits: number): string {
+    const units = this.units < 0n ? 0n : this.units;
+    return roundedAmount(units, denominator * 10n ** BigInt(this.scale), minorUnits);
+  }
+}

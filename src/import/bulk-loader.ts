@@ -335,18 +335,13 @@ export class BulkLoader {
     const [{ overlapping }] = (await this.run(SAMPLE_SQL.overlapping(table))).rows as {
       overlapping: boolean;
     }[];
-    await this.client.query('SAVEPOINT samples');
-    try {
-      const result = await this.run(overlapping ? SAMPLE_SQL.upsert(table) : SAMPLE_SQL.insert(table));
-      this.written.metric_samples += result.rowCount ?? 0;
-    } catch (error) {
-      // 21000 (upsert) / 23505 (insert): the chunk repeats a sample (same workload and timestamp).
-      const code = (error as { code?: string }).code;
-      if (code !== '21000' && code !== '23505') throw error;
-      await this.client.query('ROLLBACK TO SAVEPOINT samples');
-      throw await this.duplicateSamplesError(table);
-    }
-    await this.client.query('RELEASE SAVEPOINT samples');
+    // 21000 (upsert) / 23505 (insert): the chunk repeats a sample (same workload and timestamp).
+    const result = await this.rejectingRepeatedSamples(
+      () => this.run(overlapping ? SAMPLE_SQL.upsert(table) : SAMPLE_SQL.insert(table)),
+      ({ code }) => code === '21000' || code === '23505',
+      table,
+    );
+    this.written.metric_samples += result.rowCount ?? 0;
   }
 
   /** Each partition of the sealed stage merged into its day blocks by one statement. */
@@ -362,21 +357,37 @@ export class BulkLoader {
    * many readings it merged.
    */
   private async mergeIntoDays(sql: string, staged: string): Promise<number> {
-    await this.client.query('SAVEPOINT sealed_days');
-    let merged: QueryResult;
-    try {
-      merged = await this.run(sql, [], (result) => result.rows[0].readings);
-    } catch (error) {
-      // The day's times must strictly increase: the load repeats a sample.
-      const { code, constraint } = error as { code?: string; constraint?: string };
-      if (code !== '23514' || constraint !== 'metric_sample_days_increasing') throw error;
-      await this.client.query('ROLLBACK TO SAVEPOINT sealed_days');
-      throw await this.duplicateSamplesError(staged);
-    }
-    await this.client.query('RELEASE SAVEPOINT sealed_days');
+    // The day's times must strictly increase: the load repeats a sample.
+    const merged = await this.rejectingRepeatedSamples(
+      () => this.run(sql, [], (result) => result.rows[0].readings),
+      ({ code, constraint }) => code === '23514' && constraint === 'metric_sample_days_increasing',
+      staged,
+    );
     const [{ readings, changed }] = merged.rows as { readings: number; changed: number }[];
     this.written.metric_samples += changed;
     return readings;
+  }
+
+  /**
+   * Runs `statement` in a savepoint; an error that `repeated` recognizes as a sample given twice
+   * becomes the import's rejection naming the records in `staged`, read after rolling back to it.
+   */
+  private async rejectingRepeatedSamples(
+    statement: () => Promise<QueryResult>,
+    repeated: (error: { code?: string; constraint?: string }) => boolean,
+    staged: string,
+  ): Promise<QueryResult> {
+    await this.client.query('SAVEPOINT samples');
+    let result: QueryResult;
+    try {
+      result = await statement();
+    } catch (error) {
+      if (!repeated(error as { code?: string; constraint?: string })) throw error;
+      await this.client.query('ROLLBACK TO SAVEPOINT samples');
+      throw await this.duplicateSamplesError(staged);
+    }
+    await this.client.query('RELEASE SAVEPOINT samples');
+    return result;
   }
 
   private async duplicateSamplesError(table: string): Promise<ImportRejectedError> {

@@ -33,12 +33,20 @@ export async function sealForStore(
   store: SampleStore,
 ): Promise<number> {
   if (store === 'rows') return 0;
-  await dataSource.query(
-    `UPDATE sample_seal_watermarks SET sealed_before = '-infinity' WHERE organization_id = ANY ($1::text[])`,
-    [organizationIds],
-  );
+  await unsealOrganizations(dataSource, organizationIds);
   const before = new Date((Math.floor(Date.now() / DAY_MS) + (store === 'day blocks' ? 1 : 0)) * DAY_MS);
   const { readings } = await sealSamples(dataSource, { organizationIds, before });
   if (readings === 0) throw new Error(`nothing was sealed for readings in ${store}`);
   return readings;
+}
+
+/**
+ * Nothing of the organizations sealed, as for one stored before the day blocks existed: the
+ * factories may then write rows of any time, and a seal moves them.
+ */
+export async function unsealOrganizations(dataSource: DataSource, organizationIds: string[]): Promise<void> {
+  await dataSource.query(
+    `UPDATE sample_seal_watermarks SET sealed_before = '-infinity' WHERE organization_id = ANY ($1::text[])`,
+    [organizationIds],
+  );
 }

@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../auth/auth-scope';
 import { GPU_SHARE_UNITS, gpusOfUnits } from '../gpu-sharing';
-import { currencyMinorUnits, roundedAmount, scaledDecimal, UNIT_MICROSECONDS_PER_GPU_HOUR } from '../money';
+import {
+  currencyMinorUnits,
+  ExactSum,
+  roundedAmount,
+  scaledDecimal,
+  UNIT_MICROSECONDS_PER_GPU_HOUR,
+} from '../money';
 import { round4, round4OrNull } from '../http/decimal';
 import { idleGpuFigures, type IdleGpuJson } from '../idle-gpu';
 import { ScopedDatabase } from '../database/scoped-database';
@@ -37,9 +43,9 @@ import { DAY_MS, type UsageWindow } from './usage-window';
 
 /** Unrounded GPU hours of one pool, one initiative or the whole scope. */
 class Totals {
-  /** Σ share-unit-microseconds × price, in 10^-PRICE_SCALE units (exact). */
-  priceUnitUs = 0n;
-  /** Σ idle share-unit-microseconds × price, exact (ExactSum: busy parts carry many decimals). */
+  /** Σ share-unit-microseconds × price, exact. */
+  priceUnitUs = new ExactSum();
+  /** Σ idle share-unit-microseconds × price, exact (busy parts carry many decimals). */
   idlePriceUnitUs = new ExactSum();
   unpricedUnitUs = 0;
   allocated = 0;
@@ -262,9 +268,8 @@ function tallyFigures(allocations: AllocationRow[], usage: UsageRow[], costs: Co
     }
   }
   for (const row of costs ?? []) {
-    const priced = scaledDecimal(row.price_unit_us, PRICE_SCALE);
     for (const totals of totalsOf(tally, row)) {
-      totals.priceUnitUs += priced;
+      totals.priceUnitUs.add(row.price_unit_us);
       totals.idlePriceUnitUs.add(row.idle_price_unit_us);
       totals.unpricedUnitUs += row.unpriced_unit_us;
     }
@@ -326,12 +331,8 @@ function summaryFigures(
   };
 }
 
-/** Prices carry at most 10 decimals (the import's rule), so Σ unit-microseconds × price does too. */
-const PRICE_SCALE = 10;
 /** One GPU-hour in share-unit-microseconds, exact as a float8 (below 2^53). */
 const GPU_HOUR_UNIT_US = BigInt(UNIT_MICROSECONDS_PER_GPU_HOUR);
-/** The same, in 10^-PRICE_SCALE units. */
-const GPU_HOUR_DENOMINATOR = GPU_HOUR_UNIT_US * 10n ** BigInt(PRICE_SCALE);
 
 /**
  * The cost figures of one entry, named `name` (the summary's total_used_cost, an entry's used_cost):
@@ -342,9 +343,7 @@ function costFiguresOf(currency: string | null, computed: boolean) {
   return <K extends string>(totals: Totals, name: K) =>
     ({
       [name]:
-        currency === null || !computed
-          ? null
-          : roundedAmount(totals.priceUnitUs, GPU_HOUR_DENOMINATOR, minorUnits),
+        currency === null || !computed ? null : totals.priceUnitUs.rounded(GPU_HOUR_UNIT_US, minorUnits),
       idle_cost:
         currency === null || !computed ? null : totals.idlePriceUnitUs.rounded(GPU_HOUR_UNIT_US, minorUnits),
       // Without any price every GPU-hour is unpriced, as in the statistics.
@@ -355,34 +354,6 @@ function costFiguresOf(currency: string | null, computed: boolean) {
             ? round4(totals.unpricedUnitUs / GPU_SHARE_UNITS / 3.6e9)
             : null,
     }) as Record<K, string | null> & { idle_cost: string | null; unpriced_gpu_hours: number | null };
-}
-
-/**
- * An exact sum of numeric texts of any scale (a busy part is a numeric quotient), kept
- * as an integer at the largest scale seen, rounded once at the end.
- */
-class ExactSum {
-  private units = 0n;
-  private scale = 0;
-
-  add(text: string): void {
-    // A sum of signed edge cuts can come out a hair below zero where nothing was idle.
-    const negative = text.startsWith('-');
-    const magnitude = negative ? text.slice(1) : text;
-    const scale = magnitude.split('.')[1]?.length ?? 0;
-    if (scale > this.scale) {
-      this.units *= 10n ** BigInt(scale - this.scale);
-      this.scale = scale;
-    }
-    const units = scaledDecimal(magnitude, this.scale);
-    this.units += negative ? -units : units;
-  }
-
-  /** The sum ÷ `denominator`, rounded half away from zero to `minorUnits` decimals. */
-  rounded(denominator: bigint, minorUnits: number): string {
-    const units = this.units < 0n ? 0n : this.units;
-    return roundedAmount(units, denominator * 10n ** BigInt(this.scale), minorUnits);
-  }
 }
 
 /** Allocated GPU-hours as the database gives them (float8) and prices, both in 10^-20 units. */

@@ -5,7 +5,7 @@ import { sealSamples } from '../../../src/import/sample-seal';
 import { importDocument, insertSamples, insertWorkloads, seedOrganization } from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import { aggregateDifferences } from '../../support/rollup-residue';
-import { ALL_SAMPLES_SQL } from '../../support/samples';
+import { ALL_SAMPLES_SQL, unsealOrganizations } from '../../support/samples';
 import { TEST_JWT_SECRET } from '../../support/test-app';
 
 const DAY = 86_400_000;
@@ -51,10 +51,7 @@ describe('sealing past days into day blocks', () => {
       })),
     );
     // As an organization stored before the day blocks existed: every reading in rows, none sealed.
-    await db.dataSource.query(
-      `UPDATE sample_seal_watermarks SET sealed_before = '-infinity' WHERE organization_id = $1`,
-      [org],
-    );
+    await unsealOrganizations(db.dataSource, [org]);
     await insertSamples(
       db.dataSource,
       org,
@@ -161,10 +158,7 @@ describe('sealing past days into day blocks', () => {
   it('gpucap migrate seals stored history with a progress line per batch', async () => {
     const other = await seedOrganization(db.dataSource);
     await insertWorkloads(db.dataSource, other, [{ workloadId: 'late', status: 'completed' }]);
-    await db.dataSource.query(
-      `UPDATE sample_seal_watermarks SET sealed_before = '-infinity' WHERE organization_id = $1`,
-      [other],
-    );
+    await unsealOrganizations(db.dataSource, [other]);
     await insertSamples(
       db.dataSource,
       other,
