@@ -14,8 +14,8 @@ export const SCHEMA_HEADER = [
 
 export const SCHEMA_COMMAND = 'npm run schema:generate';
 
-/** TypeORM's record of applied migrations (data-source-options.ts): bookkeeping, not schema. */
-const MIGRATIONS_TABLE = 'schema_migrations';
+/** The records of applied migrations, definitions and backfills: bookkeeping, not schema. */
+const BOOKKEEPING_TABLES = ['schema_migrations', 'schema_definitions', 'schema_backfills'];
 /** Partitioned tables whose partitions are created by date at run time, not by migrations. */
 const RUN_TIME_PARTITIONS_OF = ['metric_samples', 'metric_sample_days'];
 
@@ -62,7 +62,7 @@ const quoted = (values: string[]) => values.map((value) => `'${value}'`).join(',
 const LISTED_TABLES = `
   SELECT c.oid, c.relname FROM pg_class c
   WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
-    AND c.relname <> '${MIGRATIONS_TABLE}'
+    AND c.relname NOT IN (${quoted(BOOKKEEPING_TABLES)})
     AND NOT EXISTS (
       SELECT 1 FROM pg_inherits i JOIN pg_class parent ON parent.oid = i.inhparent
       WHERE i.inhrelid = c.oid AND parent.relname IN (${quoted(RUN_TIME_PARTITIONS_OF)})

@@ -454,38 +454,38 @@ CREATE OR REPLACE FUNCTION public.gpucap_assert_writer_locks(organization_ids te
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-      DECLARE
-        missing text;
-      BEGIN
-        SELECT o INTO missing FROM unnest(organization_ids) o WHERE o <> ALL (gpucap_held_writer_locks()) LIMIT 1;
-        IF missing IS NOT NULL THEN
-          RAISE EXCEPTION 'writes to organization % need its writer lock', missing
-            USING HINT = 'call gpucap_lock_organizations(organization_ids) first, in the same transaction';
-        END IF;
-      END
-      $function$;
+    DECLARE
+      missing text;
+    BEGIN
+      SELECT o INTO missing FROM unnest(organization_ids) o WHERE o <> ALL (gpucap_held_writer_locks()) LIMIT 1;
+      IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'writes to organization % need its writer lock', missing
+          USING HINT = 'call gpucap_lock_organizations(organization_ids) first, in the same transaction';
+      END IF;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_bump_data_versions(organization_ids text[])
  RETURNS void
  LANGUAGE sql
  SET jit TO 'off'
 AS $function$
-        INSERT INTO organization_data_versions AS v (organization_id, version, changed_at)
-        SELECT o.organization_id, nextval('gpucap_data_version'), clock_timestamp()
-        FROM organizations o
-        WHERE o.organization_id = ANY (organization_ids)
-        ORDER BY o.organization_id
-        ON CONFLICT (organization_id) DO UPDATE
-          SET version = excluded.version, changed_at = excluded.changed_at
-      $function$;
+    INSERT INTO organization_data_versions AS v (organization_id, version, changed_at)
+    SELECT o.organization_id, nextval('gpucap_data_version'), clock_timestamp()
+    FROM organizations o
+    WHERE o.organization_id = ANY (organization_ids)
+    ORDER BY o.organization_id
+    ON CONFLICT (organization_id) DO UPDATE
+      SET version = excluded.version, changed_at = excluded.changed_at
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_busy_share(amount numeric, utilization_sum numeric, sample_count bigint)
  RETURNS numeric
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$
-        SELECT CASE WHEN sample_count > 0 THEN amount * utilization_sum / (sample_count * 100) ELSE 0 END
-      $function$;
+    SELECT CASE WHEN sample_count > 0 THEN amount * utilization_sum / (sample_count * 100) ELSE 0 END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_capacity_rollup_trigger()
  RETURNS trigger
@@ -667,11 +667,11 @@ CREATE OR REPLACE FUNCTION public.gpucap_data_changed_truncate()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-      BEGIN
-        PERFORM gpucap_bump_data_versions(ARRAY(SELECT organization_id FROM organizations));
-        RETURN NULL;
-      END
-      $function$;
+    BEGIN
+      PERFORM gpucap_bump_data_versions(ARRAY(SELECT organization_id FROM organizations));
+      RETURN NULL;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_data_changed_update()
  RETURNS trigger
@@ -689,69 +689,71 @@ CREATE OR REPLACE FUNCTION public.gpucap_ensure_sample_day_partitions(range_from
  LANGUAGE plpgsql
  SET "TimeZone" TO 'UTC'
 AS $function$
-      DECLARE
-        week_start timestamptz := date_trunc('week', range_from);
-        partition_name text;
-        created integer := 0;
-      BEGIN
-        IF range_from > range_to THEN
-          RETURN 0;
+    DECLARE
+      week_start timestamptz := date_trunc('week', range_from);
+      partition_name text;
+      created integer := 0;
+    BEGIN
+      IF range_from > range_to THEN
+        RETURN 0;
+      END IF;
+      PERFORM pg_advisory_xact_lock(1735423344, 1);
+      WHILE week_start <= range_to LOOP
+        partition_name := 'metric_sample_days_w' || to_char(week_start, 'IYYY_IW');
+        IF to_regclass(partition_name) IS NULL THEN
+          EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_days FOR VALUES FROM (%L) TO (%L)',
+            partition_name, week_start, week_start + interval '7 days');
+          created := created + 1;
         END IF;
-        PERFORM pg_advisory_xact_lock(1735423344, 1);
-        WHILE week_start <= range_to LOOP
-          partition_name := 'metric_sample_days_w' || to_char(week_start, 'IYYY_IW');
-          IF to_regclass(partition_name) IS NULL THEN
-            EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_days FOR VALUES FROM (%L) TO (%L)',
-              partition_name, week_start, week_start + interval '7 days');
-            created := created + 1;
-          END IF;
-          week_start := week_start + interval '7 days';
-        END LOOP;
-        RETURN created;
-      END
-      $function$;
+        week_start := week_start + interval '7 days';
+      END LOOP;
+      RETURN created;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_ensure_sample_partitions(range_from timestamp with time zone, range_to timestamp with time zone)
  RETURNS integer
  LANGUAGE plpgsql
  SET "TimeZone" TO 'UTC'
 AS $function$
-      DECLARE
-        week_start timestamptz := date_trunc('week', range_from);
-        partition_name text;
-        created integer := 0;
-      BEGIN
-        IF range_from > range_to THEN
-          RETURN 0;
+    DECLARE
+      week_start timestamptz := date_trunc('week', range_from);
+      partition_name text;
+      created integer := 0;
+    BEGIN
+      IF range_from > range_to THEN
+        RETURN 0;
+      END IF;
+      PERFORM pg_advisory_xact_lock(1735423344, 0);
+      WHILE week_start <= range_to LOOP
+        partition_name := 'metric_samples_w' || to_char(week_start, 'IYYY_IW');
+        IF to_regclass(partition_name) IS NULL THEN
+          EXECUTE format(
+            'CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
+            partition_name, week_start, week_start + interval '7 days');
+          created := created + 1;
         END IF;
-        PERFORM pg_advisory_xact_lock(1735423344, 0);
-        WHILE week_start <= range_to LOOP
-          partition_name := 'metric_samples_w' || to_char(week_start, 'IYYY_IW');
-          IF to_regclass(partition_name) IS NULL THEN
-            EXECUTE format(
-              'CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
-              partition_name, week_start, week_start + interval '7 days');
-            created := created + 1;
-          END IF;
-          week_start := week_start + interval '7 days';
-        END LOOP;
-        RETURN created;
-      END
-      $function$;
+        week_start := week_start + interval '7 days';
+      END LOOP;
+      RETURN created;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_held_writer_locks()
  RETURNS text[]
  LANGUAGE sql
  STABLE
 AS $function$
-        SELECT coalesce(nullif(current_setting('gpucap.writer_locks', true), '')::text[], '{}')
-      $function$;
+    SELECT coalesce(nullif(current_setting('gpucap.writer_locks', true), '')::text[], '{}')
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_idle_gpu_hours(gpu_seconds double precision, gpu_utilization_avg double precision)
  RETURNS double precision
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
-AS $function$ SELECT (gpu_seconds / 5040 / 3600) * (1 - gpu_utilization_avg / 100) $function$;
+AS $function$
+    SELECT (gpu_seconds / 5040 / 3600) * (1 - gpu_utilization_avg / 100)
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_idle_rollups_delete()
  RETURNS trigger
@@ -997,144 +999,144 @@ CREATE OR REPLACE FUNCTION public.gpucap_known_time_zone(zone text)
  LANGUAGE plpgsql
  STABLE
 AS $function$
-      BEGIN
-        PERFORM now() AT TIME ZONE zone;
-        RETURN zone;
-      EXCEPTION WHEN invalid_parameter_value THEN
-        RETURN 'UTC';
-      END
-      $function$;
+    BEGIN
+      PERFORM now() AT TIME ZONE zone;
+      RETURN zone;
+    EXCEPTION WHEN invalid_parameter_value THEN
+      RETURN 'UTC';
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_lock_organizations(organization_ids text[])
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
-      DECLARE
-        held text[] := gpucap_held_writer_locks();
-        lock_key integer;
-        highest_held integer;
-      BEGIN
-        SELECT max(hashtext(h)) INTO highest_held FROM unnest(held) h;
-        FOR lock_key IN
-          SELECT DISTINCT hashtext(o) FROM unnest(organization_ids) o WHERE o <> ALL (held) ORDER BY 1
-        LOOP
-          -- Taking a lower key after a higher one could close a wait cycle with another writer.
-          IF lock_key < highest_held AND NOT EXISTS (SELECT 1 FROM unnest(held) h WHERE hashtext(h) = lock_key) THEN
-            RAISE EXCEPTION 'gpucap writer locks must be taken at once, before the first write'
-              USING HINT = 'call gpucap_lock_organizations once with every organization the transaction writes';
-          END IF;
-          PERFORM pg_advisory_xact_lock(1735423331, lock_key);
-        END LOOP;
-        PERFORM set_config('gpucap.writer_locks',
-          (SELECT array_agg(DISTINCT o ORDER BY o)::text FROM unnest(held || organization_ids) o), true);
-      END
-      $function$;
+    DECLARE
+      held text[] := gpucap_held_writer_locks();
+      lock_key integer;
+      highest_held integer;
+    BEGIN
+      SELECT max(hashtext(h)) INTO highest_held FROM unnest(held) h;
+      FOR lock_key IN
+        SELECT DISTINCT hashtext(o) FROM unnest(organization_ids) o WHERE o <> ALL (held) ORDER BY 1
+      LOOP
+        -- Taking a lower key after a higher one could close a wait cycle with another writer.
+        IF lock_key < highest_held AND NOT EXISTS (SELECT 1 FROM unnest(held) h WHERE hashtext(h) = lock_key) THEN
+          RAISE EXCEPTION 'gpucap writer locks must be taken at once, before the first write'
+            USING HINT = 'call gpucap_lock_organizations once with every organization the transaction writes';
+        END IF;
+        PERFORM pg_advisory_xact_lock(1735423331, lock_key);
+      END LOOP;
+      PERFORM set_config('gpucap.writer_locks',
+        (SELECT array_agg(DISTINCT o ORDER BY o)::text FROM unnest(held || organization_ids) o), true);
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_delete()
  RETURNS trigger
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-    BEGIN
-      IF gpucap_sealing() THEN
-        RETURN NULL;
-      END IF;
+        BEGIN
+          IF gpucap_sealing() THEN
+            RETURN NULL;
+          END IF;
 
-    WITH touched AS (
-      SELECT DISTINCT o.organization_id, o.workload_id
-      FROM old_rows o
-      JOIN metric_aggregates a USING (organization_id, workload_id)
-      WHERE o.sampled_at IN (a.first_sampled_at, a.latest_sampled_at)
-         OR o.gpu_utilization IN (a.gpu_utilization_min, a.gpu_utilization_max)
-         OR o.memory_utilization IN (a.memory_utilization_min, a.memory_utilization_max)
-         OR o.temperature IN (a.temperature_min, a.temperature_max)
-         OR o.power_usage IN (a.power_usage_min, a.power_usage_max)
-    )
-    UPDATE metric_aggregates a
-    SET first_sampled_at = r.first_sampled_at,
-        latest_sampled_at = r.latest_sampled_at,
-        gpu_utilization_min = r.gpu_utilization_min, gpu_utilization_max = r.gpu_utilization_max, gpu_utilization_latest = l.gpu_utilization,
-memory_utilization_min = r.memory_utilization_min, memory_utilization_max = r.memory_utilization_max, memory_utilization_latest = l.memory_utilization,
-temperature_min = r.temperature_min, temperature_max = r.temperature_max, temperature_latest = l.temperature,
-power_usage_min = r.power_usage_min, power_usage_max = r.power_usage_max, power_usage_latest = l.power_usage
-    FROM touched t
-    CROSS JOIN LATERAL (
-      SELECT min(s.sampled_at) AS first_sampled_at, max(s.sampled_at) AS latest_sampled_at,
-             min(s.gpu_utilization) AS gpu_utilization_min, max(s.gpu_utilization) AS gpu_utilization_max,
-min(s.memory_utilization) AS memory_utilization_min, max(s.memory_utilization) AS memory_utilization_max,
-min(s.temperature) AS temperature_min, max(s.temperature) AS temperature_max,
-min(s.power_usage) AS power_usage_min, max(s.power_usage) AS power_usage_max
-      FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
-    ) r
-    LEFT JOIN LATERAL (
-      SELECT s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage
-      FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
-      ORDER BY s.sampled_at DESC
-      LIMIT 1
-    ) l ON true
-    WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
-    INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-  gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
-    SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-  gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
-    WITH grouped AS (
-      SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
-             min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
-             max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
-             sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum,
-             min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min,
-             max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
-sum(sign * memory_utilization::numeric) AS memory_utilization_sum,
-             min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min,
-             max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
-sum(sign * temperature::numeric) AS temperature_sum,
-             min(temperature) FILTER (WHERE sign > 0) AS temperature_min,
-             max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
-sum(sign * power_usage::numeric) AS power_usage_sum,
-             min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min,
-             max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
-      FROM (SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS signed
-      GROUP BY organization_id, workload_id
-    ),
-    latest AS (
-      SELECT s.organization_id, s.workload_id, s.gpu_utilization AS gpu_utilization_latest, s.memory_utilization AS memory_utilization_latest, s.temperature AS temperature_latest, s.power_usage AS power_usage_latest
-      FROM (SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS s
-      JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
-                    AND g.latest_sampled_at = s.sampled_at
-      WHERE s.sign > 0
-    )
-    SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-    FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        WITH touched AS (
+          SELECT DISTINCT o.organization_id, o.workload_id
+          FROM old_rows o
+          JOIN metric_aggregates a USING (organization_id, workload_id)
+          WHERE o.sampled_at IN (a.first_sampled_at, a.latest_sampled_at)
+             OR o.gpu_utilization IN (a.gpu_utilization_min, a.gpu_utilization_max)
+             OR o.memory_utilization IN (a.memory_utilization_min, a.memory_utilization_max)
+             OR o.temperature IN (a.temperature_min, a.temperature_max)
+             OR o.power_usage IN (a.power_usage_min, a.power_usage_max)
+        )
+        UPDATE metric_aggregates a
+        SET first_sampled_at = r.first_sampled_at,
+            latest_sampled_at = r.latest_sampled_at,
+            gpu_utilization_min = r.gpu_utilization_min, gpu_utilization_max = r.gpu_utilization_max, gpu_utilization_latest = l.gpu_utilization,
+    memory_utilization_min = r.memory_utilization_min, memory_utilization_max = r.memory_utilization_max, memory_utilization_latest = l.memory_utilization,
+    temperature_min = r.temperature_min, temperature_max = r.temperature_max, temperature_latest = l.temperature,
+    power_usage_min = r.power_usage_min, power_usage_max = r.power_usage_max, power_usage_latest = l.power_usage
+        FROM touched t
+        CROSS JOIN LATERAL (
+          SELECT min(s.sampled_at) AS first_sampled_at, max(s.sampled_at) AS latest_sampled_at,
+                 min(s.gpu_utilization) AS gpu_utilization_min, max(s.gpu_utilization) AS gpu_utilization_max,
+    min(s.memory_utilization) AS memory_utilization_min, max(s.memory_utilization) AS memory_utilization_max,
+    min(s.temperature) AS temperature_min, max(s.temperature) AS temperature_max,
+    min(s.power_usage) AS power_usage_min, max(s.power_usage) AS power_usage_max
+          FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
+        ) r
+        LEFT JOIN LATERAL (
+          SELECT s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage
+          FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
+          ORDER BY s.sampled_at DESC
+          LIMIT 1
+        ) l ON true
+        WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
+        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+        SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+        WITH grouped AS (
+          SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
+                 min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
+                 max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
+                 sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum,
+                 min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min,
+                 max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
+    sum(sign * memory_utilization::numeric) AS memory_utilization_sum,
+                 min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min,
+                 max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
+    sum(sign * temperature::numeric) AS temperature_sum,
+                 min(temperature) FILTER (WHERE sign > 0) AS temperature_min,
+                 max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
+    sum(sign * power_usage::numeric) AS power_usage_sum,
+                 min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min,
+                 max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
+          FROM (SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS signed
+          GROUP BY organization_id, workload_id
+        ),
+        latest AS (
+          SELECT s.organization_id, s.workload_id, s.gpu_utilization AS gpu_utilization_latest, s.memory_utilization AS memory_utilization_latest, s.temperature AS temperature_latest, s.power_usage AS power_usage_latest
+          FROM (SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS s
+          JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
+                        AND g.latest_sampled_at = s.sampled_at
+          WHERE s.sign > 0
+        )
+        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
+        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
 
-    ON CONFLICT (organization_id, workload_id) DO UPDATE SET
-      sample_count = a.sample_count + excluded.sample_count,
-      first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
-      latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
-      gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
-      gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
-      gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
-      gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
-memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
-      memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
-      memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
-      memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
-temperature_sum = a.temperature_sum + excluded.temperature_sum,
-      temperature_min = least(a.temperature_min, excluded.temperature_min),
-      temperature_max = greatest(a.temperature_max, excluded.temperature_max),
-      temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
-power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
-      power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
-      power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
-      power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
-    DELETE FROM metric_aggregates a
-    USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
-    WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
-      RETURN NULL;
-    END
+        ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+          sample_count = a.sample_count + excluded.sample_count,
+          first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
+          latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
+          gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
+          gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
+          gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
+          gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
+    memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
+          memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
+          memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
+          memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
+    temperature_sum = a.temperature_sum + excluded.temperature_sum,
+          temperature_min = least(a.temperature_min, excluded.temperature_min),
+          temperature_max = greatest(a.temperature_max, excluded.temperature_max),
+          temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
+    power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
+          power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
+          power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
+          power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+        DELETE FROM metric_aggregates a
+        USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
+        WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
+          RETURN NULL;
+        END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_insert()
@@ -1142,70 +1144,70 @@ CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_insert()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-    BEGIN
-      IF gpucap_sealing() THEN
-        RETURN NULL;
-      END IF;
+        BEGIN
+          IF gpucap_sealing() THEN
+            RETURN NULL;
+          END IF;
 
-    INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-  gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
-    SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-  gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
-    WITH grouped AS (
-      SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
-             min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
-             max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
-             sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum,
-             min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min,
-             max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
-sum(sign * memory_utilization::numeric) AS memory_utilization_sum,
-             min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min,
-             max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
-sum(sign * temperature::numeric) AS temperature_sum,
-             min(temperature) FILTER (WHERE sign > 0) AS temperature_min,
-             max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
-sum(sign * power_usage::numeric) AS power_usage_sum,
-             min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min,
-             max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
-      FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows) AS signed
-      GROUP BY organization_id, workload_id
-    ),
-    latest AS (
-      SELECT s.organization_id, s.workload_id, s.gpu_utilization AS gpu_utilization_latest, s.memory_utilization AS memory_utilization_latest, s.temperature AS temperature_latest, s.power_usage AS power_usage_latest
-      FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows) AS s
-      JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
-                    AND g.latest_sampled_at = s.sampled_at
-      WHERE s.sign > 0
-    )
-    SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-    FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+        SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+        WITH grouped AS (
+          SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
+                 min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
+                 max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
+                 sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum,
+                 min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min,
+                 max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
+    sum(sign * memory_utilization::numeric) AS memory_utilization_sum,
+                 min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min,
+                 max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
+    sum(sign * temperature::numeric) AS temperature_sum,
+                 min(temperature) FILTER (WHERE sign > 0) AS temperature_min,
+                 max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
+    sum(sign * power_usage::numeric) AS power_usage_sum,
+                 min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min,
+                 max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
+          FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows) AS signed
+          GROUP BY organization_id, workload_id
+        ),
+        latest AS (
+          SELECT s.organization_id, s.workload_id, s.gpu_utilization AS gpu_utilization_latest, s.memory_utilization AS memory_utilization_latest, s.temperature AS temperature_latest, s.power_usage AS power_usage_latest
+          FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows) AS s
+          JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
+                        AND g.latest_sampled_at = s.sampled_at
+          WHERE s.sign > 0
+        )
+        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
+        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
 
-    ON CONFLICT (organization_id, workload_id) DO UPDATE SET
-      sample_count = a.sample_count + excluded.sample_count,
-      first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
-      latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
-      gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
-      gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
-      gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
-      gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
-memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
-      memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
-      memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
-      memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
-temperature_sum = a.temperature_sum + excluded.temperature_sum,
-      temperature_min = least(a.temperature_min, excluded.temperature_min),
-      temperature_max = greatest(a.temperature_max, excluded.temperature_max),
-      temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
-power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
-      power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
-      power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
-      power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
-      RETURN NULL;
-    END
+        ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+          sample_count = a.sample_count + excluded.sample_count,
+          first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
+          latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
+          gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
+          gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
+          gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
+          gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
+    memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
+          memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
+          memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
+          memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
+    temperature_sum = a.temperature_sum + excluded.temperature_sum,
+          temperature_min = least(a.temperature_min, excluded.temperature_min),
+          temperature_max = greatest(a.temperature_max, excluded.temperature_max),
+          temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
+    power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
+          power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
+          power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
+          power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+          RETURN NULL;
+        END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_truncate()
@@ -1223,106 +1225,106 @@ CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_update()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-    BEGIN
-      IF gpucap_sealing() THEN
-        RETURN NULL;
-      END IF;
+        BEGIN
+          IF gpucap_sealing() THEN
+            RETURN NULL;
+          END IF;
 
-    WITH touched AS (
-      SELECT DISTINCT o.organization_id, o.workload_id
-      FROM old_rows o
-      JOIN metric_aggregates a USING (organization_id, workload_id)
-      WHERE o.sampled_at IN (a.first_sampled_at, a.latest_sampled_at)
-         OR o.gpu_utilization IN (a.gpu_utilization_min, a.gpu_utilization_max)
-         OR o.memory_utilization IN (a.memory_utilization_min, a.memory_utilization_max)
-         OR o.temperature IN (a.temperature_min, a.temperature_max)
-         OR o.power_usage IN (a.power_usage_min, a.power_usage_max)
-    )
-    UPDATE metric_aggregates a
-    SET first_sampled_at = r.first_sampled_at,
-        latest_sampled_at = r.latest_sampled_at,
-        gpu_utilization_min = r.gpu_utilization_min, gpu_utilization_max = r.gpu_utilization_max, gpu_utilization_latest = l.gpu_utilization,
-memory_utilization_min = r.memory_utilization_min, memory_utilization_max = r.memory_utilization_max, memory_utilization_latest = l.memory_utilization,
-temperature_min = r.temperature_min, temperature_max = r.temperature_max, temperature_latest = l.temperature,
-power_usage_min = r.power_usage_min, power_usage_max = r.power_usage_max, power_usage_latest = l.power_usage
-    FROM touched t
-    CROSS JOIN LATERAL (
-      SELECT min(s.sampled_at) AS first_sampled_at, max(s.sampled_at) AS latest_sampled_at,
-             min(s.gpu_utilization) AS gpu_utilization_min, max(s.gpu_utilization) AS gpu_utilization_max,
-min(s.memory_utilization) AS memory_utilization_min, max(s.memory_utilization) AS memory_utilization_max,
-min(s.temperature) AS temperature_min, max(s.temperature) AS temperature_max,
-min(s.power_usage) AS power_usage_min, max(s.power_usage) AS power_usage_max
-      FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
-    ) r
-    LEFT JOIN LATERAL (
-      SELECT s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage
-      FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
-      ORDER BY s.sampled_at DESC
-      LIMIT 1
-    ) l ON true
-    WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
-    INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-  gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
-    SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-  gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
-    WITH grouped AS (
-      SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
-             min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
-             max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
-             sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum,
-             min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min,
-             max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
-sum(sign * memory_utilization::numeric) AS memory_utilization_sum,
-             min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min,
-             max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
-sum(sign * temperature::numeric) AS temperature_sum,
-             min(temperature) FILTER (WHERE sign > 0) AS temperature_min,
-             max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
-sum(sign * power_usage::numeric) AS power_usage_sum,
-             min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min,
-             max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
-      FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS signed
-      GROUP BY organization_id, workload_id
-    ),
-    latest AS (
-      SELECT s.organization_id, s.workload_id, s.gpu_utilization AS gpu_utilization_latest, s.memory_utilization AS memory_utilization_latest, s.temperature AS temperature_latest, s.power_usage AS power_usage_latest
-      FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS s
-      JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
-                    AND g.latest_sampled_at = s.sampled_at
-      WHERE s.sign > 0
-    )
-    SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-    FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        WITH touched AS (
+          SELECT DISTINCT o.organization_id, o.workload_id
+          FROM old_rows o
+          JOIN metric_aggregates a USING (organization_id, workload_id)
+          WHERE o.sampled_at IN (a.first_sampled_at, a.latest_sampled_at)
+             OR o.gpu_utilization IN (a.gpu_utilization_min, a.gpu_utilization_max)
+             OR o.memory_utilization IN (a.memory_utilization_min, a.memory_utilization_max)
+             OR o.temperature IN (a.temperature_min, a.temperature_max)
+             OR o.power_usage IN (a.power_usage_min, a.power_usage_max)
+        )
+        UPDATE metric_aggregates a
+        SET first_sampled_at = r.first_sampled_at,
+            latest_sampled_at = r.latest_sampled_at,
+            gpu_utilization_min = r.gpu_utilization_min, gpu_utilization_max = r.gpu_utilization_max, gpu_utilization_latest = l.gpu_utilization,
+    memory_utilization_min = r.memory_utilization_min, memory_utilization_max = r.memory_utilization_max, memory_utilization_latest = l.memory_utilization,
+    temperature_min = r.temperature_min, temperature_max = r.temperature_max, temperature_latest = l.temperature,
+    power_usage_min = r.power_usage_min, power_usage_max = r.power_usage_max, power_usage_latest = l.power_usage
+        FROM touched t
+        CROSS JOIN LATERAL (
+          SELECT min(s.sampled_at) AS first_sampled_at, max(s.sampled_at) AS latest_sampled_at,
+                 min(s.gpu_utilization) AS gpu_utilization_min, max(s.gpu_utilization) AS gpu_utilization_max,
+    min(s.memory_utilization) AS memory_utilization_min, max(s.memory_utilization) AS memory_utilization_max,
+    min(s.temperature) AS temperature_min, max(s.temperature) AS temperature_max,
+    min(s.power_usage) AS power_usage_min, max(s.power_usage) AS power_usage_max
+          FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
+        ) r
+        LEFT JOIN LATERAL (
+          SELECT s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage
+          FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
+          ORDER BY s.sampled_at DESC
+          LIMIT 1
+        ) l ON true
+        WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
+        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+        SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+        WITH grouped AS (
+          SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
+                 min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
+                 max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
+                 sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum,
+                 min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min,
+                 max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
+    sum(sign * memory_utilization::numeric) AS memory_utilization_sum,
+                 min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min,
+                 max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
+    sum(sign * temperature::numeric) AS temperature_sum,
+                 min(temperature) FILTER (WHERE sign > 0) AS temperature_min,
+                 max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
+    sum(sign * power_usage::numeric) AS power_usage_sum,
+                 min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min,
+                 max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
+          FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS signed
+          GROUP BY organization_id, workload_id
+        ),
+        latest AS (
+          SELECT s.organization_id, s.workload_id, s.gpu_utilization AS gpu_utilization_latest, s.memory_utilization AS memory_utilization_latest, s.temperature AS temperature_latest, s.power_usage AS power_usage_latest
+          FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sampled_at, gpu_utilization, memory_utilization, temperature, power_usage FROM old_rows) AS s
+          JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
+                        AND g.latest_sampled_at = s.sampled_at
+          WHERE s.sign > 0
+        )
+        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
+        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
 
-    ON CONFLICT (organization_id, workload_id) DO UPDATE SET
-      sample_count = a.sample_count + excluded.sample_count,
-      first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
-      latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
-      gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
-      gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
-      gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
-      gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
-memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
-      memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
-      memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
-      memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
-temperature_sum = a.temperature_sum + excluded.temperature_sum,
-      temperature_min = least(a.temperature_min, excluded.temperature_min),
-      temperature_max = greatest(a.temperature_max, excluded.temperature_max),
-      temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
-power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
-      power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
-      power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
-      power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                         THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
-    DELETE FROM metric_aggregates a
-    USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
-    WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
-      RETURN NULL;
-    END
+        ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+          sample_count = a.sample_count + excluded.sample_count,
+          first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
+          latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
+          gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
+          gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
+          gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
+          gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
+    memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
+          memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
+          memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
+          memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
+    temperature_sum = a.temperature_sum + excluded.temperature_sum,
+          temperature_min = least(a.temperature_min, excluded.temperature_min),
+          temperature_max = greatest(a.temperature_max, excluded.temperature_max),
+          temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
+    power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
+          power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
+          power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
+          power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+        DELETE FROM metric_aggregates a
+        USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
+        WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
+          RETURN NULL;
+        END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_workload()
@@ -1426,174 +1428,113 @@ CREATE OR REPLACE FUNCTION public.gpucap_price_overlap_check()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-      BEGIN
-        IF EXISTS (
-          SELECT 1 FROM gpu_prices a JOIN gpu_prices b
-            ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type
-           AND a.effective_from < b.effective_from
-           AND (a.effective_to IS NULL OR a.effective_to > b.effective_from)
-          WHERE a.organization_id IN (SELECT organization_id FROM new_rows)
-        ) THEN
-          RAISE EXCEPTION 'price periods of one instance type overlap' USING ERRCODE = '23P01';
-        END IF;
-        IF EXISTS (
-          SELECT 1 FROM gpu_prices WHERE organization_id IN (SELECT organization_id FROM new_rows)
-          GROUP BY organization_id HAVING count(DISTINCT currency) > 1
-        ) THEN
-          RAISE EXCEPTION 'an organization prices in one currency' USING ERRCODE = '23514';
-        END IF;
-        RETURN NULL;
-      END
-      $function$;
+    BEGIN
+      IF EXISTS (
+        SELECT 1 FROM gpu_prices a JOIN gpu_prices b
+          ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type
+         AND a.effective_from < b.effective_from
+         AND (a.effective_to IS NULL OR a.effective_to > b.effective_from)
+        WHERE a.organization_id IN (SELECT organization_id FROM new_rows)
+      ) THEN
+        RAISE EXCEPTION 'price periods of one instance type overlap' USING ERRCODE = '23P01';
+      END IF;
+      IF EXISTS (
+        SELECT 1 FROM gpu_prices WHERE organization_id IN (SELECT organization_id FROM new_rows)
+        GROUP BY organization_id HAVING count(DISTINCT currency) > 1
+      ) THEN
+        RAISE EXCEPTION 'an organization prices in one currency' USING ERRCODE = '23514';
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sample_days_apply_changes()
  RETURNS void
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-      BEGIN
-        WITH touched AS (
-          SELECT DISTINCT o.organization_id, o.workload_id
-          FROM changed_samples o JOIN metric_aggregates a USING (organization_id, workload_id)
-          WHERE o.sign < 0 AND (o.sampled_at IN (a.first_sampled_at, a.latest_sampled_at)
-             OR o.gpu_utilization IN (a.gpu_utilization_min, a.gpu_utilization_max)
-             OR o.memory_utilization IN (a.memory_utilization_min, a.memory_utilization_max)
-             OR o.temperature IN (a.temperature_min, a.temperature_max)
-             OR o.power_usage IN (a.power_usage_min, a.power_usage_max))
-        )
-        UPDATE metric_aggregates a
-        SET first_sampled_at = r.first_sampled_at, latest_sampled_at = r.latest_sampled_at,
-            gpu_utilization_min = r.gpu_utilization_min, gpu_utilization_max = r.gpu_utilization_max, gpu_utilization_latest = l.gpu_utilization,
-            memory_utilization_min = r.memory_utilization_min, memory_utilization_max = r.memory_utilization_max, memory_utilization_latest = l.memory_utilization,
-            temperature_min = r.temperature_min, temperature_max = r.temperature_max, temperature_latest = l.temperature,
-            power_usage_min = r.power_usage_min, power_usage_max = r.power_usage_max, power_usage_latest = l.power_usage
-        FROM touched t
-        CROSS JOIN LATERAL (
-          SELECT min(s.sampled_at) AS first_sampled_at, max(s.sampled_at) AS latest_sampled_at,
-                 min(s.gpu_utilization) AS gpu_utilization_min, max(s.gpu_utilization) AS gpu_utilization_max,
-                 min(s.memory_utilization) AS memory_utilization_min, max(s.memory_utilization) AS memory_utilization_max,
-                 min(s.temperature) AS temperature_min, max(s.temperature) AS temperature_max,
-                 min(s.power_usage) AS power_usage_min, max(s.power_usage) AS power_usage_max
-          FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
-        ) r
-        LEFT JOIN LATERAL (
-          SELECT s.* FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
-          ORDER BY s.sampled_at DESC LIMIT 1
-        ) l ON true
-        WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
+        BEGIN
+          WITH touched AS (
+            SELECT DISTINCT o.organization_id, o.workload_id
+            FROM changed_samples o JOIN metric_aggregates a USING (organization_id, workload_id)
+            WHERE o.sign < 0 AND (o.sampled_at IN (a.first_sampled_at, a.latest_sampled_at)
+               OR o.gpu_utilization IN (a.gpu_utilization_min, a.gpu_utilization_max)
+               OR o.memory_utilization IN (a.memory_utilization_min, a.memory_utilization_max)
+               OR o.temperature IN (a.temperature_min, a.temperature_max)
+               OR o.power_usage IN (a.power_usage_min, a.power_usage_max))
+          )
+          UPDATE metric_aggregates a
+          SET first_sampled_at = r.first_sampled_at, latest_sampled_at = r.latest_sampled_at,
+              gpu_utilization_min = r.gpu_utilization_min, gpu_utilization_max = r.gpu_utilization_max, gpu_utilization_latest = l.gpu_utilization,
+              memory_utilization_min = r.memory_utilization_min, memory_utilization_max = r.memory_utilization_max, memory_utilization_latest = l.memory_utilization,
+              temperature_min = r.temperature_min, temperature_max = r.temperature_max, temperature_latest = l.temperature,
+              power_usage_min = r.power_usage_min, power_usage_max = r.power_usage_max, power_usage_latest = l.power_usage
+          FROM touched t
+          CROSS JOIN LATERAL (
+            SELECT min(s.sampled_at) AS first_sampled_at, max(s.sampled_at) AS latest_sampled_at,
+                   min(s.gpu_utilization) AS gpu_utilization_min, max(s.gpu_utilization) AS gpu_utilization_max,
+                   min(s.memory_utilization) AS memory_utilization_min, max(s.memory_utilization) AS memory_utilization_max,
+                   min(s.temperature) AS temperature_min, max(s.temperature) AS temperature_max,
+                   min(s.power_usage) AS power_usage_min, max(s.power_usage) AS power_usage_max
+            FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
+          ) r
+          LEFT JOIN LATERAL (
+            SELECT s.* FROM gpucap_workload_samples(t.organization_id, t.workload_id, '-infinity', 'infinity') s
+            ORDER BY s.sampled_at DESC LIMIT 1
+          ) l ON true
+          WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
 
-        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
-        SELECT g.organization_id, g.workload_id, g.sample_count, g.first_sampled_at, g.latest_sampled_at,
-               g.gpu_utilization_sum, g.gpu_utilization_min, g.gpu_utilization_max, l.gpu_utilization,
-               g.memory_utilization_sum, g.memory_utilization_min, g.memory_utilization_max, l.memory_utilization,
-               g.temperature_sum, g.temperature_min, g.temperature_max, l.temperature,
-               g.power_usage_sum, g.power_usage_min, g.power_usage_max, l.power_usage
-        FROM (
-          SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
-                 min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
-                 max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
-                 sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum, min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min, max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
-                 sum(sign * memory_utilization::numeric) AS memory_utilization_sum, min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min, max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
-                 sum(sign * temperature::numeric) AS temperature_sum, min(temperature) FILTER (WHERE sign > 0) AS temperature_min, max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
-                 sum(sign * power_usage::numeric) AS power_usage_sum, min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min, max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
-          FROM changed_samples GROUP BY organization_id, workload_id
-        ) g
-        LEFT JOIN changed_samples l ON l.organization_id = g.organization_id AND l.workload_id = g.workload_id
-          AND l.sampled_at = g.latest_sampled_at AND l.sign > 0
+          INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
+          SELECT g.organization_id, g.workload_id, g.sample_count, g.first_sampled_at, g.latest_sampled_at,
+                 g.gpu_utilization_sum, g.gpu_utilization_min, g.gpu_utilization_max, l.gpu_utilization,
+                 g.memory_utilization_sum, g.memory_utilization_min, g.memory_utilization_max, l.memory_utilization,
+                 g.temperature_sum, g.temperature_min, g.temperature_max, l.temperature,
+                 g.power_usage_sum, g.power_usage_min, g.power_usage_max, l.power_usage
+          FROM (
+            SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
+                   min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
+                   max(sampled_at) FILTER (WHERE sign > 0) AS latest_sampled_at,
+                   sum(sign * gpu_utilization::numeric) AS gpu_utilization_sum, min(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_min, max(gpu_utilization) FILTER (WHERE sign > 0) AS gpu_utilization_max,
+                   sum(sign * memory_utilization::numeric) AS memory_utilization_sum, min(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_min, max(memory_utilization) FILTER (WHERE sign > 0) AS memory_utilization_max,
+                   sum(sign * temperature::numeric) AS temperature_sum, min(temperature) FILTER (WHERE sign > 0) AS temperature_min, max(temperature) FILTER (WHERE sign > 0) AS temperature_max,
+                   sum(sign * power_usage::numeric) AS power_usage_sum, min(power_usage) FILTER (WHERE sign > 0) AS power_usage_min, max(power_usage) FILTER (WHERE sign > 0) AS power_usage_max
+            FROM changed_samples GROUP BY organization_id, workload_id
+          ) g
+          LEFT JOIN changed_samples l ON l.organization_id = g.organization_id AND l.workload_id = g.workload_id
+            AND l.sampled_at = g.latest_sampled_at AND l.sign > 0
 
-  ON CONFLICT (organization_id, workload_id) DO UPDATE SET
-    sample_count = a.sample_count + excluded.sample_count,
-    first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
-    latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
-    gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
-    gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
-    gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
-    gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
-    memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
-    memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
-    memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
-    memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
-    temperature_sum = a.temperature_sum + excluded.temperature_sum,
-    temperature_min = least(a.temperature_min, excluded.temperature_min),
-    temperature_max = greatest(a.temperature_max, excluded.temperature_max),
-    temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
-    power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
-    power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
-    power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
-    power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+    ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+      sample_count = a.sample_count + excluded.sample_count,
+      first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
+      latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
+      gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
+      gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
+      gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
+      gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
+      memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
+      memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
+      memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
+      memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
+      temperature_sum = a.temperature_sum + excluded.temperature_sum,
+      temperature_min = least(a.temperature_min, excluded.temperature_min),
+      temperature_max = greatest(a.temperature_max, excluded.temperature_max),
+      temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
+      power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
+      power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
+      power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
+      power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
 
-        DELETE FROM metric_aggregates a
-        USING (SELECT DISTINCT organization_id, workload_id FROM changed_samples WHERE sign < 0) o
-        WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
-      END
-      $function$;
+          DELETE FROM metric_aggregates a
+          USING (SELECT DISTINCT organization_id, workload_id FROM changed_samples WHERE sign < 0) o
+          WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
+        END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sample_days_changed()
- RETURNS trigger
- LANGUAGE plpgsql
- SET jit TO 'off'
-AS $function$
-      BEGIN
-        IF gpucap_sealing() THEN
-          RETURN NULL;
-        END IF;
-        CREATE TEMP TABLE IF NOT EXISTS changed_samples (sign int, organization_id text, workload_id text,
-          sampled_at timestamptz, gpu_utilization float8, memory_utilization float8, temperature float8,
-          power_usage float8) ON COMMIT DELETE ROWS;
-        TRUNCATE changed_samples;
-        IF TG_OP = 'DELETE' THEN
-          INSERT INTO changed_samples
-          SELECT -1, o.organization_id, o.workload_id, s.* FROM old_rows o
-          CROSS JOIN LATERAL gpucap_unpack_samples(o.day_start, o.step_us, o.gpu_utilization, o.memory_utilization, o.temperature, o.power_usage) s;
-        ELSE
-          INSERT INTO changed_samples
-          WITH pairs AS (
-            SELECT n.*, cardinality(o.step_us) AS kept
-            FROM new_rows n JOIN old_rows o USING (organization_id, workload_id, day_start)
-            WHERE cardinality(o.step_us) <= cardinality(n.step_us)
-              AND n.step_us[:cardinality(o.step_us)] = o.step_us
-              AND n.gpu_utilization[:cardinality(o.step_us)] = o.gpu_utilization
-              AND n.memory_utilization[:cardinality(o.step_us)] = o.memory_utilization
-              AND n.temperature[:cardinality(o.step_us)] = o.temperature
-              AND n.power_usage[:cardinality(o.step_us)] = o.power_usage
-          ),
-          appended AS (
-            SELECT p.organization_id, p.workload_id,
-                   p.day_start + sum(u.step) OVER (PARTITION BY p.organization_id, p.workload_id, p.day_start ORDER BY u.i) * interval '1 microsecond' AS sampled_at,
-                   u.g, u.m, u.t, u.p, u.i, p.kept
-            FROM pairs p
-            CROSS JOIN LATERAL unnest(p.step_us, p.gpu_utilization, p.memory_utilization, p.temperature, p.power_usage) WITH ORDINALITY AS u(step, g, m, t, p, i)
-          ),
-          other_new AS (
-            SELECT n.* FROM new_rows n
-            WHERE NOT EXISTS (SELECT 1 FROM pairs p WHERE (p.organization_id, p.workload_id, p.day_start) = (n.organization_id, n.workload_id, n.day_start))
-          ),
-          other_old AS (
-            SELECT o.* FROM old_rows o
-            WHERE NOT EXISTS (SELECT 1 FROM pairs p WHERE (p.organization_id, p.workload_id, p.day_start) = (o.organization_id, o.workload_id, o.day_start))
-          ),
-          new_samples AS (
-            SELECT n.organization_id, n.workload_id, s.* FROM other_new n
-            CROSS JOIN LATERAL gpucap_unpack_samples(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
-          ),
-          old_samples AS (
-            SELECT o.organization_id, o.workload_id, s.* FROM other_old o
-            CROSS JOIN LATERAL gpucap_unpack_samples(o.day_start, o.step_us, o.gpu_utilization, o.memory_utilization, o.temperature, o.power_usage) s
-          )
-          SELECT 1, organization_id, workload_id, sampled_at, g, m, t, p FROM appended WHERE i > kept
-          UNION ALL SELECT 1, * FROM (SELECT * FROM new_samples EXCEPT ALL SELECT * FROM old_samples) a
-          UNION ALL SELECT -1, * FROM (SELECT * FROM old_samples EXCEPT ALL SELECT * FROM new_samples) r;
-        END IF;
-        PERFORM gpucap_sample_days_apply_changes();
-        RETURN NULL;
-      END
-      $function$;
-
-CREATE OR REPLACE FUNCTION public.gpucap_sample_days_inserted()
  RETURNS trigger
  LANGUAGE plpgsql
  SET jit TO 'off'
@@ -1602,60 +1543,121 @@ AS $function$
       IF gpucap_sealing() THEN
         RETURN NULL;
       END IF;
-      INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
-      SELECT b.organization_id, b.workload_id, sum(b.n)::bigint, min(b.first_at), max(b.last_at),
-             sum(b.gpu_utilization_sum), min(b.gpu_utilization_min), max(b.gpu_utilization_max), (array_agg(b.gpu_utilization_last ORDER BY b.last_at DESC))[1],
-             sum(b.memory_utilization_sum), min(b.memory_utilization_min), max(b.memory_utilization_max), (array_agg(b.memory_utilization_last ORDER BY b.last_at DESC))[1],
-             sum(b.temperature_sum), min(b.temperature_min), max(b.temperature_max), (array_agg(b.temperature_last ORDER BY b.last_at DESC))[1],
-             sum(b.power_usage_sum), min(b.power_usage_min), max(b.power_usage_max), (array_agg(b.power_usage_last ORDER BY b.last_at DESC))[1]
-      FROM new_rows d CROSS JOIN LATERAL (
-        SELECT d.organization_id, d.workload_id, count(*) AS n,
-               d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
-               d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
-               round(coalesce(sum(u.gpu_utilization_cents), 0) * 0.01 + coalesce(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL), 0),
-                greatest(coalesce(max(CASE WHEN u.gpu_utilization_cents % 100 = 0 THEN 0 WHEN u.gpu_utilization_cents % 10 = 0 THEN 1 WHEN u.gpu_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL)), 0))) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
-               round(coalesce(sum(u.memory_utilization_cents), 0) * 0.01 + coalesce(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL), 0),
-                greatest(coalesce(max(CASE WHEN u.memory_utilization_cents % 100 = 0 THEN 0 WHEN u.memory_utilization_cents % 10 = 0 THEN 1 WHEN u.memory_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL)), 0))) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
-               round(coalesce(sum(u.temperature_cents), 0) * 0.01 + coalesce(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL), 0),
-                greatest(coalesce(max(CASE WHEN u.temperature_cents % 100 = 0 THEN 0 WHEN u.temperature_cents % 10 = 0 THEN 1 WHEN u.temperature_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL)), 0))) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
-               round(coalesce(sum(u.power_usage_cents), 0) * 0.01 + coalesce(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL), 0),
-                greatest(coalesce(max(CASE WHEN u.power_usage_cents % 100 = 0 THEN 0 WHEN u.power_usage_cents % 10 = 0 THEN 1 WHEN u.power_usage_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL)), 0))) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
-        -- OFFSET 0 keeps the subquery: each reading's cents are computed once, not per use.
-        FROM (
-          SELECT u.*, CASE WHEN abs(u.gpu_utilization) < 1e13 AND round(u.gpu_utilization * 100) / 100 = u.gpu_utilization THEN round(u.gpu_utilization * 100)::bigint END AS gpu_utilization_cents, CASE WHEN abs(u.memory_utilization) < 1e13 AND round(u.memory_utilization * 100) / 100 = u.memory_utilization THEN round(u.memory_utilization * 100)::bigint END AS memory_utilization_cents, CASE WHEN abs(u.temperature) < 1e13 AND round(u.temperature * 100) / 100 = u.temperature THEN round(u.temperature * 100)::bigint END AS temperature_cents, CASE WHEN abs(u.power_usage) < 1e13 AND round(u.power_usage * 100) / 100 = u.power_usage THEN round(u.power_usage * 100)::bigint END AS power_usage_cents
-          FROM unnest(d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage)
-            AS u(st, gpu_utilization, memory_utilization, temperature, power_usage)
-          OFFSET 0
-        ) u
-      ) b
-      GROUP BY b.organization_id, b.workload_id
-
-  ON CONFLICT (organization_id, workload_id) DO UPDATE SET
-    sample_count = a.sample_count + excluded.sample_count,
-    first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
-    latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
-    gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
-    gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
-    gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
-    gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
-    memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
-    memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
-    memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
-    memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
-    temperature_sum = a.temperature_sum + excluded.temperature_sum,
-    temperature_min = least(a.temperature_min, excluded.temperature_min),
-    temperature_max = greatest(a.temperature_max, excluded.temperature_max),
-    temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
-    power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
-    power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
-    power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
-    power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                  THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+      CREATE TEMP TABLE IF NOT EXISTS changed_samples (sign int, organization_id text, workload_id text,
+        sampled_at timestamptz, gpu_utilization float8, memory_utilization float8, temperature float8,
+        power_usage float8) ON COMMIT DELETE ROWS;
+      TRUNCATE changed_samples;
+      IF TG_OP = 'DELETE' THEN
+        INSERT INTO changed_samples
+        SELECT -1, o.organization_id, o.workload_id, s.* FROM old_rows o
+        CROSS JOIN LATERAL gpucap_unpack_samples(o.day_start, o.step_us, o.gpu_utilization, o.memory_utilization, o.temperature, o.power_usage) s;
+      ELSE
+        INSERT INTO changed_samples
+        WITH pairs AS (
+          SELECT n.*, cardinality(o.step_us) AS kept
+          FROM new_rows n JOIN old_rows o USING (organization_id, workload_id, day_start)
+          WHERE cardinality(o.step_us) <= cardinality(n.step_us)
+            AND n.step_us[:cardinality(o.step_us)] = o.step_us
+            AND n.gpu_utilization[:cardinality(o.step_us)] = o.gpu_utilization
+            AND n.memory_utilization[:cardinality(o.step_us)] = o.memory_utilization
+            AND n.temperature[:cardinality(o.step_us)] = o.temperature
+            AND n.power_usage[:cardinality(o.step_us)] = o.power_usage
+        ),
+        appended AS (
+          SELECT p.organization_id, p.workload_id,
+                 p.day_start + sum(u.step) OVER (PARTITION BY p.organization_id, p.workload_id, p.day_start ORDER BY u.i) * interval '1 microsecond' AS sampled_at,
+                 u.g, u.m, u.t, u.p, u.i, p.kept
+          FROM pairs p
+          CROSS JOIN LATERAL unnest(p.step_us, p.gpu_utilization, p.memory_utilization, p.temperature, p.power_usage) WITH ORDINALITY AS u(step, g, m, t, p, i)
+        ),
+        other_new AS (
+          SELECT n.* FROM new_rows n
+          WHERE NOT EXISTS (SELECT 1 FROM pairs p WHERE (p.organization_id, p.workload_id, p.day_start) = (n.organization_id, n.workload_id, n.day_start))
+        ),
+        other_old AS (
+          SELECT o.* FROM old_rows o
+          WHERE NOT EXISTS (SELECT 1 FROM pairs p WHERE (p.organization_id, p.workload_id, p.day_start) = (o.organization_id, o.workload_id, o.day_start))
+        ),
+        new_samples AS (
+          SELECT n.organization_id, n.workload_id, s.* FROM other_new n
+          CROSS JOIN LATERAL gpucap_unpack_samples(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
+        ),
+        old_samples AS (
+          SELECT o.organization_id, o.workload_id, s.* FROM other_old o
+          CROSS JOIN LATERAL gpucap_unpack_samples(o.day_start, o.step_us, o.gpu_utilization, o.memory_utilization, o.temperature, o.power_usage) s
+        )
+        SELECT 1, organization_id, workload_id, sampled_at, g, m, t, p FROM appended WHERE i > kept
+        UNION ALL SELECT 1, * FROM (SELECT * FROM new_samples EXCEPT ALL SELECT * FROM old_samples) a
+        UNION ALL SELECT -1, * FROM (SELECT * FROM old_samples EXCEPT ALL SELECT * FROM new_samples) r;
+      END IF;
+      PERFORM gpucap_sample_days_apply_changes();
       RETURN NULL;
     END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_sample_days_inserted()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+      BEGIN
+        IF gpucap_sealing() THEN
+          RETURN NULL;
+        END IF;
+        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
+        SELECT b.organization_id, b.workload_id, sum(b.n)::bigint, min(b.first_at), max(b.last_at),
+               sum(b.gpu_utilization_sum), min(b.gpu_utilization_min), max(b.gpu_utilization_max), (array_agg(b.gpu_utilization_last ORDER BY b.last_at DESC))[1],
+               sum(b.memory_utilization_sum), min(b.memory_utilization_min), max(b.memory_utilization_max), (array_agg(b.memory_utilization_last ORDER BY b.last_at DESC))[1],
+               sum(b.temperature_sum), min(b.temperature_min), max(b.temperature_max), (array_agg(b.temperature_last ORDER BY b.last_at DESC))[1],
+               sum(b.power_usage_sum), min(b.power_usage_min), max(b.power_usage_max), (array_agg(b.power_usage_last ORDER BY b.last_at DESC))[1]
+        FROM new_rows d CROSS JOIN LATERAL (
+          SELECT d.organization_id, d.workload_id, count(*) AS n,
+                 d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
+                 d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
+                 round(coalesce(sum(u.gpu_utilization_cents), 0) * 0.01 + coalesce(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL), 0),
+                  greatest(coalesce(max(CASE WHEN u.gpu_utilization_cents % 100 = 0 THEN 0 WHEN u.gpu_utilization_cents % 10 = 0 THEN 1 WHEN u.gpu_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL)), 0))) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
+                 round(coalesce(sum(u.memory_utilization_cents), 0) * 0.01 + coalesce(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL), 0),
+                  greatest(coalesce(max(CASE WHEN u.memory_utilization_cents % 100 = 0 THEN 0 WHEN u.memory_utilization_cents % 10 = 0 THEN 1 WHEN u.memory_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL)), 0))) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
+                 round(coalesce(sum(u.temperature_cents), 0) * 0.01 + coalesce(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL), 0),
+                  greatest(coalesce(max(CASE WHEN u.temperature_cents % 100 = 0 THEN 0 WHEN u.temperature_cents % 10 = 0 THEN 1 WHEN u.temperature_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL)), 0))) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
+                 round(coalesce(sum(u.power_usage_cents), 0) * 0.01 + coalesce(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL), 0),
+                  greatest(coalesce(max(CASE WHEN u.power_usage_cents % 100 = 0 THEN 0 WHEN u.power_usage_cents % 10 = 0 THEN 1 WHEN u.power_usage_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL)), 0))) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
+          -- OFFSET 0 keeps the subquery: each reading's cents are computed once, not per use.
+          FROM (
+            SELECT u.*, CASE WHEN abs(u.gpu_utilization) < 1e13 AND round(u.gpu_utilization * 100) / 100 = u.gpu_utilization THEN round(u.gpu_utilization * 100)::bigint END AS gpu_utilization_cents, CASE WHEN abs(u.memory_utilization) < 1e13 AND round(u.memory_utilization * 100) / 100 = u.memory_utilization THEN round(u.memory_utilization * 100)::bigint END AS memory_utilization_cents, CASE WHEN abs(u.temperature) < 1e13 AND round(u.temperature * 100) / 100 = u.temperature THEN round(u.temperature * 100)::bigint END AS temperature_cents, CASE WHEN abs(u.power_usage) < 1e13 AND round(u.power_usage * 100) / 100 = u.power_usage THEN round(u.power_usage * 100)::bigint END AS power_usage_cents
+            FROM unnest(d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage)
+              AS u(st, gpu_utilization, memory_utilization, temperature, power_usage)
+            OFFSET 0
+          ) u
+        ) b
+        GROUP BY b.organization_id, b.workload_id
+
+    ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+      sample_count = a.sample_count + excluded.sample_count,
+      first_sampled_at = least(a.first_sampled_at, excluded.first_sampled_at),
+      latest_sampled_at = greatest(a.latest_sampled_at, excluded.latest_sampled_at),
+      gpu_utilization_sum = a.gpu_utilization_sum + excluded.gpu_utilization_sum,
+      gpu_utilization_min = least(a.gpu_utilization_min, excluded.gpu_utilization_min),
+      gpu_utilization_max = greatest(a.gpu_utilization_max, excluded.gpu_utilization_max),
+      gpu_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.gpu_utilization_latest, a.gpu_utilization_latest) ELSE a.gpu_utilization_latest END,
+      memory_utilization_sum = a.memory_utilization_sum + excluded.memory_utilization_sum,
+      memory_utilization_min = least(a.memory_utilization_min, excluded.memory_utilization_min),
+      memory_utilization_max = greatest(a.memory_utilization_max, excluded.memory_utilization_max),
+      memory_utilization_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.memory_utilization_latest, a.memory_utilization_latest) ELSE a.memory_utilization_latest END,
+      temperature_sum = a.temperature_sum + excluded.temperature_sum,
+      temperature_min = least(a.temperature_min, excluded.temperature_min),
+      temperature_max = greatest(a.temperature_max, excluded.temperature_max),
+      temperature_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.temperature_latest, a.temperature_latest) ELSE a.temperature_latest END,
+      power_usage_sum = a.power_usage_sum + excluded.power_usage_sum,
+      power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
+      power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
+      power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
+                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+        RETURN NULL;
+      END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sample_days_writer_check()
@@ -1663,28 +1665,28 @@ CREATE OR REPLACE FUNCTION public.gpucap_sample_days_writer_check()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-      DECLARE
-        pruned record;
-      BEGIN
-        IF TG_OP <> 'INSERT' THEN
-          PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM old_rows));
+    DECLARE
+      pruned record;
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN
+        PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM old_rows));
+      END IF;
+      IF TG_OP <> 'DELETE' THEN
+        PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM new_rows));
+        -- Retention boundaries are week starts, so a day before one lies wholly before it.
+        SELECT n.organization_id, n.workload_id, n.day_start, r.samples_before INTO pruned
+        FROM new_rows n JOIN sample_retention r USING (organization_id)
+        WHERE n.day_start < r.samples_before
+        LIMIT 1;
+        IF FOUND THEN
+          RAISE EXCEPTION 'samples of workload % on % are older than the retention boundary % of organization %',
+            pruned.workload_id, pruned.day_start, pruned.samples_before, pruned.organization_id
+            USING HINT = 'samples before the boundary were pruned; their lifetime aggregates already count them';
         END IF;
-        IF TG_OP <> 'DELETE' THEN
-          PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM new_rows));
-          -- Retention boundaries are week starts, so a day before one lies wholly before it.
-          SELECT n.organization_id, n.workload_id, n.day_start, r.samples_before INTO pruned
-          FROM new_rows n JOIN sample_retention r USING (organization_id)
-          WHERE n.day_start < r.samples_before
-          LIMIT 1;
-          IF FOUND THEN
-            RAISE EXCEPTION 'samples of workload % on % are older than the retention boundary % of organization %',
-              pruned.workload_id, pruned.day_start, pruned.samples_before, pruned.organization_id
-              USING HINT = 'samples before the boundary were pruned; their lifetime aggregates already count them';
-          END IF;
-        END IF;
-        RETURN NULL;
-      END
-      $function$;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sample_steps(day_start timestamp with time zone, times timestamp with time zone[])
  RETURNS bigint[]
@@ -1693,42 +1695,42 @@ CREATE OR REPLACE FUNCTION public.gpucap_sample_steps(day_start timestamp with t
 AS $function$
     SELECT array_agg(round(date_part('epoch', u.t - u.p) * 1000000)::bigint)
     FROM unnest(times, array_prepend(day_start, times[:cardinality(times) - 1])) AS u(t, p)
-  $function$;
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_sampled_share(amount numeric, sample_count bigint)
  RETURNS numeric
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$
-        SELECT CASE WHEN sample_count > 0 THEN amount ELSE 0 END
-      $function$;
+    SELECT CASE WHEN sample_count > 0 THEN amount ELSE 0 END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_samples_writer_check()
  RETURNS trigger
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-      DECLARE
-        pruned record;
-      BEGIN
-        IF TG_OP <> 'INSERT' THEN
-          PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM old_rows));
+    DECLARE
+      pruned record;
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN
+        PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM old_rows));
+      END IF;
+      IF TG_OP <> 'DELETE' THEN
+        PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM new_rows));
+        SELECT n.organization_id, n.workload_id, n.sampled_at, r.samples_before INTO pruned
+        FROM new_rows n JOIN sample_retention r USING (organization_id)
+        WHERE n.sampled_at < r.samples_before
+        LIMIT 1;
+        IF FOUND THEN
+          RAISE EXCEPTION 'sample of workload % at % is older than the retention boundary % of organization %',
+            pruned.workload_id, pruned.sampled_at, pruned.samples_before, pruned.organization_id
+            USING HINT = 'samples before the boundary were pruned; their lifetime aggregates already count them';
         END IF;
-        IF TG_OP <> 'DELETE' THEN
-          PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM new_rows));
-          SELECT n.organization_id, n.workload_id, n.sampled_at, r.samples_before INTO pruned
-          FROM new_rows n JOIN sample_retention r USING (organization_id)
-          WHERE n.sampled_at < r.samples_before
-          LIMIT 1;
-          IF FOUND THEN
-            RAISE EXCEPTION 'sample of workload % at % is older than the retention boundary % of organization %',
-              pruned.workload_id, pruned.sampled_at, pruned.samples_before, pruned.organization_id
-              USING HINT = 'samples before the boundary were pruned; their lifetime aggregates already count them';
-          END IF;
-        END IF;
-        RETURN NULL;
-      END
-      $function$;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_seal_watermark_new_organization()
  RETURNS trigger
@@ -1747,16 +1749,16 @@ CREATE OR REPLACE FUNCTION public.gpucap_sealing()
  LANGUAGE sql
  STABLE
 AS $function$
-        SELECT coalesce(current_setting('gpucap.sealing', true), '') = 'on'
-      $function$;
+    SELECT coalesce(current_setting('gpucap.sealing', true), '') = 'on'
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_unpack_samples(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[])
  RETURNS TABLE(sampled_at timestamp with time zone, gpu_utilization double precision, memory_utilization double precision, temperature double precision, power_usage double precision)
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$
-      SELECT day_start + sum(u.step::float8) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING) * interval '1 microsecond', u.g, u.m, u.t, u.p
-      FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
+    SELECT day_start + sum(u.step::float8) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING) * interval '1 microsecond', u.g, u.m, u.t, u.p
+    FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_usage_days(run_start timestamp with time zone, run_end timestamp with time zone, gpus integer)
@@ -1764,18 +1766,18 @@ CREATE OR REPLACE FUNCTION public.gpucap_usage_days(run_start timestamp with tim
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-        SELECT day_start::date,
-               gpus::bigint * (extract(epoch FROM least(run_end AT TIME ZONE 'UTC', day_start + interval '1 day')
-                                               - greatest(run_start AT TIME ZONE 'UTC', day_start)) * 1000000)::bigint,
-               CASE WHEN run_start AT TIME ZONE 'UTC' <= day_start
-                         AND run_end AT TIME ZONE 'UTC' >= day_start + interval '1 day'
-                    THEN gpus::bigint ELSE 0 END
-        FROM generate_series(date_trunc('day', run_start AT TIME ZONE 'UTC'), run_end AT TIME ZONE 'UTC',
-                             interval '1 day') AS days (day_start)
-        WHERE run_end AT TIME ZONE 'UTC' > day_start
-          AND run_start AT TIME ZONE 'UTC' < day_start + interval '1 day'
-          AND gpus > 0
-      $function$;
+    SELECT day_start::date,
+           gpus::bigint * (extract(epoch FROM least(run_end AT TIME ZONE 'UTC', day_start + interval '1 day')
+                                           - greatest(run_start AT TIME ZONE 'UTC', day_start)) * 1000000)::bigint,
+           CASE WHEN run_start AT TIME ZONE 'UTC' <= day_start
+                     AND run_end AT TIME ZONE 'UTC' >= day_start + interval '1 day'
+                THEN gpus::bigint ELSE 0 END
+    FROM generate_series(date_trunc('day', run_start AT TIME ZONE 'UTC'), run_end AT TIME ZONE 'UTC',
+                         interval '1 day') AS days (day_start)
+    WHERE run_end AT TIME ZONE 'UTC' > day_start
+      AND run_start AT TIME ZONE 'UTC' < day_start + interval '1 day'
+      AND gpus > 0
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_usage_hours(run_start timestamp with time zone, run_end timestamp with time zone, run_gpus integer)
  RETURNS TABLE(usage_day date, start_hour smallint, end_hour smallint, gpus bigint, gpu_start_offset bigint, gpu_microseconds bigint)
@@ -1796,7 +1798,7 @@ AS $function$
       AS d (day)
     WHERE d.day IS NOT NULL AND run.e > run.s AND run_gpus > 0
       AND (run.s > d.day OR run.e < d.day + interval '1 day')
-  $function$;
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()
  RETURNS trigger
@@ -2069,33 +2071,33 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_samples(org text, wl text, low
  LANGUAGE sql
  STABLE
 AS $function$
-        SELECT u.* FROM (
-          SELECT s.sampled_at, s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage
-          FROM metric_sample_days d
-          CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) s
-          WHERE d.organization_id = org AND d.workload_id = wl
-            AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
-            AND s.sampled_at >= low AND s.sampled_at <= high
-          UNION ALL
-          SELECT m.sampled_at, m.gpu_utilization, m.memory_utilization, m.temperature, m.power_usage
-          FROM metric_samples m
-          WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
-        ) u
-        ORDER BY u.sampled_at
-      $function$;
+    SELECT u.* FROM (
+      SELECT s.sampled_at, s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage
+      FROM metric_sample_days d
+      CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) s
+      WHERE d.organization_id = org AND d.workload_id = wl
+        AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+        AND s.sampled_at >= low AND s.sampled_at <= high
+      UNION ALL
+      SELECT m.sampled_at, m.gpu_utilization, m.memory_utilization, m.temperature, m.power_usage
+      FROM metric_samples m
+      WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+    ) u
+    ORDER BY u.sampled_at
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_workloads_writer_check()
  RETURNS trigger
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-      BEGIN
-        IF TG_OP <> 'DELETE' THEN
-          PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM new_rows));
-        END IF;
-        IF TG_OP <> 'INSERT' THEN
-          PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM old_rows));
-        END IF;
-        RETURN NULL;
-      END
-      $function$;
+    BEGIN
+      IF TG_OP <> 'DELETE' THEN
+        PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM new_rows));
+      END IF;
+      IF TG_OP <> 'INSERT' THEN
+        PERFORM gpucap_assert_writer_locks(ARRAY(SELECT DISTINCT organization_id FROM old_rows));
+      END IF;
+      RETURN NULL;
+    END
+    $function$;

@@ -92,6 +92,8 @@ export const UNREADABLE_TABLES = [
   'api_tokens',
   'members',
   'organization_data_versions',
+  'schema_backfills',
+  'schema_definitions',
   'schema_migrations',
 ] as const;
 

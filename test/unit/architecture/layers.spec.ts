@@ -8,7 +8,7 @@ import { dirname, join, relative, resolve } from 'node:path';
  */
 const LAYERS: { name: string; folders: string[]; isolated?: boolean }[] = [
   { name: 'core', folders: ['core'] },
-  { name: 'database', folders: ['database', '../migrations'] },
+  { name: 'database', folders: ['database', 'rollups', '../migrations'] },
   { name: 'common', folders: ['common'] },
   {
     name: 'features',

@@ -1,0 +1,61 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+
+/**
+ * A versioned step that rewrites stored amounts with today's definitions: it runs once, after the
+ * migrations and the definitions, in its own transaction, and is recorded in BACKFILLS_TABLE the way
+ * a migration is. A migration that adds a column can leave filling it to a backfill, which then finds
+ * the trigger bodies that maintain it already in place. Name it `<timestamp>-<what>` like a migration.
+ */
+export interface Backfill {
+  readonly name: string;
+  up(runner: QueryRunner): Promise<void>;
+}
+
+export const BACKFILLS_TABLE = 'schema_backfills';
+
+/** The backfills not yet recorded, in the order given. */
+export async function pendingBackfills(
+  dataSource: DataSource | QueryRunner,
+  backfills: readonly Backfill[],
+): Promise<Backfill[]> {
+  const [{ present }] = await dataSource.query<{ present: boolean }[]>(
+    'SELECT to_regclass($1) IS NOT NULL AS present',
+    [BACKFILLS_TABLE],
+  );
+  if (!present) return [...backfills];
+  const done = new Set(
+    (await dataSource.query<{ name: string }[]>(`SELECT name FROM ${BACKFILLS_TABLE}`)).map(
+      (row: { name: string }) => row.name,
+    ),
+  );
+  return backfills.filter((backfill) => !done.has(backfill.name));
+}
+
+/** Runs the pending backfills, each in its own transaction with its record; returns their names. */
+export async function runBackfills(
+  dataSource: DataSource,
+  backfills: readonly Backfill[],
+): Promise<string[]> {
+  await dataSource.query(
+    `CREATE TABLE IF NOT EXISTS ${BACKFILLS_TABLE} (name text PRIMARY KEY, applied_at timestamptz NOT NULL)`,
+  );
+  const ran: string[] = [];
+  for (const backfill of await pendingBackfills(dataSource, backfills)) {
+    const runner = dataSource.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      await backfill.up(runner);
+      await runner.query(`INSERT INTO ${BACKFILLS_TABLE} (name, applied_at) VALUES ($1, now())`, [
+        backfill.name,
+      ]);
+      await runner.commitTransaction();
+      ran.push(backfill.name);
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+  return ran;
+}

@@ -1,0 +1,26 @@
+import { capacityUsageDefinitions } from '../../rollups/capacity-usage/capacity-usage.definitions';
+import { dataVersionDefinitions } from '../../rollups/data-versions/data-versions.definitions';
+import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metric-aggregates.definitions';
+import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
+import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
+import type { Definition } from './definition';
+import { priceDefinitions } from './prices.definitions';
+import { sampleStoreDefinitions } from './sample-store.definitions';
+import { timeZoneDefinitions } from './time-zones.definitions';
+import { writerLockDefinitions } from './writer-locks.definitions';
+
+/**
+ * Every function and trigger the database runs, each written once: the shared ones here, each
+ * rollup's in its own folder under src/rollups/. `gpucap migrate` applies them after the migrations.
+ */
+export const definitions: Definition[] = [
+  ...timeZoneDefinitions,
+  ...writerLockDefinitions,
+  ...sampleStoreDefinitions,
+  ...priceDefinitions,
+  ...dataVersionDefinitions,
+  ...metricAggregateDefinitions,
+  ...workloadPeriodDefinitions,
+  ...capacityUsageDefinitions,
+  ...rankedTotalDefinitions,
+];

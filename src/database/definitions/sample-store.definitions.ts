@@ -1,0 +1,68 @@
+import { defineFunction, defineTrigger, type Definition } from './definition';
+
+/** The sample store: weekly partitions of both stores, and the seal that moves ended hours into day blocks. */
+export const sampleStoreDefinitions: Definition[] = [
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_ensure_sample_day_partitions(range_from timestamp with time zone, range_to timestamp with time zone) RETURNS integer LANGUAGE plpgsql SET "TimeZone" TO 'UTC' AS $$
+    DECLARE
+      week_start timestamptz := date_trunc('week', range_from);
+      partition_name text;
+      created integer := 0;
+    BEGIN
+      IF range_from > range_to THEN
+        RETURN 0;
+      END IF;
+      PERFORM pg_advisory_xact_lock(1735423344, 1);
+      WHILE week_start <= range_to LOOP
+        partition_name := 'metric_sample_days_w' || to_char(week_start, 'IYYY_IW');
+        IF to_regclass(partition_name) IS NULL THEN
+          EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_days FOR VALUES FROM (%L) TO (%L)',
+            partition_name, week_start, week_start + interval '7 days');
+          created := created + 1;
+        END IF;
+        week_start := week_start + interval '7 days';
+      END LOOP;
+      RETURN created;
+    END
+    $$`),
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_ensure_sample_partitions(range_from timestamp with time zone, range_to timestamp with time zone) RETURNS integer LANGUAGE plpgsql SET "TimeZone" TO 'UTC' AS $$
+    DECLARE
+      week_start timestamptz := date_trunc('week', range_from);
+      partition_name text;
+      created integer := 0;
+    BEGIN
+      IF range_from > range_to THEN
+        RETURN 0;
+      END IF;
+      PERFORM pg_advisory_xact_lock(1735423344, 0);
+      WHILE week_start <= range_to LOOP
+        partition_name := 'metric_samples_w' || to_char(week_start, 'IYYY_IW');
+        IF to_regclass(partition_name) IS NULL THEN
+          EXECUTE format(
+            'CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
+            partition_name, week_start, week_start + interval '7 days');
+          created := created + 1;
+        END IF;
+        week_start := week_start + interval '7 days';
+      END LOOP;
+      RETURN created;
+    END
+    $$`),
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_seal_watermark_new_organization() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO sample_seal_watermarks (organization_id, sealed_before)
+      SELECT organization_id, date_trunc('hour', now(), 'UTC') FROM new_rows
+      ON CONFLICT (organization_id) DO NOTHING;
+      RETURN NULL;
+    END
+    $$`),
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sealing() RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT coalesce(current_setting('gpucap.sealing', true), '') = 'on'
+    $$`),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER organizations_seal_watermark AFTER INSERT ON organizations REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_seal_watermark_new_organization()',
+  ),
+];
