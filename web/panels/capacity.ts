@@ -35,7 +35,6 @@ export interface Capacity {
   period: { start: string; end: string };
 }
 
-/** Loaded before the other panels: it sets the time zone and the team names they show. */
 export async function loadCapacity(): Promise<void> {
   const { data, metadata } = await api<Capacity>(inCluster('/v1/capacity?interval=day'));
   const currency = metadata?.currency ?? null;
