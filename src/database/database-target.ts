@@ -7,7 +7,8 @@ import { ensureUpcomingSamplePartitions } from './sample-partitions';
 import { definitions } from './definitions';
 import { applyDefinitions, definitionChanges } from './definitions/apply-definitions';
 import { backfills } from './backfills';
-import { pendingBackfills, runBackfills } from './backfills/backfill';
+import { type Backfill, pendingBackfills, runBackfills } from './backfills/backfill';
+import type { Definition } from './definitions/definition';
 
 export interface DatabaseTarget {
   url: string;
@@ -50,23 +51,27 @@ const MIGRATION_LOCK = 7_160_420_511;
  * Brings a database to this version of gpucap, in a fixed order: the pending versioned migrations
  * (each in its own transaction), then the function and trigger definitions that changed (one
  * transaction), then the pending backfills, which may rely on those definitions; then the coming
- * weeks' sample partitions. Returns what it applied. Concurrent starters (replicas, a `migrate` job)
- * queue on an advisory lock, so the second one finds nothing pending instead of racing the first.
+ * weeks' sample partitions. Returns the migrations and backfills applied, or the definitions alone.
+ * Concurrent starters (replicas, a `migrate` job) queue on an advisory lock, so the second one finds
+ * nothing pending instead of racing the first. `steps` is for tests of the order.
  */
-export async function migrate(url: string): Promise<string[]> {
+export async function migrate(
+  url: string,
+  steps: { definitions: readonly Definition[]; backfills: readonly Backfill[] } = { definitions, backfills },
+): Promise<string[]> {
   const dataSource = await new DataSource(dataSourceOptions(url, MIGRATION_BOUNDS)).initialize();
   const lock = dataSource.createQueryRunner();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
-    const defined = await applyDefinitions(dataSource, definitions);
-    const backfilled = await runBackfills(dataSource, backfills);
+    const defined = await applyDefinitions(dataSource, steps.definitions);
+    const backfilled = await runBackfills(dataSource, steps.backfills);
     await ensureUpcomingSamplePartitions(dataSource);
-    return [
-      ...applied.map((migration) => migration.name),
-      ...(defined.length > 0 ? [`definitions (${defined.length} changed)`] : []),
-      ...backfilled,
-    ];
+    const versioned = [...applied.map((migration) => migration.name), ...backfilled];
+    // A fresh install replaces every definition as a matter of course: named only when it is the news.
+    return versioned.length === 0 && defined.length > 0
+      ? [`definitions (${defined.length} changed)`]
+      : versioned;
   } finally {
     await lock.release();
     // Closing the connections ends the lock's session, which releases it, whatever failed above.
@@ -79,23 +84,25 @@ export class SchemaNotCurrentError extends Error {}
 
 /**
  * Reads (never creates) the migrations, definitions and backfills records: fails when the schema is
- * behind this version of gpucap in any of the three.
+ * behind this version of gpucap in any of the three. Named by the first step `gpucap migrate` would
+ * take: while migrations are pending, every definition after them is stale as a matter of course.
  */
 export async function assertSchemaCurrent(dataSource: DataSource): Promise<void> {
-  const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
-  const { changed, removed } = await definitionChanges(dataSource, definitions);
-  const stale = changed.length + removed.length;
-  const unfilled = await pendingBackfills(dataSource, backfills);
-  const behind = [
-    counted(pending.length, 'pending migration'),
-    counted(stale, 'stale definition'),
-    counted(unfilled.length, 'pending backfill'),
-  ].filter((part) => part !== '');
-  if (behind.length > 0) {
+  const behind = await firstStepBehind(dataSource);
+  if (behind) {
     throw new SchemaNotCurrentError(
-      `the database schema is not up to date (${behind.join(', ')}): run \`gpucap migrate\``,
+      `the database schema is not up to date (${behind}): run \`gpucap migrate\``,
     );
   }
+}
+
+async function firstStepBehind(dataSource: DataSource): Promise<string> {
+  const pending = await new MigrationExecutor(dataSource).getPendingMigrations();
+  if (pending.length > 0) return counted(pending.length, 'pending migration');
+  const { changed, removed } = await definitionChanges(dataSource, definitions);
+  if (changed.length + removed.length > 0)
+    return counted(changed.length + removed.length, 'stale definition');
+  return counted((await pendingBackfills(dataSource, backfills)).length, 'pending backfill');
 }
 
 function counted(count: number, what: string): string {

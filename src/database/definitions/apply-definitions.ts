@@ -81,13 +81,12 @@ export async function applyDefinitions(
       }
       // As pg_dump does: a body may call a function defined later in the list.
       await runner.query('SET LOCAL check_function_bodies = off');
-      for (const row of removed.filter((r) => r.kind === 'trigger')) {
-        const [table, trigger] = row.key.split('.');
-        await runner.query(`DROP TRIGGER IF EXISTS ${trigger} ON ${table}`);
-      }
-      for (const row of removed.filter((r) => r.kind === 'function')) {
-        await runner.query(`DROP FUNCTION IF EXISTS ${row.key}`);
-      }
+      // Triggers first on the way out, functions first on the way in: neither is ever left dangling.
+      const dropped = [
+        ...removed.filter((r) => r.kind === 'trigger'),
+        ...removed.filter((r) => r.kind === 'function'),
+      ];
+      for (const row of dropped) await runner.query(dropStatement(row));
       const ordered = [
         ...changed.filter((d) => d.kind === 'function'),
         ...changed.filter((d) => d.kind === 'trigger'),
@@ -105,7 +104,7 @@ export async function applyDefinitions(
       );
       await runner.commitTransaction();
       return [
-        ...removed.map((row) => `${row.kind} ${row.key} (dropped)`),
+        ...dropped.map((row) => `${row.kind} ${row.key} (dropped)`),
         ...ordered.map((d) => `${d.kind} ${d.key}`),
       ];
     } catch (error) {
@@ -134,6 +133,12 @@ async function lockTables(runner: QueryRunner, changed: Definition[], removed: R
     if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return false;
     throw error;
   }
+}
+
+function dropStatement({ kind, key }: Recorded): string {
+  if (kind === 'function') return `DROP FUNCTION IF EXISTS ${key}`;
+  const [table, trigger] = key.split('.');
+  return `DROP TRIGGER IF EXISTS ${trigger} ON ${table}`;
 }
 
 function assertUniqueKeys(definitions: readonly Definition[]): void {
