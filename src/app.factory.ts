@@ -7,7 +7,7 @@ import { AppModule } from './app.module';
 import type { AppConfig } from './core/config/app-config';
 import { hardenHttpServer, hostRequired } from './common/http/harden-http-server';
 import type { DatabaseConnectOptions } from './database/database-connector';
-import { methodPolicy } from './common/http/method-policy.middleware';
+import { MethodPolicy } from './common/http/method-policy.middleware';
 import { setupOpenApi } from './common/http/openapi';
 import { createRootLogger, nestLogger, requestLogging } from './common/logging/request-logging';
 import { clientAddressRateLimit } from './common/rate-limit/client-address-rate-limit.middleware';
@@ -55,14 +55,15 @@ export async function createApp(
   app.set('etag', false);
   // request.ip: X-Forwarded-For is believed only as far back as the proxies the operator trusts.
   app.set('trust proxy', trustedProxyList(config.TRUSTED_PROXIES));
-  hardenHttpServer(app.getHttpServer(), rootLogger);
+  const methodPolicy = new MethodPolicy();
+  hardenHttpServer(app.getHttpServer(), rootLogger, methodPolicy);
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
   app.use(hostRequired());
   const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache), app.get(AggregateReadGate));
   app.use(metrics.recordRequests);
   app.use(compressionWhenAccepted());
-  app.use(methodPolicy);
+  app.use(methodPolicy.middleware);
   // Before the rate limiter: scrapes are never limited, and never need an organization.
   const server: Express = app.getHttpAdapter().getInstance();
   server.get('/metrics', metricsEndpoint(metrics, config.METRICS_TOKEN));
@@ -71,6 +72,7 @@ export async function createApp(
   app.setGlobalPrefix('v1');
   setupOpenApi(app);
   await app.init();
+  methodPolicy.readRoutes(server);
   return app;
 }
 

@@ -7,7 +7,7 @@ import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
 import { NoQueryDto } from '../common/validation/no-query.dto';
 import { AlertsService } from './alerts.service';
-import { type AlertDto, AlertsEnvelopeDto } from './dto/alert.dto';
+import { type AlertListDto, AlertsEnvelopeDto } from './dto/alert.dto';
 
 @ApiTags('alerts')
 @Controller('alerts')
@@ -28,9 +28,9 @@ export class AlertsController {
     @Scope() scope: AuthScope,
     @Query() _query: NoQueryDto,
     @Req() request: Request,
-  ): Promise<AlertDto[] | StreamableFile> {
+  ): Promise<AlertListDto | StreamableFile> {
     const alerts = await this.alerts.firing(scope);
-    if (!prefersCsv(request)) return alerts;
+    if (!prefersCsv(request)) return { alerts };
     // One row per alert: its labels and annotations as `labels_…` and `annotations_…` columns.
     return csvTable(
       alerts.map((alert) => flattenRow({ ...alert })),

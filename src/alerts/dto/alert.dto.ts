@@ -48,9 +48,14 @@ export class AlertDto {
   starts_at: string;
 }
 
-export class AlertsEnvelopeDto {
+export class AlertListDto {
   @ApiProperty({ type: [AlertDto], description: 'newest first' })
-  data: AlertDto[];
+  alerts: AlertDto[];
+}
+
+export class AlertsEnvelopeDto {
+  @ApiProperty({ type: AlertListDto, description: 'the alerts firing now' })
+  data: AlertListDto;
 
   @ApiAsOfMetadataProperty()
   metadata: AsOfMetadataDto;

@@ -3,8 +3,7 @@ import { IncomingMessage, maxHeaderSize, Server, STATUS_CODES } from 'node:http'
 import type { RequestHandler } from 'express';
 import type { Duplex } from 'node:stream';
 import { ApiError, ErrorDetail } from './api-error';
-import { ErrorCode } from './error-codes';
-import { ALLOW, isApiPath } from './method-policy.middleware';
+import type { MethodPolicy } from './method-policy.middleware';
 import { requestIdOf, resolveRequestId } from './request-id';
 import { errorBody, writeError } from './write-error';
 
@@ -22,16 +21,18 @@ export interface ConnectionLogger {
  * A request that is malformed or too large is VALIDATION_ERROR (a header "malformed, out of range"),
  * sent with the HTTP status Node would send (431 for oversized headers, which tells clients and
  * proxies not to retry as is; 408 for a request that never completed; 400 otherwise). CONNECT gets
- * what every other method gets (contract §2): 405 with `Allow` on an API path, 404 elsewhere.
+ * what every other method gets (contract §2): 405 with `Allow` on a path a route serves, 404 elsewhere.
  * An `Expect` Node does not know gets 417 with the envelope. An HTTP/1.1 request without `Host`,
  * which Node would refuse with a bare 400, goes on to Express, where hostRequired() refuses it with
  * the envelope, a request id and a log line like any other request.
  */
-export function hardenHttpServer(server: Server, logger: ConnectionLogger): void {
+export function hardenHttpServer(server: Server, logger: ConnectionLogger, methodPolicy: MethodPolicy): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
     answerClientError(server, error, socket, logger),
   );
-  server.on('connect', (request: IncomingMessage, socket: Duplex) => answerConnect(request, socket, logger));
+  server.on('connect', (request: IncomingMessage, socket: Duplex) =>
+    answerConnect(request, socket, logger, methodPolicy),
+  );
   server.on('checkExpectation', (request: IncomingMessage) => answerExpectation(request, logger));
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
 }
@@ -107,19 +108,23 @@ function requestError(message: string, issue: string): ApiError {
   return ApiError.validation([detail], message);
 }
 
-function answerConnect(request: IncomingMessage, socket: Duplex, logger: ConnectionLogger): void {
+function answerConnect(
+  request: IncomingMessage,
+  socket: Duplex,
+  logger: ConnectionLogger,
+  methodPolicy: MethodPolicy,
+): void {
   const requestId = resolveRequestId(request.headers['x-request-id']);
   const target = request.url ?? '';
-  const onApiPath = isApiPath(target.split('?')[0]);
-  const apiError = onApiPath
-    ? new ApiError(ErrorCode.METHOD_NOT_ALLOWED, `Method CONNECT is not allowed on ${target}; use GET`)
-    : ApiError.notFound('No such resource for CONNECT');
+  const apiError =
+    methodPolicy.refusal('CONNECT', target.split('?')[0]) ??
+    ApiError.notFound('No such resource for CONNECT');
   refuse(socket, logger, {
     status: apiError.status,
     apiError,
     requestId,
     logged: { method: 'CONNECT' },
-    headers: onApiPath ? { Allow: ALLOW } : {},
+    headers: apiError.headers,
   });
 }
 

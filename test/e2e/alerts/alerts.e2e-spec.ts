@@ -222,7 +222,7 @@ describe('gpucap alerts with a real Alertmanager', () => {
       .get('/v1/alerts')
       .set(authHeaders(admin, organizationId))
       .expect(200);
-    const names = (all.body.data as { labels: Record<string, string> }[])
+    const names = (all.body.data.alerts as { labels: Record<string, string> }[])
       .map(
         (alert) =>
           `${alert.labels.alertname}:${alert.labels.kind ?? ''}:${alert.labels.pool_id ?? alert.labels.initiative_id ?? alert.labels.source}`,
@@ -245,7 +245,7 @@ describe('gpucap alerts with a real Alertmanager', () => {
       .get('/v1/alerts')
       .set(authHeaders(member, organizationId))
       .expect(200);
-    expect(mine.body.data).toEqual([
+    expect(mine.body.data.alerts).toEqual([
       {
         alertname: 'GpuWorkloadIdle',
         labels: {
@@ -293,7 +293,7 @@ describe('gpucap alerts with a real Alertmanager', () => {
       .get('/v1/alerts')
       .set(authHeaders(outsider, organizationId))
       .expect(200);
-    expect(none.body.data).toEqual([]);
+    expect(none.body.data).toEqual({ alerts: [] });
   });
 
   it('sends the condition clearing once, as resolved', async () => {
@@ -319,7 +319,7 @@ describe('gpucap alerts with a real Alertmanager', () => {
       .set(authHeaders(admin, organizationId))
       .expect(200);
     expect(
-      (listed.body.data as { labels: Record<string, string> }[]).filter(
+      (listed.body.data.alerts as { labels: Record<string, string> }[]).filter(
         (alert) => alert.labels.initiative_id === 'team-a',
       ),
     ).toEqual([]);
@@ -465,6 +465,6 @@ describe('gpucap alerts with a real Alertmanager', () => {
     });
     const token = await createApiToken(app.dataSource, other, { role: 'ORG_ADMIN' });
     const response = await request(app.server).get('/v1/alerts').set(authHeaders(token, other)).expect(200);
-    expect(response.body.data).toEqual([]);
+    expect(response.body.data).toEqual({ alerts: [] });
   });
 });
