@@ -34,7 +34,7 @@ describe('alerts config', () => {
   beforeAll(() => (directory = mkdtempSync(join(tmpdir(), 'gpucap-alerts-config-'))));
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  it("reads the README's example from YAML: thresholds ascending, labelled as written", () => {
+  it("reads docs/configuration.md's example from YAML: thresholds ascending, labelled as written", () => {
     const file = join(directory, 'alerts.yaml');
     writeFileSync(
       file,

@@ -275,10 +275,10 @@ describe('sync config: every rule names its key', () => {
   });
 });
 
-describe('the README example configs', () => {
+describe('the example configs of docs/configuration.md', () => {
   it('parse as documented: the issue config as written, and every key', () => {
-    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Sync from Kubernetes, Prometheus and Slurm'));
+    const guide = readFileSync(join(__dirname, '../../../docs/configuration.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('## Sync from Kubernetes, Prometheus and Slurm'));
     const [minimal, full, clusters] = [...section.matchAll(/```json\n([\s\S]*?)\n```/g)].map(
       (match) => match[1],
     );
