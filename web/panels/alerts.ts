@@ -15,10 +15,10 @@ interface FiringAlert {
  * fires.
  */
 export async function loadAlerts(): Promise<void> {
-  const { data } = await api<FiringAlert[]>('/v1/alerts');
-  byId('alerts').hidden = data.length === 0;
+  const { alerts } = (await api<{ alerts: FiringAlert[] }>('/v1/alerts')).data;
+  byId('alerts').hidden = alerts.length === 0;
   byId('alerts-list').replaceChildren(
-    ...data.map((alert) => {
+    ...alerts.map((alert) => {
       const item = document.createElement('li');
       const severity = alert.labels.severity ?? 'warning';
       item.className = `alert alert-${severity}`;

@@ -520,7 +520,7 @@ describeInBrowser('the dashboard page at GET /', () => {
             summary: item.querySelector('strong')?.textContent,
           })),
         );
-        const listed = (await api(token, '/v1/alerts')) as {
+        const listed = ((await api(token, '/v1/alerts')) as { alerts: unknown[] }).alerts as {
           alertname: string;
           annotations: { summary: string };
         }[];
