@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError } from './api-error';
-import { ErrorCode } from './error-codes';
-import { assignRequestId } from './request-id';
-import { writeError } from './write-error';
+import { ApiError } from '../common/http/api-error';
+import { ErrorCode } from '../common/http/error-codes';
+import { assignRequestId } from '../common/http/request-id';
+import { writeError } from '../common/http/write-error';
 
 /** Every path the API serves; other methods on these are 405, everything else falls through to 404. */
 const API_PATHS = [
