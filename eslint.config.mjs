@@ -34,8 +34,8 @@ export default tseslint.config(
     ignores: [
       'src/database/**',
       'src/common/database/**',
-      'src/common/auth/**',
-      'src/common/observability/**',
+      'src/server/auth/**',
+      'src/server/observability/**',
       'src/import/**',
       'src/ingest/*.ts',
       'src/demo/**',

@@ -17,8 +17,8 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { AuthScope } from '../src/common/auth/auth-scope';
 import type { ScopedStatement } from '../src/common/database/scoped-statement';
-import { usageByInitiativeAndPoolQuery, usageByWindowQuery } from '../src/common/capacity/capacity.queries';
-import type { UsageWindow } from '../src/common/capacity/usage-window';
+import { usageByInitiativeAndPoolQuery, usageByWindowQuery } from '../src/capacity/capacity.queries';
+import type { UsageWindow } from '../src/capacity/usage-window';
 import {
   rankedByGpuHoursQuery,
   seriesQuery,

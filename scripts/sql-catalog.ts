@@ -21,7 +21,7 @@ import {
   usageByInitiativeAndPoolQuery,
   usageByWindowQuery,
   costByWindowQuery,
-} from '../src/common/capacity/capacity.queries';
+} from '../src/capacity/capacity.queries';
 import { organizationCurrencyQuery, workloadIdleCostsQuery } from '../src/common/cost';
 import { focusPageQuery } from '../src/costs/focus.queries';
 import {

@@ -5,10 +5,10 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import type { DestinationStream, Logger as RootLogger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './core/config/app-config';
-import { hardenHttpServer, hostRequired } from './common/http/harden-http-server';
+import { hardenHttpServer, hostRequired } from './server/harden-http-server';
 import type { DatabaseConnectOptions } from './database/database-connector';
-import { MethodPolicy } from './common/http/method-policy.middleware';
-import { setupOpenApi } from './common/http/openapi';
+import { MethodPolicy } from './server/method-policy.middleware';
+import { setupOpenApi } from './server/openapi';
 import { createRootLogger, nestLogger, requestLogging } from './common/logging/request-logging';
 import { clientAddressRateLimit } from './common/rate-limit/client-address-rate-limit.middleware';
 import { RateLimiter } from './common/rate-limit/rate-limiter';
@@ -18,9 +18,9 @@ import { buildWebPage, serveWebPage } from './web/web-page';
 import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
-import { ResponseCache } from './common/http/response-cache/response-cache';
+import { ResponseCache } from './server/response-cache/response-cache';
 import { AggregateReadGate } from './common/http/aggregate-read/aggregate-read-gate';
-import { metricsEndpoint, ServiceMetrics } from './common/observability/service-metrics';
+import { metricsEndpoint, ServiceMetrics } from './server/observability/service-metrics';
 
 /** Bodies smaller than this gain less from compression than it costs. */
 const COMPRESSION_THRESHOLD_BYTES = 1024;

@@ -1,7 +1,7 @@
 import { retryDelayMs, sleepUnlessStopped } from '../common/retry';
 import type { AuthScope } from '../common/auth/auth-scope';
-import { CapacityService } from '../common/capacity/capacity.service';
-import { CapacityQueryDto } from '../common/capacity/dto/capacity-query.dto';
+import { CapacityService } from '../capacity/capacity.service';
+import { CapacityQueryDto } from '../capacity/dto/capacity-query.dto';
 import type { ScopedDatabase } from '../common/database/scoped-database';
 import { evaluateAlerts, fingerprintOf, type IdleWorkloadRow, type SyncSourceRow } from './alert-rules';
 import { AlertmanagerUnavailableError, postAlerts, type PostableAlert } from './alertmanager-client';

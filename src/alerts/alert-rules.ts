@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CapacityReportDto } from '../common/capacity/dto/capacity-report.dto';
+import type { CapacityReportDto } from '../capacity/dto/capacity-report.dto';
 import type { AlertRules } from './alerts-config';
 
 /** One alert as Alertmanager identifies it (its label set) with what a person reads (annotations). */

@@ -7,11 +7,11 @@ import { AsOf } from '../common/http/as-of.decorator';
 import { AggregateRead } from '../common/http/aggregate-read/aggregate-read.decorator';
 import { ApiProducesCsv } from '../common/http/csv/api-produces-csv';
 import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/csv/csv-table';
-import { CapacityService } from '../common/capacity/capacity.service';
+import { CapacityService } from './capacity.service';
 import type { CurrencyMetadata } from '../common/cost';
 import { WithMetadata } from '../common/http/envelope';
-import { CapacityQueryDto } from '../common/capacity/dto/capacity-query.dto';
-import { CapacityEnvelopeDto, CapacityReportDto } from '../common/capacity/dto/capacity-report.dto';
+import { CapacityQueryDto } from './dto/capacity-query.dto';
+import { CapacityEnvelopeDto, CapacityReportDto } from './dto/capacity-report.dto';
 
 @ApiTags('capacity')
 @Controller('capacity')

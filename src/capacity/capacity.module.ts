@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { CapacityController } from './capacity.controller';
-import { CapacityService } from '../common/capacity/capacity.service';
+import { CapacityService } from './capacity.service';
 
 @Module({
   controllers: [CapacityController],

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { Clock } from '../../../src/common/clock';
-import { ResponseCache } from '../../../src/common/http/response-cache/response-cache';
+import { ResponseCache } from '../../../src/server/response-cache/response-cache';
 import { WorkloadsService } from '../../../src/workloads/workloads.service';
 import { pruneSamples } from '../../../src/cli/commands/prune.command';
 import {

@@ -1,6 +1,6 @@
 import { evaluateAlerts, fingerprintOf } from '../../../src/alerts/alert-rules';
 import type { AlertRules } from '../../../src/alerts/alerts-config';
-import type { CapacityReportDto } from '../../../src/common/capacity/dto/capacity-report.dto';
+import type { CapacityReportDto } from '../../../src/capacity/dto/capacity-report.dto';
 
 const RULES: AlertRules = {
   budgetThresholds: [

@@ -1,4 +1,4 @@
-import { burnDown } from '../../../src/common/capacity/burn-down';
+import { burnDown } from '../../../src/capacity/burn-down';
 
 const day = (date: string, from: string, to: string) => ({
   date,

@@ -1,4 +1,4 @@
-import { budgetFigures } from '../../../src/common/capacity/capacity-figures';
+import { budgetFigures } from '../../../src/capacity/capacity-figures';
 import { round4 } from '../../../src/common/http/decimal';
 
 const now = new Date('2026-11-20T10:00:00.000Z');

@@ -1,4 +1,4 @@
-import { shareCuts, splitAtCuts } from '../../../src/common/capacity/usage-window';
+import { shareCuts, splitAtCuts } from '../../../src/capacity/usage-window';
 
 const at = (iso: string) => new Date(iso);
 

@@ -1,6 +1,6 @@
 import type { AppConfig } from '../../../src/core/config/app-config';
-import type { CachedAnswer } from '../../../src/common/http/response-cache/cached-answer';
-import { ResponseCache } from '../../../src/common/http/response-cache/response-cache';
+import type { CachedAnswer } from '../../../src/server/response-cache/cached-answer';
+import { ResponseCache } from '../../../src/server/response-cache/response-cache';
 
 const config = { RESPONSE_CACHE_TTL_SECONDS: 10, RESPONSE_CACHE_MAX_BYTES: 1_000_000 } as AppConfig;
 

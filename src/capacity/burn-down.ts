@@ -1,4 +1,4 @@
-import { round4 } from '../http/decimal';
+import { round4 } from '../common/http/decimal';
 import type { BurnDownDayDto, ThresholdCrossingDto } from './dto/capacity-report.dto';
 import type { UsageWindow } from './usage-window';
 

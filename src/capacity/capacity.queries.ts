@@ -1,15 +1,15 @@
-import { AuthScope, scopedInitiativeIds } from '../auth/auth-scope';
+import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import {
   constantStatement,
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
   initiativeScopeSql,
-} from '../database/scoped-statement';
+} from '../common/database/scoped-statement';
 import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
-import { GPU_SHARE_UNITS } from '../gpu-sharing';
-import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../idle-gpu';
-import { WAIT_SECONDS_SQL } from '../queue-wait';
+import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
+import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
+import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 
 export interface CapacityFilters {
   initiativeId: string | null;

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { API_VERSION } from '../../core/version';
+import { API_VERSION } from '../core/version';
 import { completeOperations } from './openapi-errors';
 
 const PUBLIC_PATHS = ['/v1/health', '/v1/health/live'];

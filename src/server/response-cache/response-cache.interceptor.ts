@@ -1,14 +1,14 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, map, Observable, switchMap } from 'rxjs';
-import type { RequestWithScope } from '../../auth/auth-scope.decorator';
-import { Clock } from '../../clock';
-import { AppConfig } from '../../../core/config/app-config';
-import { prefersCsv } from '../csv/csv-table';
-import { requestIdOf } from '../request-id';
+import type { RequestWithScope } from '../../common/auth/auth-scope.decorator';
+import { Clock } from '../../common/clock';
+import { AppConfig } from '../../core/config/app-config';
+import { prefersCsv } from '../../common/http/csv/csv-table';
+import { requestIdOf } from '../../common/http/request-id';
 import { answerBody, type CachedAnswer, cachedAnswer, type Envelope } from './cached-answer';
 import { cacheKey } from './cache-key';
-import { DataVersions } from '../../database/data-versions';
+import { DataVersions } from '../../common/database/data-versions';
 import { ResponseCache } from './response-cache';
 
 /**

@@ -1,7 +1,7 @@
-import { ApiRequestIdProperty } from '../../http/envelope-properties';
+import { ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IdleGpuFiguresDto } from '../../idle-gpu.dto';
-import { CurrencyMetadataDto } from '../../cost.dto';
+import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
+import { CurrencyMetadataDto } from '../../common/cost.dto';
 
 const BURN_RATE_DESCRIPTION = 'GPU hours used in the 7 × 24 hours up to now, divided by 7 (additive field)';
 const EXHAUSTION_DESCRIPTION =

@@ -1,4 +1,4 @@
-import { round4 } from '../http/decimal';
+import { round4 } from '../common/http/decimal';
 import type { BudgetPeriod } from './capacity.queries';
 import type { BudgetStatus } from './dto/capacity-report.dto';
 import { DAY_MS } from './usage-window';

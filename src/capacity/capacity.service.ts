@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import type { AuthScope } from '../auth/auth-scope';
-import { GPU_SHARE_UNITS, gpusOfUnits } from '../gpu-sharing';
+import type { AuthScope } from '../common/auth/auth-scope';
+import { GPU_SHARE_UNITS, gpusOfUnits } from '../common/gpu-sharing';
 import {
   currencyMinorUnits,
   ExactSum,
   roundedAmount,
   scaledDecimal,
   UNIT_MICROSECONDS_PER_GPU_HOUR,
-} from '../money';
-import { round4, round4OrNull } from '../http/decimal';
-import { idleGpuFigures, type IdleGpuJson } from '../idle-gpu';
-import { ScopedDatabase } from '../database/scoped-database';
-import { assertInitiativeInScope } from '../auth/scope-checks';
+} from '../common/money';
+import { round4, round4OrNull } from '../common/http/decimal';
+import { idleGpuFigures, type IdleGpuJson } from '../common/idle-gpu';
+import { ScopedDatabase } from '../common/database/scoped-database';
+import { assertInitiativeInScope } from '../common/auth/scope-checks';
 import { BURN_WINDOW_DAYS, budgetFigures } from './capacity-figures';
 import {
   AllocationRow,
@@ -36,7 +36,7 @@ import {
   type WindowUsageRow,
 } from './capacity.queries';
 import { type BurnDownDay, burnDown } from './burn-down';
-import { timelineBoundariesQuery } from '../calendar-boundaries.queries';
+import { timelineBoundariesQuery } from '../common/calendar-boundaries.queries';
 import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityPoolDto, CapacityReportDto, CapacitySummaryDto } from './dto/capacity-report.dto';
 import { DAY_MS, type UsageWindow } from './usage-window';

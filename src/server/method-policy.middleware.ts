@@ -1,9 +1,9 @@
 import { METHODS } from 'node:http';
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
-import { ApiError } from './api-error';
-import { ErrorCode } from './error-codes';
-import { assignRequestId } from './request-id';
-import { writeError } from './write-error';
+import { ApiError } from '../common/http/api-error';
+import { ErrorCode } from '../common/http/error-codes';
+import { assignRequestId } from '../common/http/request-id';
+import { writeError } from '../common/http/write-error';
 
 /** What the policy reads of a layer of Express's router: a route's methods, and its own path matching. */
 interface RouterLayer {

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage, maxHeaderSize, Server, STATUS_CODES } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Duplex } from 'node:stream';
-import { ApiError, ErrorDetail } from './api-error';
+import { ApiError, ErrorDetail } from '../common/http/api-error';
 import type { MethodPolicy } from './method-policy.middleware';
-import { requestIdOf, resolveRequestId } from './request-id';
-import { errorBody, writeError } from './write-error';
+import { requestIdOf, resolveRequestId } from '../common/http/request-id';
+import { errorBody, writeError } from '../common/http/write-error';
 
 /** The part of a pino logger this needs. */
 export interface ConnectionLogger {

@@ -2,8 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
-import type { AggregateReadGate } from '../http/aggregate-read/aggregate-read-gate';
-import type { ResponseCache } from '../http/response-cache/response-cache';
+import type { AggregateReadGate } from '../../common/http/aggregate-read/aggregate-read-gate';
+import type { ResponseCache } from '../response-cache/response-cache';
 
 interface PgPool {
   totalCount: number;

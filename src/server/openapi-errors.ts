@@ -6,7 +6,7 @@ import type {
   ReferenceObject,
   ResponseObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { ErrorCode, HTTP_STATUS_OF } from './error-codes';
+import { ErrorCode, HTTP_STATUS_OF } from '../common/http/error-codes';
 
 /**
  * What the decorators cannot say once per document: the one error envelope every operation can

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { type AuthScope, scopedInitiativeIds } from '../../auth/auth-scope';
+import { type AuthScope, scopedInitiativeIds } from '../../common/auth/auth-scope';
 
 /**
  * What an answer depends on besides the data: the caller's organization, role and exact initiative

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
-import { IsClusterId, IsIdentifier, QueryEnum } from '../../validation/query-decorators';
+import { IsClusterId, IsIdentifier, QueryEnum } from '../../common/validation/query-decorators';
 
 export const CAPACITY_INTERVALS = ['day'] as const;
 
