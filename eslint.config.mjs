@@ -34,7 +34,7 @@ export default tseslint.config(
     ignores: [
       'src/database/**',
       'src/common/database/**',
-      'src/server/auth/**',
+      'src/common/auth/**',
       'src/server/observability/**',
       'src/import/**',
       'src/ingest/*.ts',

@@ -9,7 +9,7 @@ import { hardenHttpServer, hostRequired } from './server/harden-http-server';
 import type { DatabaseConnectOptions } from './database/database-connector';
 import { MethodPolicy } from './server/method-policy.middleware';
 import { setupOpenApi } from './server/openapi';
-import { createRootLogger, nestLogger, requestLogging } from './common/logging/request-logging';
+import { createRootLogger, nestLogger, requestLogging } from './server/request-logging';
 import { clientAddressRateLimit } from './common/rate-limit/client-address-rate-limit.middleware';
 import { RateLimiter } from './common/rate-limit/rate-limiter';
 import { trustedProxyList } from './core/config/trusted-proxies';

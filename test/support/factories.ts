@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { importDataset, type ImportOptions, type ImportSummary } from '../../src/import/import.service';
 import { withWriterLock } from '../../src/import/writer-lock';
 import type { Role } from '../../src/core/roles';
-import { ApiTokenService } from '../../src/server/auth/api-token.service';
+import { ApiTokenService } from '../../src/common/auth/api-token.service';
 import { ApiToken } from '../../src/database/entities/api-token.entity';
 import type { WorkloadStatus } from '../../src/core/workload-status';
 import { GPU_SHARE_UNITS, type GpuSharing } from '../../src/common/gpu-sharing';

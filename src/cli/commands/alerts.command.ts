@@ -7,7 +7,7 @@ import {
 } from '../../alerts/alert-cycle';
 import { AlertsConfigError, loadAlertsConfig } from '../../alerts/alerts-config';
 import { ScopedDatabase } from '../../common/database/scoped-database';
-import { createRootLogger } from '../../common/logging/request-logging';
+import { createRootLogger } from '../../server/request-logging';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
 import type { Command } from '../cli-context';
 import { readConfigCommand, stopSignal } from '../config-command';

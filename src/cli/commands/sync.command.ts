@@ -1,4 +1,4 @@
-import { createRootLogger } from '../../common/logging/request-logging';
+import { createRootLogger } from '../../server/request-logging';
 import { parseDurationMs } from '../../core/duration';
 import { loadSyncConfig, SyncConfigError } from '../../ingest/sync-config';
 import { reportLine, reportWarnings } from '../../ingest/sync-report';

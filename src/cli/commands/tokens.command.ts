@@ -1,5 +1,5 @@
 import { Role, ROLES } from '../../core/roles';
-import { ApiTokenService } from '../../server/auth/api-token.service';
+import { ApiTokenService } from '../../common/auth/api-token.service';
 import { ApiToken } from '../../database/entities/api-token.entity';
 import { Initiative } from '../../database/entities/initiative.entity';
 import { Organization } from '../../database/entities/organization.entity';

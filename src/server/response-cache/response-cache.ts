@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../../core/config/app-config';
-import { SingleFlight } from '../single-flight';
+import { SingleFlight } from '../../common/single-flight';
 import type { CachedAnswer } from './cached-answer';
 
 function flightKey(key: string, version: string): string {

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { generateApiToken } from '../../../src/common/auth/api-token-format';
-import { ApiTokenService } from '../../../src/server/auth/api-token.service';
+import { ApiTokenService } from '../../../src/common/auth/api-token.service';
 import { authHeaders, createApiToken, seedOrganization } from '../../support/factories';
 import { createTestApp, TestApp } from '../../support/test-app';
 

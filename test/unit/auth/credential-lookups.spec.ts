@@ -1,8 +1,8 @@
 import type { Repository } from 'typeorm';
 import { generateApiToken, hashSecret } from '../../../src/common/auth/api-token-format';
-import { ApiTokenService, VERIFIED_TOKEN_TTL_MS } from '../../../src/server/auth/api-token.service';
+import { ApiTokenService, VERIFIED_TOKEN_TTL_MS } from '../../../src/common/auth/api-token.service';
 import type { ApiToken } from '../../../src/database/entities/api-token.entity';
-import { MembershipService } from '../../../src/server/auth/membership.service';
+import { MembershipService } from '../../../src/common/auth/membership.service';
 import type { DatabaseStallWatch } from '../../../src/database/database-stall-watch';
 import type { Member } from '../../../src/database/entities/member.entity';
 

@@ -3,12 +3,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import type { Role } from '../../core/roles';
-import {
-  generateApiToken,
-  hashSecret,
-  parseApiToken,
-  secretMatches,
-} from '../../common/auth/api-token-format';
+import { generateApiToken, hashSecret, parseApiToken, secretMatches } from './api-token-format';
 import { ApiToken } from '../../database/entities/api-token.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
 import { SingleFlight } from '../single-flight';

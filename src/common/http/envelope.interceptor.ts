@@ -1,11 +1,11 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
 import type { Request } from 'express';
 import { map, Observable } from 'rxjs';
-import type { RequestWithScope } from '../common/auth/auth-scope.decorator';
-import { Clock } from '../common/clock';
-import type { RequestWithAsOf } from '../common/http/as-of.decorator';
-import { WithMetadata } from '../common/http/envelope';
-import { requestIdOf } from '../common/http/request-id';
+import type { RequestWithScope } from '../auth/auth-scope.decorator';
+import { Clock } from '../clock';
+import type { RequestWithAsOf } from './as-of.decorator';
+import { WithMetadata } from './envelope';
+import { requestIdOf } from './request-id';
 
 /**
  * Wraps every successful response in `{data, metadata?, request_id}` (contract §1). Answers about an

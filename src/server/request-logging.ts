@@ -2,11 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import pino from 'pino';
-import { parseApiToken, redactApiTokens } from '../auth/api-token-format';
-import type { RequestWithScope } from '../auth/auth-scope.decorator';
-import { assignRequestId } from '../http/request-id';
-import { IDENTIFIER_PATTERN } from '../../core/identifier';
-import { errorCodeOf } from './error-code-of-response';
+import { parseApiToken, redactApiTokens } from '../common/auth/api-token-format';
+import type { RequestWithScope } from '../common/auth/auth-scope.decorator';
+import { assignRequestId } from '../common/http/request-id';
+import { IDENTIFIER_PATTERN } from '../core/identifier';
+import { errorCodeOf } from '../common/logging/error-code-of-response';
 
 /**
  * The request headers a log line carries. An allowlist, not a list of secrets to hide: a credential

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
-import { ApiError, DetailLocation, ErrorDetail, stringifyValue } from '../common/http/api-error';
+import { ApiError, DetailLocation, ErrorDetail, stringifyValue } from './api-error';
 
 /** Carries class-validator's raw errors out of the exception factory so the pipe can add a location. */
 class RawValidationFailure extends Error {

@@ -2,7 +2,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import type { Request } from 'express';
-import { ApiError, type ErrorDetail } from '../common/http/api-error';
+import { ApiError, type ErrorDetail } from './api-error';
 import { ContractValidationPipe } from './contract-validation.pipe';
 
 interface RouteArgument {

@@ -3,16 +3,16 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppConfig } from '../../core/config/app-config';
-import { ApiError } from '../../common/http/api-error';
-import { routeParameterIssues } from '../route-parameter-issues';
+import { ApiError } from '../http/api-error';
+import { routeParameterIssues } from '../http/route-parameter-issues';
 import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../../core/identifier';
-import type { AuthScope } from '../../common/auth/auth-scope';
-import type { RequestWithScope } from '../../common/auth/auth-scope.decorator';
-import { isApiTokenShaped } from '../../common/auth/api-token-format';
+import type { AuthScope } from './auth-scope';
+import type { RequestWithScope } from './auth-scope.decorator';
+import { isApiTokenShaped } from './api-token-format';
 import { ApiTokenService } from './api-token.service';
 import { JwtIdentity, jwtConfigured } from './jwt.strategy';
 import { MembershipService } from './membership.service';
-import { IS_PUBLIC } from '../../common/auth/public.decorator';
+import { IS_PUBLIC } from './public.decorator';
 
 type GuardedRequest = Request & RequestWithScope & { user?: JwtIdentity };
 

@@ -5,7 +5,7 @@ import { passportJwtSecret } from 'jwks-rsa';
 import { ExtractJwt, Strategy, StrategyOptionsWithoutRequest } from 'passport-jwt';
 import type { Algorithm } from 'jsonwebtoken';
 import { AppConfig } from '../../core/config/app-config';
-import { loggableError } from '../../common/logging/loggable-error';
+import { loggableError } from '../logging/loggable-error';
 
 export interface JwtIdentity {
   subject: string;
