@@ -42,6 +42,7 @@ export default tseslint.config(
       'src/cli/**',
       'src/app.module.ts',
       'src/app.factory.ts',
+      'src/rollups/**/*-spec.ts',
     ],
     rules: {
       'no-restricted-imports': [

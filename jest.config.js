@@ -16,7 +16,8 @@ module.exports = {
     {
       displayName: 'e2e',
       testEnvironment: 'node',
-      roots: ['<rootDir>/test/e2e'],
+      // Each rollup's recomputation test lives in its folder, beside the definitions it checks.
+      roots: ['<rootDir>/test/e2e', '<rootDir>/src/rollups'],
       testRegex: '\\.e2e-spec\\.ts$',
       transform: { '^.+\\.ts$': tsJest },
       setupFiles: ['reflect-metadata'],

@@ -1,8 +1,8 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../support/factories';
-import { hourlyUsageDifferences } from '../../support/rollup-residue';
-import { createTestApp, TestApp } from '../../support/test-app';
+import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../../test/support/factories';
+import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
+import { createTestApp, TestApp } from '../../../test/support/test-app';
 
 /**
  * The share columns for kind `k` (a SQL integer 0-5) of `count` devices: whole GPUs, MIG 1g/2g/3g of a

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { Clock } from '../../../src/common/clock';
+import { Clock } from '../../common/clock';
 import {
   authHeaders,
   createApiToken,
@@ -9,9 +9,9 @@ import {
   type ShareColumns,
   sharedDevices as shared,
   writeAs,
-} from '../../support/factories';
-import { hourlyUsageDifferences } from '../../support/rollup-residue';
-import { createTestApp, type TestApp } from '../../support/test-app';
+} from '../../../test/support/factories';
+import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
+import { createTestApp, type TestApp } from '../../../test/support/test-app';
 
 /*
  * Capacity reads edge days from the hourly usage rollup (migration 17000): whole UTC days, then per

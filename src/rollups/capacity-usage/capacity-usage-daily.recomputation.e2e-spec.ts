@@ -9,9 +9,9 @@ import {
   sharedDevices as shared,
   uniqueId,
   writeAs,
-} from '../../support/factories';
-import { hourlyUsageDifferences } from '../../support/rollup-residue';
-import { createTestApp, TestApp } from '../../support/test-app';
+} from '../../../test/support/factories';
+import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
+import { createTestApp, TestApp } from '../../../test/support/test-app';
 
 const MINUTE = 60_000;
 /** Share units of one whole GPU: the rollups count GPUs in 1/5040. */

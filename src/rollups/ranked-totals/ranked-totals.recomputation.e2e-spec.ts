@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { Clock } from '../../../src/common/clock';
+import { Clock } from '../../common/clock';
 import {
   authHeaders,
   createApiToken,
@@ -11,10 +11,10 @@ import {
   SHARE_KINDS,
   type WorkloadSeed,
   writeAs,
-} from '../../support/factories';
-import { aggregateDifferences, rankedTotalsDifferences, rollupResidue } from '../../support/rollup-residue';
-import { createTestApp, type TestApp } from '../../support/test-app';
-import { GPU_SHARE_UNITS } from '../../../src/common/gpu-sharing';
+} from '../../../test/support/factories';
+import { aggregateDifferences, rankedTotalsDifferences, rollupResidue } from '../../../test/support/rollup-residue';
+import { createTestApp, type TestApp } from '../../../test/support/test-app';
+import { GPU_SHARE_UNITS } from '../../common/gpu-sharing';
 
 /**
  * The ranked endpoint reads indexes, per-status totals and aggregates denormalized with each

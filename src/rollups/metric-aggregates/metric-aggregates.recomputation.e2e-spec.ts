@@ -6,8 +6,8 @@ import {
   insertWorkloads,
   seedOrganization,
   writeAs,
-} from '../../support/factories';
-import { createTestApp, type TestApp } from '../../support/test-app';
+} from '../../../test/support/factories';
+import { createTestApp, type TestApp } from '../../../test/support/test-app';
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
 const BASE = new Date('2026-04-05T23:00:00.000Z').getTime(); // two weekly partitions: crosses Monday 00:00

@@ -1,8 +1,8 @@
-import { ImportRejectedError } from '../../../src/import/import-errors';
-import { importDocument, insertWorkloads, seedOrganization } from '../../support/factories';
-import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
-import { aggregateDifferences } from '../../support/rollup-residue';
-import { ALL_SAMPLES_SQL } from '../../support/samples';
+import { ImportRejectedError } from '../../import/import-errors';
+import { importDocument, insertWorkloads, seedOrganization } from '../../../test/support/factories';
+import { createOwnDatabase, type OwnDatabase } from '../../../test/support/own-database';
+import { aggregateDifferences } from '../../../test/support/rollup-residue';
+import { ALL_SAMPLES_SQL } from '../../../test/support/samples';
 
 const DAY = 86_400_000;
 const MINUTE = 60_000;
