@@ -1,7 +1,7 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
 /** Tables whose writes bump their organizations' data versions; `truncate`: TRUNCATE bumps every organization's. */
-const VERSIONED_TABLES: { table: string; truncate: boolean }[] = [
+export const VERSIONED_TABLES: { table: string; truncate: boolean }[] = [
   { table: 'alert_states', truncate: false },
   { table: 'allocations', truncate: true },
   { table: 'capacity_pools', truncate: true },

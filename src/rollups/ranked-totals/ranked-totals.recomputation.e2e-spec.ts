@@ -12,7 +12,11 @@ import {
   type WorkloadSeed,
   writeAs,
 } from '../../../test/support/factories';
-import { aggregateDifferences, rankedTotalsDifferences, rollupResidue } from '../../../test/support/rollup-residue';
+import {
+  aggregateDifferences,
+  rankedTotalsDifferences,
+  rollupResidue,
+} from '../../../test/support/rollup-residue';
 import { createTestApp, type TestApp } from '../../../test/support/test-app';
 import { GPU_SHARE_UNITS } from '../../common/gpu-sharing';
 
