@@ -45,7 +45,7 @@ export const COMMAND_SPECS: CommandSpec[] = [
     synopsis: 'serve [--no-migrate]',
     details: `  --no-migrate   do not apply migrations at start (also MIGRATE_ON_START=false): for replicas whose
                  schema a separate \`gpucap migrate\` step owns; the embedded database is always migrated
-Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see README.md, "Configuration").`,
+Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see docs/configuration.md, "Environment variables").`,
     options: { 'no-migrate': { type: 'boolean' } },
     load: async () => (await import('./commands/serve.command')).serveCommand,
   },
@@ -146,7 +146,7 @@ Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see REA
     path: 'sync',
     summary: 'read Kubernetes, Prometheus (DCGM) and Slurm into the database',
     synopsis: 'sync --config FILE [--once | --every 60s]',
-    details: `  --config FILE   the sync config, JSON or YAML (README.md, "Sync from Kubernetes, Prometheus and Slurm")
+    details: `  --config FILE   the sync config, JSON or YAML (docs/configuration.md, "Sync from Kubernetes, Prometheus and Slurm")
   --once          one run, one line per source (the default); exit 1 when a source failed
   --every 60s     run every interval (s, m, h or d) until SIGINT/SIGTERM, logging JSON lines`,
     options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },
@@ -156,7 +156,7 @@ Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see REA
     path: 'alerts',
     summary: 'evaluate budget, forecast, idle-GPU and stale-sync alerts and send them to Alertmanager',
     synopsis: 'alerts --config FILE [--once | --every 60s]',
-    details: `  --config FILE   the alerts config, JSON or YAML (README.md, "Alerts through Alertmanager")
+    details: `  --config FILE   the alerts config, JSON or YAML (docs/configuration.md, "Alerts through Alertmanager")
   --once          one evaluation, one line (the default); exit 1 when Alertmanager did not take it
   --every 60s     evaluate every interval (s, m, h or d; at least a minute) until SIGINT/SIGTERM, logging JSON lines`,
     options: { config: { type: 'string' }, once: { type: 'boolean' }, every: { type: 'string' } },
@@ -202,7 +202,7 @@ export function mainHelpText(): string {
     "  -h, --help     show this help, or a command's (gpucap COMMAND --help)",
     '  -v, --version  print the version',
     '',
-    'Commands use DATABASE_URL, or the embedded PostgreSQL when it is unset (README.md, "Command line").',
+    'Commands use DATABASE_URL, or the embedded PostgreSQL when it is unset (docs/configuration.md, "Command line").',
   ].join('\n');
 }
 
