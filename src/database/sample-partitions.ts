@@ -16,7 +16,7 @@ export async function ensureUpcomingSamplePartitions(
     'SELECT gpucap_ensure_sample_partitions($1, $2) AS created',
     range,
   );
-  // The day blocks' weeks in a statement of their own (migration 1763800028000 says why).
+  // The day blocks' weeks in a statement of their own (sample-store.definitions.ts says why).
   await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $2)', range);
   return row?.created ?? 0;
 }

@@ -253,7 +253,7 @@ export class BulkLoader {
   private async ensureSamplePartitions(): Promise<void> {
     if (this.earliestSample > this.latestSample) return;
     const organizations = [...this.organizations];
-    // Rows and day blocks each in a statement of their own (migration 1763800028000 says why).
+    // Rows and day blocks each in a statement of their own (sample-store.definitions.ts says why).
     for (const ensure of ['gpucap_ensure_sample_partitions', 'gpucap_ensure_sample_day_partitions']) {
       await this.dataSource.query(
         `SELECT ${ensure}(

@@ -1,7 +1,7 @@
 /**
- * Writes readings into metric_sample_days, the packed store of sealed days (migration
- * 1763800028000): one row per workload and UTC day, the readings as arrays in time order and the
- * times as microsecond steps from the previous reading (the first from the day's start).
+ * Writes readings into metric_sample_days, the packed store of sealed days: one row per workload and
+ * UTC day, the readings as arrays in time order and the times as microsecond steps from the previous
+ * reading (the first from the day's start).
  */
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];

@@ -2,6 +2,9 @@ import { defineFunction, defineTrigger, type Definition } from './definition';
 
 /** The sample store: weekly partitions of both stores, and the seal that moves ended hours into day blocks. */
 export const sampleStoreDefinitions: Definition[] = [
+  // The day blocks' weeks are the rows' (a UTC day lies in one ISO week, so prune drops both together),
+  // made by a call of their own: creating a partition locks its parent until commit, and a reader or a
+  // seal locks the two parents in either order, so holding both at once could deadlock.
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_ensure_sample_day_partitions(range_from timestamp with time zone, range_to timestamp with time zone) RETURNS integer LANGUAGE plpgsql SET "TimeZone" TO 'UTC' AS $$
     DECLARE
