@@ -9,8 +9,9 @@ import { dirname, join, relative, resolve } from 'node:path';
  */
 const LAYERS: { name: string; folders: string[]; isolated?: boolean }[] = [
   { name: 'core', folders: ['core'] },
-  { name: 'database', folders: ['database', 'rollups', '../migrations'] },
+  { name: 'database', folders: ['database', '../migrations'] },
   { name: 'common', folders: ['common'] },
+  { name: 'rollups', folders: ['rollups'] },
   {
     name: 'features',
     folders: ['workloads', 'metrics', 'capacity', 'costs', 'health', 'web', 'alerts'],
@@ -55,7 +56,15 @@ function specifiers(text: string): string[] {
   return found;
 }
 
+/**
+ * A rollup's definitions are schema: `gpucap migrate` (database) applies them, so they sit in the
+ * database layer wherever their folder is; the rest of the folder, its readers, sits above common.
+ */
+const DEFINITIONS_FILE = /\/rollups\/[^/]+\/[^/]+\.definitions(\.ts)?$/;
+
 function placeOf(path: string): { layer: number; folder: string } | undefined {
+  if (DEFINITIONS_FILE.test(path))
+    return { layer: LAYERS.findIndex(({ name }) => name === 'database'), folder: 'database' };
   const top = relative(SRC, path).split('/')[0];
   for (const [layer, { folders }] of LAYERS.entries()) {
     for (const folder of folders) {
