@@ -17,7 +17,7 @@ import { bucketedSplit, type RollupStarts } from './workload-timeline.queries';
  */
 
 /** The figures of a set of waits and pending workloads, for QueueWaitRow (`pending`: the rows that are). */
-function queueFigures(pending: string): string {
+function queueFiguresSql(pending: string): string {
   return `count(wait)::float8 AS started,
       avg(wait) AS avg_seconds,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
@@ -153,7 +153,7 @@ export function queueWaitQuery(
   const text = `SELECT ${boundaries ? 'bucket_index' : 'NULL::integer AS bucket_index'},
       ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
       ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      ${queueFigures(minorUnits === null ? 'wait IS NULL' : 'wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL')}${costs}
+      ${queueFiguresSql(minorUnits === null ? 'wait IS NULL' : 'wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL')}${costs}
     FROM (SELECT ${bucketed}facts.*
       FROM (${facts}
       ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units${minorUnits === null ? '' : ', price_unit_us, priced_unit_us, idle_price_unit_us'})) AS bucketed
