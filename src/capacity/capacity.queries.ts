@@ -6,6 +6,7 @@ import {
   scopedStatement,
   initiativeScopeSql,
 } from '../common/database/scoped-statement';
+import { StatementParameters } from '../common/database/statement-parameters';
 import { shareCuts, splitAtCuts, type UsageWindow } from './usage-window';
 import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
 import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
@@ -74,24 +75,44 @@ export interface PoolRow {
   instance_types: string[];
 }
 
-/**
- * The parameters every scoped query below starts with: $1 organization, $2 the caller's initiatives
- * (null: all), $3 the initiative filter, $4 the pool filter (nulls: none).
- */
-function scopeParameters(scope: AuthScope, filters: CapacityFilters): unknown[] {
+/** The placeholders every scoped query below starts with, bound in this order after the organization. */
+interface InitiativeParameters {
+  params: StatementParameters;
+  /** The caller's initiatives (null: all). */
+  scope: string;
+  /** The initiative filter (null: none). */
+  initiative: string;
+}
+
+/** InitiativeParameters and then the pool filter (null: none), which all but the initiatives' read take. */
+interface CapacityParameters extends InitiativeParameters {
+  pool: string;
+}
+
+function initiativeParameters(scope: AuthScope, filters: CapacityFilters): InitiativeParameters {
+  const params = new StatementParameters(scope);
   const initiativeIds = scopedInitiativeIds(scope);
-  return [
-    scope.organizationId,
-    initiativeIds === null ? null : [...initiativeIds],
-    filters.initiativeId,
-    filters.poolId,
-  ];
+  return {
+    params,
+    scope: params.add(initiativeIds === null ? null : [...initiativeIds]),
+    initiative: params.add(filters.initiativeId),
+  };
+}
+
+function capacityParameters(scope: AuthScope, filters: CapacityFilters): CapacityParameters {
+  const initiatives = initiativeParameters(scope, filters);
+  return { ...initiatives, pool: initiatives.params.add(filters.poolId) };
 }
 
 /** Scope and initiative filter on a row source aliased `alias` (constant SQL, never input). */
-function scopeAndFilterSql(alias: string): string {
-  return `${initiativeScopeSql(`${alias}.initiative_id`, '$2')}
-    AND ($3::text IS NULL OR ${alias}.initiative_id = $3::text)`;
+function scopeAndInitiativeSql(alias: string, bound: InitiativeParameters): string {
+  return `${initiativeScopeSql(`${alias}.initiative_id`, bound.scope)}
+    AND (${bound.initiative}::text IS NULL OR ${alias}.initiative_id = ${bound.initiative}::text)`;
+}
+
+/** Usage rows' pool `p` (a LEFT JOIN: null for a type no pool owns) within the pool filter. */
+function poolFilterSql(bound: CapacityParameters): string {
+  return `${bound.pool}::text IS NULL OR p.pool_id = ${bound.pool}::text`;
 }
 
 /**
@@ -122,26 +143,28 @@ const AGGREGATE_OF_WORKLOAD_SQL = aggregateLookupSql('w', 'a');
 
 /** The budget period and time zone, and the prices' currency and the instants they change. */
 export function budgetPeriodQuery(scope: AuthScope): ScopedStatement {
+  const params = new StatementParameters(scope);
+  const organization = params.organization;
   return organizationStatement(
     scope,
     `SELECT budget_period_start AS start, budget_period_end AS end, timezone,
-            (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency,
+            (SELECT currency FROM gpu_prices WHERE organization_id = ${organization} LIMIT 1) AS currency,
             ARRAY(SELECT DISTINCT b.at FROM gpu_prices p
                   CROSS JOIN LATERAL (VALUES (p.effective_from), (p.effective_to)) AS b (at)
-                  WHERE p.organization_id = $1 AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries,
+                  WHERE p.organization_id = ${organization} AND b.at IS NOT NULL ORDER BY b.at) AS price_boundaries,
             (SELECT coalesce(json_agg(json_build_object('instance_type', p.instance_type,
                       'from', p.effective_from, 'to', p.effective_to, 'price', p.price_per_gpu_hour::text)
                       ORDER BY p.instance_type, p.effective_from), '[]')
              FROM gpu_prices p
-             WHERE p.organization_id = $1 AND p.effective_from < budget_period_end
+             WHERE p.organization_id = ${organization} AND p.effective_from < budget_period_end
                AND (p.effective_to IS NULL OR p.effective_to > budget_period_start)) AS period_prices
-     FROM organizations WHERE organization_id = $1`,
-    [scope.organizationId],
+     FROM organizations WHERE organization_id = ${organization}`,
+    params.values,
   );
 }
 
 /**
- * The cuts (`$n`: their instants) with what reading G at them needs: the UTC day and hour they fall
+ * The cuts (`instants`: the placeholder of their instants) with what reading G at them needs: the UTC day and hour they fall
  * in, whether they fall on the hour, and their offset from midnight in microseconds.
  */
 function cutsSql(instants: string): string {
@@ -185,7 +208,8 @@ function rawUsageSql(from: string, idle: boolean): string {
  *   midnight) and runs ending in hour k that started before it (or at or before midnight), each an
  *   index range of one hour.
  */
-function usageToCutsSql(idle: boolean): string {
+function usageToCutsSql(idle: boolean, bound: CapacityParameters): string {
+  const organization = bound.params.organization;
   const spanning = idle
     ? `r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
               r.busy_spanning_gpus * c.offset_us::numeric`
@@ -204,7 +228,7 @@ function usageToCutsSql(idle: boolean): string {
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
-           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ${scopeAndFilterSql('r')}
+           WHERE r.organization_id = ${organization} AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ${scopeAndInitiativeSql('r', bound)}
            OFFSET 0
          ) r
          UNION ALL
@@ -213,8 +237,8 @@ function usageToCutsSql(idle: boolean): string {
          CROSS JOIN LATERAL (
            SELECT h.initiative_id, h.instance_type, ${sums}
            FROM capacity_usage_hourly h
-           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
-             AND (h.end_hour <> c.hour OR c.on_hour) AND ${scopeAndFilterSql('h')}
+           WHERE h.organization_id = ${organization} AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ${scopeAndInitiativeSql('h', bound)}
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
@@ -222,9 +246,9 @@ function usageToCutsSql(idle: boolean): string {
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT ${runColumns} FROM workloads w
-           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           WHERE w.organization_id = ${organization} AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
-             AND ${scopeAndFilterSql('w')}
+             AND ${scopeAndInitiativeSql('w', bound)}
            OFFSET 0
          ) w
          ${aggregate}
@@ -233,9 +257,9 @@ function usageToCutsSql(idle: boolean): string {
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT ${runColumns} FROM workloads w
-           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+           WHERE w.organization_id = ${organization} AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
-             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ${scopeAndFilterSql('w')}
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ${scopeAndInitiativeSql('w', bound)}
            OFFSET 0
          ) w
          ${aggregate}
@@ -262,44 +286,56 @@ export function usageByInitiativeAndPoolQuery(
         .filter((use) => use.windowIndex === windowIndex && use.cutIndex === cutIndex)
         .reduce((sum, use) => sum + use.sign, 0),
     );
+  const bound = capacityParameters(scope, filters);
+  const { params } = bound;
+  const organization = params.organization;
+  const instants = params.add(cuts.instants);
+  const periodSigns = params.add(signsOf(0));
+  const burnSigns = params.add(signsOf(1));
+  const periodDays = `r.usage_day >= ${params.add(period.fullDaysFrom)}::date AND r.usage_day < ${params.add(period.fullDaysTo)}::date`;
+  const burnDays = `r.usage_day >= ${params.add(burn.fullDaysFrom)}::date AND r.usage_day < ${params.add(burn.fullDaysTo)}::date`;
+  const periodFrom = params.add(windows.period.from);
+  const periodTo = params.add(windows.period.to);
+  const burnFrom = params.add(windows.burn.from);
+  const burnTo = params.add(windows.burn.to);
   return scopedStatement(
     scope,
     `WITH cuts AS (
-       ${cutsSql('$5')}
+       ${cutsSql(instants)}
      ),
      usage AS (
        SELECT r.initiative_id, r.instance_type,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN ${periodDays}
                    THEN r.gpu_microseconds ELSE 0 END::numeric AS period_us,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN ${burnDays}
                    THEN r.gpu_microseconds ELSE 0 END::numeric AS burn_us,
               0 AS active_gpus, 0 AS active_share_units,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN ${periodDays}
                    THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN ${periodDays}
                    THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
-       WHERE r.organization_id = $1 AND ${scopeAndFilterSql('r')}
-         AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
-              OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
+       WHERE r.organization_id = ${organization} AND ${scopeAndInitiativeSql('r', bound)}
+         AND ((${periodDays})
+              OR (${burnDays}))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
               s.period_sign * g.sampled_us, s.period_sign * g.busy_us
-       FROM (${usageToCutsSql(true)}
+       FROM (${usageToCutsSql(true, bound)}
        ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
-       JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
+       JOIN unnest(${periodSigns}::int[], ${burnSigns}::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_share_units * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz)) * 1e6)::numeric,
+              w.gpu_share_units * greatest(0, date_part('epoch', ${burnTo}::timestamptz - greatest(w.started_at, ${burnFrom}::timestamptz)) * 1e6)::numeric,
               w.gpu_count, w.gpu_share_units, ${idlePartsSql('running.period_us')}
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz)) * 1e6)::numeric
+         SELECT w.gpu_share_units * greatest(0, date_part('epoch', ${periodTo}::timestamptz - greatest(w.started_at, ${periodFrom}::timestamptz)) * 1e6)::numeric
            AS period_us
        ) running
        ${runningAggregateJoinSql('w', 'a')}
-       WHERE w.organization_id = $1 AND w.status = 'running' AND ${scopeAndFilterSql('w')}
+       WHERE w.organization_id = ${organization} AND w.status = 'running' AND ${scopeAndInitiativeSql('w', bound)}
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
@@ -317,51 +353,42 @@ export function usageByInitiativeAndPoolQuery(
             (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
             (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
      FROM usage_by_type u
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     LEFT JOIN pool_instance_types p ON p.organization_id = ${organization} AND p.instance_type = u.instance_type
+     WHERE ${poolFilterSql(bound)}
      GROUP BY u.initiative_id, p.pool_id`,
-    [
-      ...scopeParameters(scope, filters),
-      cuts.instants,
-      signsOf(0),
-      signsOf(1),
-      period.fullDaysFrom,
-      period.fullDaysTo,
-      burn.fullDaysFrom,
-      burn.fullDaysTo,
-      windows.period.from,
-      windows.period.to,
-      windows.burn.from,
-      windows.burn.to,
-    ],
+    params.values,
   );
 }
 
 export function allocationsQuery(scope: AuthScope, filters: CapacityFilters): ScopedStatement {
+  const bound = capacityParameters(scope, filters);
   return scopedStatement(
     scope,
     `SELECT a.initiative_id, a.pool_id, a.allocated_gpu_hours
      FROM allocations a
-     WHERE a.organization_id = $1 AND ${scopeAndFilterSql('a')}
-       AND ($4::text IS NULL OR a.pool_id = $4::text)`,
-    scopeParameters(scope, filters),
+     WHERE a.organization_id = ${bound.params.organization} AND ${scopeAndInitiativeSql('a', bound)}
+       AND (${bound.pool}::text IS NULL OR a.pool_id = ${bound.pool}::text)`,
+    bound.params.values,
   );
 }
 
 /** Every initiative in scope (only the filtered one with `initiative_id`), ordered by id. */
 export function initiativesQuery(scope: AuthScope, filters: CapacityFilters): ScopedStatement {
+  const bound = initiativeParameters(scope, filters);
   return scopedStatement(
     scope,
     `SELECT i.initiative_id, i.name
      FROM initiatives i
-     WHERE i.organization_id = $1 AND ${scopeAndFilterSql('i')}
+     WHERE i.organization_id = ${bound.params.organization} AND ${scopeAndInitiativeSql('i', bound)}
      ORDER BY i.initiative_id COLLATE "C"`,
-    scopeParameters(scope, filters).slice(0, 3),
+    bound.params.values,
   );
 }
 
 /** The organization's pools (only the filtered one with `pool_id`) with their instance types. */
 export function poolsQuery(scope: AuthScope, filters: CapacityFilters): ScopedStatement {
+  const params = new StatementParameters(scope);
+  const pool = params.add(filters.poolId);
   return organizationStatement(
     scope,
     `SELECT p.pool_id, p.name,
@@ -369,9 +396,9 @@ export function poolsQuery(scope: AuthScope, filters: CapacityFilters): ScopedSt
                        FILTER (WHERE t.instance_type IS NOT NULL), '{}') AS instance_types
      FROM capacity_pools p
      LEFT JOIN pool_instance_types t ON t.organization_id = p.organization_id AND t.pool_id = p.pool_id
-     WHERE p.organization_id = $1 AND ($2::text IS NULL OR p.pool_id = $2::text)
+     WHERE p.organization_id = ${params.organization} AND (${pool}::text IS NULL OR p.pool_id = ${pool}::text)
      GROUP BY p.pool_id, p.name`,
-    [scope.organizationId, filters.poolId],
+    params.values,
   );
 }
 
@@ -395,8 +422,13 @@ export function poolQueueQuery(
   filters: CapacityFilters,
   window: UsageWindow,
 ): ScopedStatement {
-  const workloadsInScope = `organization_id = $1 AND ${scopeAndFilterSql('workloads')}
-         AND ($5::text IS NULL OR cluster_id = $5::text)`;
+  const bound = capacityParameters(scope, filters);
+  const { params } = bound;
+  const cluster = params.add(filters.clusterId ?? null);
+  const from = params.add(window.from);
+  const to = params.add(window.to);
+  const workloadsInScope = `organization_id = ${params.organization} AND ${scopeAndInitiativeSql('workloads', bound)}
+         AND (${cluster}::text IS NULL OR cluster_id = ${cluster}::text)`;
   return scopedStatement(
     scope,
     `SELECT p.pool_id,
@@ -408,12 +440,12 @@ export function poolQueueQuery(
        UNION ALL
        SELECT instance_type, ${WAIT_SECONDS_SQL}, NULL
        FROM workloads WHERE ${workloadsInScope} AND started_at IS NOT NULL
-         AND submitted_at >= $6::timestamptz AND submitted_at < $7::timestamptz
+         AND submitted_at >= ${from}::timestamptz AND submitted_at < ${to}::timestamptz
      ) q
-     JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = q.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = q.instance_type
+     WHERE ${poolFilterSql(bound)}
      GROUP BY p.pool_id`,
-    [...scopeParameters(scope, filters), filters.clusterId ?? null, window.from, window.to],
+    params.values,
   );
 }
 
@@ -448,10 +480,12 @@ export function usageByWindowQuery(
     windows,
     now,
     false,
-    `SELECT u.window_index, u.initiative_id, p.pool_id, ${gpuHoursSql('sum(u.us)')} AS used_gpu_hours
+    (
+      bound,
+    ) => `SELECT u.window_index, u.initiative_id, p.pool_id, ${gpuHoursSql('sum(u.us)')} AS used_gpu_hours
      FROM usage u
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     LEFT JOIN pool_instance_types p ON p.organization_id = ${bound.params.organization} AND p.instance_type = u.instance_type
+     WHERE ${poolFilterSql(bound)}
      GROUP BY u.window_index, u.initiative_id, p.pool_id`,
   );
 }
@@ -475,16 +509,16 @@ export function costByWindowQuery(
     windows,
     now,
     true,
-    `SELECT u.initiative_id, p.pool_id,
+    (bound) => `SELECT u.initiative_id, p.pool_id,
             coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
             coalesce(sum((u.sampled_us - u.busy_us) * pr.price_per_gpu_hour), 0)::text AS idle_price_unit_us,
             coalesce(sum(u.us) FILTER (WHERE pr.price_per_gpu_hour IS NULL), 0)::float8 AS unpriced_unit_us
      FROM usage u
      JOIN windows x ON x.ordinal - 1 = u.window_index
-     LEFT JOIN gpu_prices pr ON pr.organization_id = $1 AND pr.instance_type = u.instance_type
+     LEFT JOIN gpu_prices pr ON pr.organization_id = ${bound.params.organization} AND pr.instance_type = u.instance_type
        AND pr.effective_from <= x.window_from AND (pr.effective_to IS NULL OR pr.effective_to > x.window_from)
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     LEFT JOIN pool_instance_types p ON p.organization_id = ${bound.params.organization} AND p.instance_type = u.instance_type
+     WHERE ${poolFilterSql(bound)}
      GROUP BY u.initiative_id, p.pool_id`,
   );
 }
@@ -501,7 +535,8 @@ export interface CostRow {
 }
 
 /**
- * The usage CTEs of usageByWindowQuery, finished by `select` (over `usage` and `windows`). With
+ * The usage CTEs of usageByWindowQuery, finished by `select` (over `usage` and `windows`, with the
+ * statement's parameters bound so far). With
  * `idle`, each usage row also carries its sampled and busy parts (`sampled_us`, `busy_us`): the
  * rollups' own for whole days and hourly buckets, the rollups' functions on each raw and running part.
  */
@@ -511,35 +546,52 @@ function windowUsageStatement(
   windows: UsageWindow[],
   now: Date,
   idle: boolean,
-  select: string,
+  select: (bound: CapacityParameters) => string,
 ): ScopedStatement {
   const splits = windows.map(splitAtCuts);
   const whole = splits
     .map((split, index) => ({ index, from: split.fullDaysFrom, to: split.fullDaysTo }))
     .filter((range) => range.from < range.to);
   const cuts = shareCuts(splits);
+  const bound = capacityParameters(scope, filters);
+  const { params } = bound;
+  const organization = params.organization;
+  const instants = params.add(cuts.instants);
+  const uses = [
+    `${params.add(cuts.uses.map((use) => use.windowIndex))}::int[]`,
+    `${params.add(cuts.uses.map((use) => use.cutIndex))}::int[]`,
+    `${params.add(cuts.uses.map((use) => use.sign))}::int[]`,
+  ];
+  const wholeDays = [
+    `${params.add(whole.map((range) => range.index))}::int[]`,
+    `${params.add(whole.map((range) => range.from))}::date[]`,
+    `${params.add(whole.map((range) => range.to))}::date[]`,
+  ];
+  const froms = params.add(windows.map((window) => window.from));
+  const tos = params.add(windows.map((window) => window.to));
+  const clock = params.add(now);
   return scopedStatement(
     scope,
     `WITH cuts AS (
-       ${cutsSql('$5')}
+       ${cutsSql(instants)}
      ),
      windows AS (
-       SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+       SELECT * FROM unnest(${froms}::timestamptz[], ${tos}::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
        SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
-              width_bucket(w.started_at, $12::timestamptz[]) AS start_window
+              width_bucket(w.started_at, ${froms}::timestamptz[]) AS start_window
        FROM workloads w
-       WHERE w.organization_id = $1 AND w.status = 'running' AND ${scopeAndFilterSql('w')}
+       WHERE w.organization_id = ${organization} AND w.status = 'running' AND ${scopeAndInitiativeSql('w', bound)}
      ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us${
          idle ? ', r.sampled_gpu_microseconds::numeric AS sampled_us, r.busy_gpu_microseconds AS busy_us' : ''
        }
-       FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
-       JOIN capacity_usage_daily r ON r.organization_id = $1
+       FROM unnest(${wholeDays.join(', ')}) AS f (window_index, from_day, to_day)
+       JOIN capacity_usage_daily r ON r.organization_id = ${organization}
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
-       WHERE ${scopeAndFilterSql('r')}
+       WHERE ${scopeAndInitiativeSql('r', bound)}
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us${
          idle ? ', s.sign * g.sampled_us, s.sign * g.busy_us' : ''
@@ -548,44 +600,34 @@ function windowUsageStatement(
          SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us${
            idle ? ', sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us' : ''
          }
-         FROM (${usageToCutsSql(idle)}
+         FROM (${usageToCutsSql(idle, bound)}
          ) g (cut_index, initiative_id, instance_type, us${idle ? ', sampled_us, busy_us' : ''})
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g
-       JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
+       JOIN unnest(${uses.join(', ')}) AS s (window_index, cut_index, sign)
          ON s.cut_index = g.cut_index
        UNION ALL
-       ${idle ? runningIdleUsageSql() : runningUsageSql()}
+       ${idle ? runningIdleUsageSql(clock) : runningUsageSql(clock)}
      )
-     ${select}`,
-    [
-      ...scopeParameters(scope, filters),
-      cuts.instants,
-      cuts.uses.map((use) => use.windowIndex),
-      cuts.uses.map((use) => use.cutIndex),
-      cuts.uses.map((use) => use.sign),
-      whole.map((range) => range.index),
-      whole.map((range) => range.from),
-      whole.map((range) => range.to),
-      windows.map((window) => window.from),
-      windows.map((window) => window.to),
-      now,
-    ],
+     ${select(bound)}`,
+    params.values,
   );
 }
 
 /**
- * Running workloads' use per window up to now ($14): part of the window each started in, and every
- * later window whole, summed per start window (a few dozen rows) rather than per workload and window.
+ * Running workloads' use per window up to now (`now`, a placeholder): part of the window each started
+ * in, and every later window whole, summed per start window (a few dozen rows) rather than per
+ * workload and window.
  */
-function runningUsageSql(): string {
+function runningUsageSql(now: string): string {
+  const end = `least(${now}::timestamptz, x.window_to)`;
   return `SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              ${gpuMicrosecondsSql('r.gpu_share_units', 'r.started_at', 'least($14::timestamptz, x.window_to)')}
+              ${gpuMicrosecondsSql('r.gpu_share_units', 'r.started_at', end)}
        FROM running r
-       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
+       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < ${end}
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              ${gpuMicrosecondsSql('r.gpus', 'x.window_from', 'least($14::timestamptz, x.window_to)')}
+              ${gpuMicrosecondsSql('r.gpus', 'x.window_from', end)}
        FROM (
          SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
          FROM running GROUP BY initiative_id, instance_type, start_window
@@ -597,39 +639,62 @@ function runningUsageSql(): string {
  * runningUsageSql with idle parts: one row per running workload and window it ran in (the windows
  * are the few price periods of the period so far), each part split by the workload's own average.
  */
-function runningIdleUsageSql(): string {
-  const us = gpuMicrosecondsSql(
-    'r.gpu_share_units',
-    'greatest(r.started_at, x.window_from)',
-    'least($14::timestamptz, x.window_to)',
-  );
+function runningIdleUsageSql(now: string): string {
+  const end = `least(${now}::timestamptz, x.window_to)`;
+  const us = gpuMicrosecondsSql('r.gpu_share_units', 'greatest(r.started_at, x.window_from)', end);
   return `SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type, part.us,
               ${idleSharesSql('part.us', 'a').join(', ')}
        FROM running r
        JOIN windows x ON x.ordinal >= r.start_window
-         AND greatest(r.started_at, x.window_from) < least($14::timestamptz, x.window_to)
+         AND greatest(r.started_at, x.window_from) < ${end}
        CROSS JOIN LATERAL (SELECT ${us} AS us) AS part
        ${runningAggregateJoinSql('r', 'a')}`;
 }
 
+/** The placeholders of a read of one cluster's runs, bound after CapacityParameters in this order. */
+interface ClusterRunParameters extends CapacityParameters {
+  from: string;
+  to: string;
+  now: string;
+  cluster: string;
+}
+
+function clusterRunParameters(
+  scope: AuthScope,
+  filters: CapacityFilters & { clusterId: string },
+  from: Date,
+  to: Date,
+  now: Date,
+): ClusterRunParameters {
+  const bound = capacityParameters(scope, filters);
+  const { params } = bound;
+  return {
+    ...bound,
+    from: params.add(from),
+    to: params.add(to),
+    now: params.add(now),
+    cluster: params.add(filters.clusterId),
+  };
+}
+
 /**
- * The runs of one cluster that overlap [from, to) (`$5`, `$6`): the rollups are not kept per cluster,
- * so with a cluster filter usage is summed from the runs themselves. Finished ones by the
- * (organization, completed_at) index from `from` on, running ones by their partial index; each
- * accrues up to its end or `now` ($7). $8 is the cluster.
+ * The runs of one cluster that overlap [from, to): the rollups are not kept per cluster, so with a
+ * cluster filter usage is summed from the runs themselves. Finished ones by the (organization,
+ * completed_at) index from `from` on, running ones by their partial index; each accrues up to its
+ * end or `now`.
  */
-function clusterRunsSql(withAggregate: boolean): string {
+function clusterRunsSql(withAggregate: boolean, bound: ClusterRunParameters): string {
   const columns = `w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
-         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running`;
+         coalesce(w.completed_at, ${bound.now}::timestamptz) AS ended_at, w.status = 'running' AS running`;
   const aggregate = withAggregate ? `, a.sample_count, a.gpu_utilization_sum` : '';
   const lookup = withAggregate ? aggregateLookupSql('w', 'a') : '';
-  const where = `w.organization_id = $1 AND w.cluster_id = $8 AND ${scopeAndFilterSql('w')}`;
+  const where = `w.organization_id = ${bound.params.organization} AND w.cluster_id = ${bound.cluster} AND ${scopeAndInitiativeSql('w', bound)}`;
   return `SELECT ${columns}${aggregate} FROM workloads w ${lookup}
      WHERE ${where} AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-       AND w.completed_at > $5::timestamptz AND w.started_at < $6::timestamptz
+       AND w.completed_at > ${bound.from}::timestamptz AND w.started_at < ${bound.to}::timestamptz
      UNION ALL
      SELECT ${columns}${aggregate} FROM workloads w ${lookup}
-     WHERE ${where} AND w.status = 'running' AND w.started_at < $6::timestamptz`;
+     WHERE ${where} AND w.status = 'running' AND w.started_at < ${bound.to}::timestamptz`;
 }
 
 /** A run's share-unit microseconds inside window [from, to). */
@@ -652,32 +717,31 @@ export function clusterUsageByInitiativeAndPoolQuery(
 ): ScopedStatement {
   const from = windows.period.from < windows.burn.from ? windows.period.from : windows.burn.from;
   const to = windows.period.to > windows.burn.to ? windows.period.to : windows.burn.to;
-  const period = overlapSql('$9::timestamptz', '$10::timestamptz');
+  const bound = clusterRunParameters(scope, filters, from, to, now);
+  const { params } = bound;
+  const period = overlapSql(
+    `${params.add(windows.period.from)}::timestamptz`,
+    `${params.add(windows.period.to)}::timestamptz`,
+  );
+  const burn = overlapSql(
+    `${params.add(windows.burn.from)}::timestamptz`,
+    `${params.add(windows.burn.to)}::timestamptz`,
+  );
   return scopedStatement(
     scope,
     `SELECT r.initiative_id, p.pool_id,
             ${gpuHoursSql(`sum(${period})`)} AS used_gpu_hours,
-            ${gpuHoursSql(`sum(${overlapSql('$11::timestamptz', '$12::timestamptz')})`)} AS burn_window_gpu_hours,
+            ${gpuHoursSql(`sum(${burn})`)} AS burn_window_gpu_hours,
             coalesce(sum(r.gpu_count) FILTER (WHERE r.running), 0)::integer AS active_gpus,
             coalesce(sum(r.gpu_share_units) FILTER (WHERE r.running), 0)::float8 AS active_share_units,
             (sum(gpucap_sampled_share(${period}, r.sample_count)) / 1e6)::float8 AS sampled_gpu_seconds,
             (sum(gpucap_busy_share(${period}, r.gpu_utilization_sum, r.sample_count)) / 1e6)::float8
               AS busy_gpu_seconds
-     FROM (${clusterRunsSql(true)}) r
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     FROM (${clusterRunsSql(true, bound)}) r
+     LEFT JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = r.instance_type
+     WHERE ${poolFilterSql(bound)}
      GROUP BY r.initiative_id, p.pool_id`,
-    [
-      ...scopeParameters(scope, filters),
-      from,
-      to,
-      now,
-      filters.clusterId,
-      windows.period.from,
-      windows.period.to,
-      windows.burn.from,
-      windows.burn.to,
-    ],
+    params.values,
   );
 }
 
@@ -697,28 +761,24 @@ export function clusterUsageByWindowQuery(
       'SELECT 0 AS window_index, NULL::text AS initiative_id, NULL::text AS pool_id, 0 AS used_gpu_hours WHERE false',
     );
   }
+  const bound = clusterRunParameters(scope, filters, windows[0].from, windows[windows.length - 1].to, now);
+  const { params } = bound;
+  const froms = params.add(windows.map((window) => window.from));
+  const tos = params.add(windows.map((window) => window.to));
   return scopedStatement(
     scope,
     `WITH windows AS (
-       SELECT * FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+       SELECT * FROM unnest(${froms}::timestamptz[], ${tos}::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      )
      SELECT (x.ordinal - 1)::int AS window_index, r.initiative_id, p.pool_id,
             ${gpuHoursSql(`sum(${overlapSql('x.window_from', 'x.window_to')})`)} AS used_gpu_hours
-     FROM (${clusterRunsSql(false)}) r
-     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, $9::timestamptz[]), 1),
-                                        width_bucket(r.ended_at, $9::timestamptz[])) AS b (ordinal)
+     FROM (${clusterRunsSql(false, bound)}) r
+     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, ${froms}::timestamptz[]), 1),
+                                        width_bucket(r.ended_at, ${froms}::timestamptz[])) AS b (ordinal)
      JOIN windows x ON x.ordinal = b.ordinal
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     LEFT JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = r.instance_type
+     WHERE ${poolFilterSql(bound)}
      GROUP BY 1, r.initiative_id, p.pool_id`,
-    [
-      ...scopeParameters(scope, filters),
-      windows[0].from,
-      windows[windows.length - 1].to,
-      now,
-      filters.clusterId,
-      windows.map((window) => window.from),
-      windows.map((window) => window.to),
-    ],
+    params.values,
   );
 }

@@ -1,4 +1,4 @@
-import type { ConfigError } from '../common/config-file';
+import type { ConfigErrorClass } from '../common/config-file';
 import { type CliContext, UsageError } from './cli-context';
 import { helpText, parseFor } from './command-line';
 
@@ -18,7 +18,7 @@ export function readConfigCommand<T>(
   name: 'sync' | 'alerts',
   args: string[],
   context: CliContext,
-  options: { load: (file: string) => T; error: ConfigError; interval: (text: string) => number },
+  options: { load: (file: string) => T; error: ConfigErrorClass; interval: (text: string) => number },
 ): ConfigCommand<T> | null {
   const { values: parsed, spec } = parseFor(name, args);
   if (parsed.help) {

@@ -1,5 +1,6 @@
 import type { AuthScope } from './auth/auth-scope';
 import { organizationStatement, type ScopedStatement } from './database/scoped-statement';
+import { StatementParameters } from './database/statement-parameters';
 
 export const TIMELINE_INTERVALS = ['hour', 'day', 'week'] as const;
 export type TimelineInterval = (typeof TIMELINE_INTERVALS)[number];
@@ -22,30 +23,36 @@ export function timelineBoundariesQuery(
   from: Date,
   to: Date,
 ): ScopedStatement {
+  const params = new StatementParameters(scope);
+  const organization = params.organization;
+  const unit = params.add(interval);
+  const start = params.add(from);
+  const end = params.add(to);
+  const limit = params.add(MAX_TIMELINE_BUCKETS);
   return organizationStatement(
     scope,
     `WITH org AS (
-       SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz
+       SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = ${organization}), 'UTC') AS tz
      ),
      boundaries AS (
-       SELECT CASE $2::text
-                WHEN 'hour' THEN (date_trunc('hour', $3::timestamptz AT TIME ZONE org.tz) AT TIME ZONE org.tz)
+       SELECT CASE ${unit}::text
+                WHEN 'hour' THEN (date_trunc('hour', ${start}::timestamptz AT TIME ZONE org.tz) AT TIME ZONE org.tz)
                                  + make_interval(hours => n)
-                WHEN 'day' THEN (date_trunc('day', $3::timestamptz AT TIME ZONE org.tz) + make_interval(days => n))
+                WHEN 'day' THEN (date_trunc('day', ${start}::timestamptz AT TIME ZONE org.tz) + make_interval(days => n))
                                 AT TIME ZONE org.tz
-                ELSE (date_trunc('week', $3::timestamptz AT TIME ZONE org.tz) + make_interval(weeks => n))
+                ELSE (date_trunc('week', ${start}::timestamptz AT TIME ZONE org.tz) + make_interval(weeks => n))
                      AT TIME ZONE org.tz
               END AS boundary
-       FROM org, generate_series(0, least($5::int, ceil(date_part('epoch', $4::timestamptz - $3::timestamptz)
-                                   / CASE $2::text WHEN 'hour' THEN 3600 WHEN 'day' THEN 82800 ELSE 601200 END)::int) + 1) AS n
+       FROM org, generate_series(0, least(${limit}::int, ceil(date_part('epoch', ${end}::timestamptz - ${start}::timestamptz)
+                                   / CASE ${unit}::text WHEN 'hour' THEN 3600 WHEN 'day' THEN 82800 ELSE 601200 END)::int) + 1) AS n
      )
      SELECT b.boundary, to_char(b.boundary AT TIME ZONE org.tz, 'YYYY-MM-DD') AS local_date
      FROM org, (
-       SELECT boundary FROM boundaries WHERE boundary < $4::timestamptz
+       SELECT boundary FROM boundaries WHERE boundary < ${end}::timestamptz
        UNION ALL
-       SELECT min(boundary) FROM boundaries WHERE boundary >= $4::timestamptz
+       SELECT min(boundary) FROM boundaries WHERE boundary >= ${end}::timestamptz
      ) b
      ORDER BY 1`,
-    [scope.organizationId, interval, from, to, MAX_TIMELINE_BUCKETS],
+    params.values,
   );
 }

@@ -3,13 +3,13 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
 /** The error a command's config reports as "<file>: <message>", e.g. SyncConfigError. */
-export type ConfigError = new (message: string) => Error;
+export type ConfigErrorClass = new (message: string) => Error;
 
 /**
  * A command's config file (`gpucap sync`, `gpucap alerts`): JSON when the name ends in `.json`, else
  * YAML (a superset of JSON). `base` is its folder, which the paths inside it are relative to.
  */
-export function readConfigFile(file: string, fail: ConfigError): { document: unknown; base: string } {
+export function readConfigFile(file: string, fail: ConfigErrorClass): { document: unknown; base: string } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -33,7 +33,7 @@ export function readSecret(
   file: string | undefined,
   key: string,
   base: string,
-  fail: ConfigError,
+  fail: ConfigErrorClass,
 ): string | null {
   if (inline != null && file != null) throw new fail(`${key} and ${key}_file exclude each other`);
   if (file == null) return inline ?? null;

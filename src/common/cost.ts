@@ -6,6 +6,7 @@ import {
   type ScopedStatement,
   scopedStatement,
 } from './database/scoped-statement';
+import { StatementParameters } from './database/statement-parameters';
 import { currencyMinorUnits, UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
 
 /**
@@ -76,21 +77,24 @@ export function idleCostSql(workload: string, asOf: string, alias: string, aggre
  * and one aggregate lookup each.
  */
 export function workloadIdleCostsQuery(scope: AuthScope, workloadIds: string[], asOf: Date): ScopedStatement {
-  const values: unknown[] = [scope.organizationId, workloadIds, asOf];
+  const params = new StatementParameters(scope);
+  const conditions = [
+    `w.organization_id = ${params.organization}`,
+    `w.workload_id = ANY(${params.add(workloadIds)}::text[])`,
+  ];
+  const at = params.add(asOf);
   const initiatives = scopedInitiativeIds(scope);
-  const conditions = ['w.organization_id = $1', 'w.workload_id = ANY($2::text[])'];
-  if (initiatives !== null)
-    conditions.push(initiativeScopeSql('w.initiative_id', `$${values.push(initiatives)}`));
+  if (initiatives !== null) conditions.push(initiativeScopeSql('w.initiative_id', params.add(initiatives)));
   return scopedStatement(
     scope,
-    `SELECT w.workload_id, ${idleCostSql('w', '$3', 'price', 'a')} AS idle_cost
-     FROM workloads w ${runCostLateralSql('w', '$3', 'price')}
+    `SELECT w.workload_id, ${idleCostSql('w', at, 'price', 'a')} AS idle_cost
+     FROM workloads w ${runCostLateralSql('w', at, 'price')}
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
        WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
      ) AS a ON true
      WHERE ${conditions.join(' AND ')}`,
-    values,
+    params.values,
   );
 }
 
@@ -101,10 +105,11 @@ export interface CurrencyMetadata {
 
 /** The organization's currency (prices are organization rows any member may read). */
 export function organizationCurrencyQuery(scope: AuthScope): ScopedStatement {
+  const params = new StatementParameters(scope);
   return organizationStatement(
     scope,
-    'SELECT (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency',
-    [scope.organizationId],
+    `SELECT (SELECT currency FROM gpu_prices WHERE organization_id = ${params.organization} LIMIT 1) AS currency`,
+    params.values,
   );
 }
 

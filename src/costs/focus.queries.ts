@@ -6,6 +6,7 @@ import {
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
+import { StatementParameters } from '../common/database/statement-parameters';
 import { type PricingModel, UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 
@@ -30,23 +31,25 @@ export function focusPageQuery(
   after: KeysetPosition | null,
   limit: number,
 ): ScopedStatement {
-  const values: unknown[] = [scope.organizationId];
-  const add = (value: unknown) => `$${values.push(value)}`;
-  const from = add(request.from);
-  const to = add(request.to);
-  const asOf = add(request.asOf);
+  const params = new StatementParameters(scope);
+  const from = params.add(request.from);
+  const to = params.add(request.to);
+  const asOf = params.add(request.asOf);
   const conditions = [
-    'w.organization_id = $1',
+    `w.organization_id = ${params.organization}`,
     'w.started_at IS NOT NULL',
     `w.submitted_at < ${to}::timestamptz`,
     `w.started_at < ${to}::timestamptz`,
     `${chargedEndSql('w', asOf)} > ${from}::timestamptz`,
   ];
   const initiatives = scopedInitiativeIds(scope);
-  if (initiatives !== null) conditions.push(initiativeScopeSql('w.initiative_id', add(initiatives)));
-  if (request.initiativeId !== undefined) conditions.push(`w.initiative_id = ${add(request.initiativeId)}`);
+  if (initiatives !== null) conditions.push(initiativeScopeSql('w.initiative_id', params.add(initiatives)));
+  if (request.initiativeId !== undefined)
+    conditions.push(`w.initiative_id = ${params.add(request.initiativeId)}`);
   if (after) {
-    conditions.push(`(w.submitted_at, w.workload_id) > (${add(after.key)}::timestamptz, ${add(after.id)})`);
+    conditions.push(
+      `(w.submitted_at, w.workload_id) > (${params.add(after.key)}::timestamptz, ${params.add(after.id)})`,
+    );
   }
   const text = `WITH page AS MATERIALIZED (
       SELECT w.organization_id, w.workload_id, w.name, w.initiative_id, w.instance_type, w.submitted_by,
@@ -56,7 +59,7 @@ export function focusPageQuery(
       FROM workloads w
       WHERE ${conditions.join(' AND ')}
       ORDER BY w.submitted_at, w.workload_id
-      LIMIT ${add(limit + 1)}
+      LIMIT ${params.add(limit + 1)}
     ),
     parts AS (
       SELECT page.workload_id, p.price_per_gpu_hour, p.currency, p.minor_units, p.pricing_model,
@@ -85,7 +88,7 @@ export function focusPageQuery(
     JOIN initiatives i ON i.organization_id = page.organization_id AND i.initiative_id = page.initiative_id
     LEFT JOIN parts ON parts.workload_id = page.workload_id AND parts.period_end > parts.period_start
     ORDER BY page.submitted_at, page.workload_id, parts.period_start`;
-  return scopedStatement(scope, text, values);
+  return scopedStatement(scope, text, params.values);
 }
 
 export interface FocusRow {

@@ -309,7 +309,7 @@ export class EmbeddedDatabase {
     if (error instanceof EmbeddedDatabaseError) return error;
     const reason = error instanceof Error ? error.message : String(error);
     return new EmbeddedDatabaseError(
-      `The embedded PostgreSQL could not start (${oneLine(reason)}): ${WHAT_TO_DO}`,
+      `The embedded PostgreSQL could not start (${collapseWhitespace(reason)}): ${WHAT_TO_DO}`,
     );
   }
 
@@ -343,7 +343,7 @@ function readableName(directory: string): string {
   return name || 'root';
 }
 
-function oneLine(text: string): string {
+function collapseWhitespace(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 

@@ -50,13 +50,13 @@ export async function writeSyncRecords(
       const location = (locations[section] = (locations[section] ?? -1) + 1);
       const result = validateRecord(section, value);
       if (result.issues) {
-        issues.push(...result.issues.map((issue) => `${describe(section, value)}: ${issue}`));
+        issues.push(...result.issues.map((issue) => `${describeRecord(section, value)}: ${issue}`));
         if (issues.length >= 20) break;
         continue;
       }
       const record = { section, location, row: result.row } as ImportRecord;
       const duplicate = tracker.track(record);
-      if (duplicate) issues.push(`${describe(section, value)}: ${duplicate.message}`);
+      if (duplicate) issues.push(`${describeRecord(section, value)}: ${duplicate.message}`);
       else if (issues.length === 0) await loader.add(record);
     }
     if (issues.length === 0) {
@@ -95,7 +95,7 @@ export class SyncRejectedError extends Error {
   }
 }
 
-function describe(section: SyncRecord['section'], value: Record<string, unknown>): string {
+function describeRecord(section: SyncRecord['section'], value: Record<string, unknown>): string {
   if (section === 'organizations') return `organization '${String(value.organization_id)}'`;
   if (section === 'initiatives') return `initiative '${String(value.initiative_id)}'`;
   if (section === 'workloads') return `workload '${String(value.workload_id)}'`;

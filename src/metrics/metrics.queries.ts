@@ -9,6 +9,7 @@ import {
   scopedStatement,
   initiativeScopeSql,
 } from '../common/database/scoped-statement';
+import { StatementParameters } from '../common/database/statement-parameters';
 import { WORKLOAD_STATUSES, type WorkloadStatus } from '../core/workload-status';
 import { SAMPLE_METRICS, type SampleMetric, type SortOrder } from './metric-names';
 
@@ -34,6 +35,11 @@ export function workloadWindowQuery(
   windowSeconds: number | null,
   now: Date,
 ): ScopedStatement {
+  const params = new StatementParameters(scope);
+  const workload = params.add(workloadId);
+  const initiatives = params.add(scopedInitiativeIds(scope));
+  const end = params.add(now);
+  const seconds = params.add(windowSeconds);
   return preparedStatement(
     scopedStatement(
       scope,
@@ -41,14 +47,14 @@ export function workloadWindowQuery(
             to_char(b.window_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_start,
             to_char(e.window_end AT TIME ZONE 'UTC', ${UTC_MICROS}) AS window_end
      FROM workloads w
-     CROSS JOIN LATERAL (SELECT coalesce(w.completed_at, $4::timestamptz) AS window_end) e
+     CROSS JOIN LATERAL (SELECT coalesce(w.completed_at, ${end}::timestamptz) AS window_end) e
      CROSS JOIN LATERAL (
-       SELECT CASE WHEN $5::float8 IS NULL THEN w.started_at
-                   ELSE e.window_end - make_interval(secs => $5::float8) END AS window_start
+       SELECT CASE WHEN ${seconds}::float8 IS NULL THEN w.started_at
+                   ELSE e.window_end - make_interval(secs => ${seconds}::float8) END AS window_start
      ) b
-     WHERE w.organization_id = $1 AND w.workload_id = $2
-       AND ${initiativeScopeSql('w.initiative_id', '$3')}`,
-      [scope.organizationId, workloadId, scopedInitiativeIds(scope), now, windowSeconds],
+     WHERE w.organization_id = ${params.organization} AND w.workload_id = ${workload}
+       AND ${initiativeScopeSql('w.initiative_id', initiatives)}`,
+      params.values,
     ),
   );
 }
@@ -58,18 +64,46 @@ export type WindowStats = { sample_count: number } & Record<
   number | null
 >;
 
-const WINDOW_STATS_SQL = `
-  SELECT agg.sample_count, ${SAMPLE_METRICS.map((m) => `agg.${m}_avg, agg.${m}_min, agg.${m}_max, agg.${m}_current`).join(',\n         ')}
-  FROM (
-    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
-    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
-    SELECT count(*)::int AS sample_count,
-           ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m}))[count(*)] AS ${m}_current`).join(',\n           ')}
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
-  ) agg
-  -- The workload was found in scope by an earlier statement; a writer may have moved it since.
-  JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
-                  AND ${initiativeScopeSql('w.initiative_id', '$5')}`;
+/**
+ * The parameters of a read of one workload's window: the workload, the window's bounds and the
+ * caller's initiatives (null for an organization admin, so the text is the same for every caller).
+ */
+interface WindowParameters {
+  params: StatementParameters;
+  workload: string;
+  start: string;
+  end: string;
+  initiatives: string;
+}
+
+function windowParameters(
+  scope: AuthScope,
+  workloadId: string,
+  windowStart: string,
+  windowEnd: string,
+): WindowParameters {
+  const params = new StatementParameters(scope);
+  return {
+    params,
+    workload: params.add(workloadId),
+    start: params.add(windowStart),
+    end: params.add(windowEnd),
+    initiatives: params.add(scopedInitiativeIds(scope)),
+  };
+}
+
+/** The window's samples from both sample stores (gpucap_workload_samples). */
+function windowSamplesSql(window: WindowParameters): string {
+  return `gpucap_workload_samples(${window.params.organization}, ${window.workload}, ${window.start}::timestamptz, ${window.end}::timestamptz)`;
+}
+
+/** The workload is re-checked in scope by every statement: a writer may have moved it since. */
+function workloadInScopeSql(window: WindowParameters): string {
+  return `EXISTS (
+    SELECT 1 FROM workloads w
+    WHERE w.organization_id = ${window.params.organization} AND w.workload_id = ${window.workload}
+      AND ${initiativeScopeSql('w.initiative_id', window.initiatives)})`;
+}
 
 /**
  * Statistics of one workload's samples in [start, end], both ends included. The bounds are
@@ -82,45 +116,31 @@ export function windowStatsQuery(
   windowStart: string,
   windowEnd: string,
 ): ScopedStatement {
+  const window = windowParameters(scope, workloadId, windowStart, windowEnd);
   return preparedStatement(
-    scopedStatement(scope, WINDOW_STATS_SQL, [
-      scope.organizationId,
-      workloadId,
-      windowStart,
-      windowEnd,
-      scopedInitiativeIds(scope),
-    ]),
+    scopedStatement(
+      scope,
+      `
+  SELECT agg.sample_count, ${SAMPLE_METRICS.map((m) => `agg.${m}_avg, agg.${m}_min, agg.${m}_max, agg.${m}_current`).join(',\n         ')}
+  FROM (
+    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
+    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
+    SELECT count(*)::int AS sample_count,
+           ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m}))[count(*)] AS ${m}_current`).join(',\n           ')}
+    FROM ${windowSamplesSql(window)}
+  ) agg
+  -- The workload was found in scope by an earlier statement; a writer may have moved it since.
+  JOIN workloads w ON w.organization_id = ${window.params.organization} AND w.workload_id = ${window.workload}
+                  AND ${initiativeScopeSql('w.initiative_id', window.initiatives)}`,
+      window.params.values,
+    ),
   );
 }
-
-/** The workload is re-checked in scope by every statement: a writer may have moved it since. */
-const WORKLOAD_IN_SCOPE_SQL = `EXISTS (
-    SELECT 1 FROM workloads w
-    WHERE w.organization_id = $1 AND w.workload_id = $2
-      AND ${initiativeScopeSql('w.initiative_id', '$5')})`;
 
 export type SeriesRow = { bucket_start: string; sample_count: number } & Record<
   `${SampleMetric}_${'avg' | 'min' | 'max'}`,
   number | null
 >;
-
-const SERIES_SQL = `
-  WITH per_bucket AS (
-    SELECT date_bin($6::interval, sampled_at, timestamptz 'epoch') AS bucket_start,
-           count(*)::int AS sample_count,
-           ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max`).join(',\n           ')}
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
-    GROUP BY 1
-  )
-  SELECT to_char(b.bucket_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS bucket_start,
-         coalesce(p.sample_count, 0) AS sample_count,
-         ${SAMPLE_METRICS.map((m) => `p.${m}_avg, p.${m}_min, p.${m}_max`).join(',\n         ')}
-  FROM generate_series(date_bin($6::interval, $3::timestamptz, timestamptz 'epoch'),
-                       date_bin($6::interval, $4::timestamptz, timestamptz 'epoch'),
-                       $6::interval) AS b (bucket_start)
-  LEFT JOIN per_bucket p USING (bucket_start)
-  WHERE ${WORKLOAD_IN_SCOPE_SQL}
-  ORDER BY b.bucket_start`;
 
 /**
  * One row per step bucket of [start, end] (both ends included), empty buckets too, each the
@@ -134,15 +154,30 @@ export function seriesQuery(
   windowEnd: string,
   stepSeconds: number,
 ): ScopedStatement {
+  const window = windowParameters(scope, workloadId, windowStart, windowEnd);
+  const step = window.params.add(`${stepSeconds} seconds`);
   return preparedStatement(
-    scopedStatement(scope, SERIES_SQL, [
-      scope.organizationId,
-      workloadId,
-      windowStart,
-      windowEnd,
-      scopedInitiativeIds(scope),
-      `${stepSeconds} seconds`,
-    ]),
+    scopedStatement(
+      scope,
+      `
+  WITH per_bucket AS (
+    SELECT date_bin(${step}::interval, sampled_at, timestamptz 'epoch') AS bucket_start,
+           count(*)::int AS sample_count,
+           ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max`).join(',\n           ')}
+    FROM ${windowSamplesSql(window)}
+    GROUP BY 1
+  )
+  SELECT to_char(b.bucket_start AT TIME ZONE 'UTC', ${UTC_MICROS}) AS bucket_start,
+         coalesce(p.sample_count, 0) AS sample_count,
+         ${SAMPLE_METRICS.map((m) => `p.${m}_avg, p.${m}_min, p.${m}_max`).join(',\n         ')}
+  FROM generate_series(date_bin(${step}::interval, ${window.start}::timestamptz, timestamptz 'epoch'),
+                       date_bin(${step}::interval, ${window.end}::timestamptz, timestamptz 'epoch'),
+                       ${step}::interval) AS b (bucket_start)
+  LEFT JOIN per_bucket p USING (bucket_start)
+  WHERE ${workloadInScopeSql(window)}
+  ORDER BY b.bucket_start`,
+      window.params.values,
+    ),
   );
 }
 
@@ -151,15 +186,6 @@ export type WindowPercentiles = { in_scope: boolean } & Record<
   number | null
 >;
 
-const PERCENTILES_SQL = `
-  SELECT ${SAMPLE_METRICS.map(
-    (m) =>
-      `percentile_cont(0.5) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p50, ` +
-      `percentile_cont(0.95) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p95`,
-  ).join(',\n         ')},
-         ${WORKLOAD_IN_SCOPE_SQL} AS in_scope
-  FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)`;
-
 /** Continuous percentiles (linear interpolation) of each metric over the window's samples. */
 export function windowPercentilesQuery(
   scope: AuthScope,
@@ -167,14 +193,20 @@ export function windowPercentilesQuery(
   windowStart: string,
   windowEnd: string,
 ): ScopedStatement {
+  const window = windowParameters(scope, workloadId, windowStart, windowEnd);
   return preparedStatement(
-    scopedStatement(scope, PERCENTILES_SQL, [
-      scope.organizationId,
-      workloadId,
-      windowStart,
-      windowEnd,
-      scopedInitiativeIds(scope),
-    ]),
+    scopedStatement(
+      scope,
+      `
+  SELECT ${SAMPLE_METRICS.map(
+    (m) =>
+      `percentile_cont(0.5) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p50, ` +
+      `percentile_cont(0.95) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p95`,
+  ).join(',\n         ')},
+         ${workloadInScopeSql(window)} AS in_scope
+  FROM ${windowSamplesSql(window)}`,
+      window.params.values,
+    ),
   );
 }
 
@@ -204,11 +236,12 @@ export interface RankedRow extends GpuShareColumns {
  */
 const SETTLED_GPU_SECONDS = `(w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))))`;
 
-/** The same figure for a running workload up to now ($6). */
-const RUNNING_GPU_SECONDS = `w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at)))`;
+/** The same figure for a running workload up to `now` (a placeholder). */
+function runningGpuSecondsSql(now: string): string {
+  return `w.gpu_share_units * greatest(0, floor(date_part('epoch', ${now}::timestamptz - w.started_at)))`;
+}
 /** Share-unit GPU-seconds as GPU-hours: the units first, exact for whole GPUs. */
 const UNIT_SECONDS_TO_HOURS = `/ ${GPU_SHARE_UNITS} / 3600`;
-const RUNNING_GPU_HOURS = `${RUNNING_GPU_SECONDS} ${UNIT_SECONDS_TO_HOURS}`;
 /** The workload's share, for the page (as `w` or the candidates that carry it). */
 const SHARE_COLUMNS = `gpu_count, ${GPU_SHARE_COLUMNS}`;
 const prefixed = (alias: string, columns: string) =>
@@ -217,26 +250,38 @@ const prefixed = (alias: string, columns: string) =>
     .map((column) => `${alias}.${column.trim()}`)
     .join(', ');
 
-/**
- * Parameters shared by both rankings: $1 organization, $2 the caller's initiatives (null: all),
- * $3 the initiatives to read branch by branch (null: the whole organization at once), $4 the statuses
- * read from the indexes, $5 limit.
- */
-function rankedParameters(scope: AuthScope, filters: RankedFilters, statuses: readonly string[]): unknown[] {
-  const scopeIds = scopedInitiativeIds(scope);
-  return [
-    scope.organizationId,
-    scopeIds,
-    filters.initiativeId !== undefined ? [filters.initiativeId] : scopeIds,
-    statuses,
-    filters.limit,
-  ];
+/** The placeholders every ranking starts with, bound in this order. */
+interface RankedParameters {
+  params: StatementParameters;
+  /** The caller's initiatives (null: all). */
+  scope: string;
+  /** The initiatives read branch by branch: the filter's one, else the caller's (null: the whole organization at once). */
+  branches: string;
+  /** The statuses read from the indexes. */
+  statuses: string;
+  limit: string;
 }
 
-/** Scope and initiative filter of a table aliased `alias`, as $2 and $3. */
-function scopeAndFilterSql(alias: string): string {
-  return `${initiativeScopeSql(`${alias}.initiative_id`, '$2')}
-       AND ($3::text[] IS NULL OR ${alias}.initiative_id = ANY ($3::text[]))`;
+function rankedParameters(
+  scope: AuthScope,
+  filters: RankedFilters,
+  statuses: readonly string[],
+): RankedParameters {
+  const params = new StatementParameters(scope);
+  const scopeIds = scopedInitiativeIds(scope);
+  return {
+    params,
+    scope: params.add(scopeIds),
+    branches: params.add(filters.initiativeId !== undefined ? [filters.initiativeId] : scopeIds),
+    statuses: params.add(statuses),
+    limit: params.add(filters.limit),
+  };
+}
+
+/** The caller's scope and the branches' initiatives, on a table aliased `alias`. */
+function rankedScopeSql(alias: string, ranked: RankedParameters): string {
+  return `${initiativeScopeSql(`${alias}.initiative_id`, ranked.scope)}
+       AND (${ranked.branches}::text[] IS NULL OR ${alias}.initiative_id = ANY (${ranked.branches}::text[]))`;
 }
 
 interface BranchSource {
@@ -255,30 +300,37 @@ interface BranchSource {
  * backwards yields ties by workload_id descending, so a descending branch is read as the rows
  * strictly above its limit-th value plus that value's rows by id ascending: at most 2 × limit rows.
  */
-function topPerBranchSql(source: BranchSource, order: SortOrder, perInitiative: boolean): string {
+function topPerBranchSql(
+  source: BranchSource,
+  order: SortOrder,
+  perInitiative: boolean,
+  ranked: RankedParameters,
+): string {
+  const statuses = `unnest(${ranked.statuses}::text[]) AS b(status)`;
   const branches = perInitiative
-    ? `unnest($4::text[]) AS b(status) CROSS JOIN unnest($3::text[]) AS i(initiative_id)`
-    : `unnest($4::text[]) AS b(status)`;
+    ? `${statuses} CROSS JOIN unnest(${ranked.branches}::text[]) AS i(initiative_id)`
+    : statuses;
+  const limit = ranked.limit;
   const where = source.where(perInitiative);
   const id = `${source.workloadId} COLLATE "C"`;
   const select = `SELECT ${source.columns}, ${source.value} AS sort_value FROM ${source.from}`;
   if (order === 'asc') {
     return `
       SELECT c.* FROM ${branches}
-      CROSS JOIN LATERAL (${select} WHERE ${where} ORDER BY ${source.value}, ${id} LIMIT $5) c`;
+      CROSS JOIN LATERAL (${select} WHERE ${where} ORDER BY ${source.value}, ${id} LIMIT ${limit}) c`;
   }
   return `
       SELECT c.* FROM ${branches}
       CROSS JOIN LATERAL (
         SELECT min(top.v) AS threshold FROM (
           SELECT ${source.value} AS v FROM ${source.from} WHERE ${where}
-          ORDER BY ${source.value} DESC, ${id} DESC LIMIT $5
+          ORDER BY ${source.value} DESC, ${id} DESC LIMIT ${limit}
         ) top
       ) th
       CROSS JOIN LATERAL (
-        (${select} WHERE ${where} AND ${source.value} > th.threshold ORDER BY ${source.value} DESC, ${id} DESC LIMIT $5)
+        (${select} WHERE ${where} AND ${source.value} > th.threshold ORDER BY ${source.value} DESC, ${id} DESC LIMIT ${limit})
         UNION ALL
-        (${select} WHERE ${where} AND ${source.value} = th.threshold ORDER BY ${id} LIMIT $5)
+        (${select} WHERE ${where} AND ${source.value} = th.threshold ORDER BY ${id} LIMIT ${limit})
       ) c`;
 }
 
@@ -292,6 +344,7 @@ function pageWithTotalsSql(
   order: SortOrder,
   pageColumns: string,
   pageFrom: string,
+  limit: string,
 ): string {
   const direction = order === 'asc' ? 'ASC' : 'DESC';
   return `
@@ -303,7 +356,7 @@ function pageWithTotalsSql(
       FROM (
         SELECT * FROM (${candidates}) candidates
         ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC
-        LIMIT $5
+        LIMIT ${limit}
       ) p
       ${pageFrom}
       ORDER BY p.avg_value ${direction}, p.workload_id COLLATE "C" ASC
@@ -329,35 +382,39 @@ export function rankedBySampleMetricQuery(
   filters: RankedFilters,
 ): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const ranked = rankedParameters(scope, filters, statuses);
+  const organization = ranked.params.organization;
   const candidates = topPerBranchSql(
     {
       from: 'metric_aggregates a',
-      where: (byInitiative) => `a.organization_id = $1 AND a.status = b.status
+      where: (byInitiative) => `a.organization_id = ${organization} AND a.status = b.status
         AND a.sample_count > 0 AND a.initiative_id IS NOT NULL
         ${byInitiative ? 'AND a.initiative_id = i.initiative_id' : ''}
-        AND ${scopeAndFilterSql('a')}`,
+        AND ${rankedScopeSql('a', ranked)}`,
       value: `a.${metric}_avg`,
       workloadId: 'a.workload_id',
       columns: `a.workload_id, a.initiative_id, a.${metric}_latest AS current_value`,
     },
     filters.order,
     perInitiative(scope, filters),
+    ranked,
   );
   const totals = `
     SELECT coalesce(sum(t.workload_count), 0)::int AS total_count,
            (sum(t.${metric}_avg_sum) / nullif(sum(t.workload_count), 0))::float8 AS scope_average
     FROM metric_ranked_totals t
-    WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${scopeAndFilterSql('t')}`;
+    WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}`;
   const sql = pageWithTotalsSql(
     `SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (${candidates}) c`,
     totals,
     filters.order,
     `p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, ${prefixed('w', SHARE_COLUMNS)}`,
     // Re-checked against the workload itself, not only the initiative copied into its aggregate.
-    `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
-       AND w.initiative_id = p.initiative_id AND ${scopeAndFilterSql('w')}`,
+    `JOIN workloads w ON w.organization_id = ${organization} AND w.workload_id = p.workload_id
+       AND w.initiative_id = p.initiative_id AND ${rankedScopeSql('w', ranked)}`,
+    ranked.limit,
   );
-  return scopedStatement(scope, sql, rankedParameters(scope, filters, statuses));
+  return scopedStatement(scope, sql, ranked.params.values);
 }
 
 /**
@@ -370,23 +427,28 @@ export function rankedBySampleMetricQuery(
 export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
   const settled = statuses.filter((status) => status !== 'running');
+  const ranked = rankedParameters(scope, filters, settled);
+  const organization = ranked.params.organization;
+  const clock = ranked.params.add(now);
+  const readsRunning = ranked.params.add(statuses.includes('running'));
   const settledCandidates = topPerBranchSql(
     {
       from: 'workloads w',
-      where: (byInitiative) => `w.organization_id = $1 AND w.status = b.status
+      where: (byInitiative) => `w.organization_id = ${organization} AND w.status = b.status
         ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
-        AND ${scopeAndFilterSql('w')}`,
+        AND ${rankedScopeSql('w', ranked)}`,
       value: SETTLED_GPU_SECONDS,
       workloadId: 'w.workload_id',
       columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
     },
     filters.order,
     perInitiative(scope, filters),
+    ranked,
   );
   const running = `
-    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, ${RUNNING_GPU_HOURS} AS gpu_hours
+    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, ${runningGpuSecondsSql(clock)} ${UNIT_SECONDS_TO_HOURS} AS gpu_hours
     FROM workloads w
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ${scopeAndFilterSql('w')}`;
+    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${rankedScopeSql('w', ranked)}`;
   const candidates = `
     SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS},
            sort_value ${UNIT_SECONDS_TO_HOURS} AS avg_value, sort_value ${UNIT_SECONDS_TO_HOURS} AS current_value
@@ -400,15 +462,11 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
     FROM (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
       FROM workload_status_totals t
-      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${scopeAndFilterSql('t')}
+      WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}
     ) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (${running}) r) r`;
-  const sql = pageWithTotalsSql(candidates, totals, filters.order, 'p.*', '');
-  return scopedStatement(scope, sql, [
-    ...rankedParameters(scope, filters, settled),
-    now,
-    statuses.includes('running'),
-  ]);
+  const sql = pageWithTotalsSql(candidates, totals, filters.order, 'p.*', '', ranked.limit);
+  return scopedStatement(scope, sql, ranked.params.values);
 }
 
 /**
@@ -435,29 +493,34 @@ export function rankedByIdleGpuHoursQuery(
 ): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
   const settled = statuses.filter((status) => status !== 'running');
+  const ranked = rankedParameters(scope, filters, settled);
+  const organization = ranked.params.organization;
+  const clock = ranked.params.add(now);
+  const readsRunning = ranked.params.add(statuses.includes('running'));
   const settledCandidates = topPerBranchSql(
     {
       from: 'metric_aggregates a',
       // The predicate of the indexes, repeated so the planner can use them.
-      where: (byInitiative) => `a.organization_id = $1 AND a.status = b.status
+      where: (byInitiative) => `a.organization_id = ${organization} AND a.status = b.status
         AND a.sample_count > 0 AND a.initiative_id IS NOT NULL AND a.settled_gpu_seconds IS NOT NULL
         ${byInitiative ? 'AND a.initiative_id = i.initiative_id' : ''}
-        AND ${scopeAndFilterSql('a')}`,
+        AND ${rankedScopeSql('a', ranked)}`,
       value: idleGpuHoursSql('a.settled_gpu_seconds', 'a.gpu_utilization_avg'),
       workloadId: 'a.workload_id',
       columns: 'a.workload_id, a.initiative_id',
     },
     filters.order,
     perInitiative(scope, filters),
+    ranked,
   );
   // The stored average, as the settled rows' index uses: the same float8 wherever it is read.
   const running = `
     SELECT w.workload_id, w.initiative_id,
-           ${idleGpuHoursSql(RUNNING_GPU_SECONDS, 'a.gpu_utilization_avg')} AS idle_gpu_hours
+           ${idleGpuHoursSql(runningGpuSecondsSql(clock), 'a.gpu_utilization_avg')} AS idle_gpu_hours
     FROM workloads w
     ${runningAggregateJoinSql('w', 'a')}
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND a.sample_count > 0
-      AND ${scopeAndFilterSql('w')}`;
+    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND a.sample_count > 0
+      AND ${rankedScopeSql('w', ranked)}`;
   const candidates = `
     SELECT workload_id, initiative_id, sort_value AS avg_value, sort_value AS current_value
     FROM (${settledCandidates}) s
@@ -470,7 +533,7 @@ export function rankedByIdleGpuHoursQuery(
     FROM (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
       FROM metric_ranked_totals t
-      WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ${scopeAndFilterSql('t')}
+      WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}
     ) s
     CROSS JOIN (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
@@ -483,14 +546,11 @@ export function rankedByIdleGpuHoursQuery(
       filters.order,
       `p.workload_id, w.name, p.initiative_id, p.avg_value, p.current_value, ${prefixed('w', SHARE_COLUMNS)}`,
       // Re-checked against the workload itself, not only the initiative copied into its aggregate.
-      `JOIN workloads w ON w.organization_id = $1 AND w.workload_id = p.workload_id
-       AND w.initiative_id = p.initiative_id AND ${scopeAndFilterSql('w')}`,
+      `JOIN workloads w ON w.organization_id = ${organization} AND w.workload_id = p.workload_id
+       AND w.initiative_id = p.initiative_id AND ${rankedScopeSql('w', ranked)}`,
+      ranked.limit,
     )}`;
-  return scopedStatement(scope, sql, [
-    ...rankedParameters(scope, filters, settled),
-    now,
-    statuses.includes('running'),
-  ]);
+  return scopedStatement(scope, sql, ranked.params.values);
 }
 
 /** What a ranked read orders by: a lifetime sample average, GPU-hours, or idle GPU-hours. */
@@ -508,27 +568,40 @@ export function rankedInClusterQuery(
   now: Date,
 ): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const ranked = rankedParameters(scope, filters, statuses);
+  const organization = ranked.params.organization;
+  const clock = ranked.params.add(now);
+  const cluster = ranked.params.add(filters.clusterId);
   // A cumulative figure: the running ones' up to now, the settled ones' as stored.
   const cumulative = (settled: string) =>
-    `CASE WHEN w.status = 'running' THEN ${RUNNING_GPU_SECONDS} ELSE ${settled} END`;
+    `CASE WHEN w.status = 'running' THEN ${runningGpuSecondsSql(clock)} ELSE ${settled} END`;
   const sampleAverage = (metric: string) => ({
     avg: `a.${metric}_avg`,
     current: `a.${metric}_latest`,
     sampled: true,
+    readsClock: false,
   });
-  const figures: Record<RankedValue, { avg: string; current?: string; sampled: boolean }> = {
+  const figures: Record<
+    RankedValue,
+    { avg: string; current?: string; sampled: boolean; readsClock: boolean }
+  > = {
     gpu_utilization: sampleAverage('gpu_utilization'),
     memory_utilization: sampleAverage('memory_utilization'),
     power_usage: sampleAverage('power_usage'),
-    gpu_hours: { avg: `(${cumulative(SETTLED_GPU_SECONDS)}) ${UNIT_SECONDS_TO_HOURS}`, sampled: false },
+    gpu_hours: {
+      avg: `(${cumulative(SETTLED_GPU_SECONDS)}) ${UNIT_SECONDS_TO_HOURS}`,
+      sampled: false,
+      readsClock: true,
+    },
     idle_gpu_hours: {
       avg: idleGpuHoursSql(cumulative('a.settled_gpu_seconds::float8'), 'a.gpu_utilization_avg'),
       sampled: true,
+      readsClock: true,
     },
   };
   const figure = figures[value];
-  // The sample averages do not read the clock: $6 is still typed so the statement's parameters stay one list.
-  const clock = figure.avg.includes('$6') ? '' : 'AND $6::timestamptz IS NOT NULL';
+  // The sample averages do not read the clock: it is still typed so the statement's parameters stay one list.
+  const clockTyped = figure.readsClock ? '' : `AND ${clock}::timestamptz IS NOT NULL`;
   const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
   const sql = `WITH ranked AS MATERIALIZED (
       SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)},
@@ -537,16 +610,16 @@ export function rankedInClusterQuery(
       ${figure.sampled ? 'JOIN' : 'LEFT JOIN'} metric_aggregates a
         ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
       CROSS JOIN LATERAL (SELECT ${figure.avg} AS avg_value) v
-      WHERE w.organization_id = $1 AND w.cluster_id = $7 AND w.status = ANY ($4::text[])
-        AND ${scopeAndFilterSql('w')} ${figure.sampled ? 'AND a.sample_count > 0' : ''} ${clock}
+      WHERE w.organization_id = ${organization} AND w.cluster_id = ${cluster} AND w.status = ANY (${ranked.statuses}::text[])
+        AND ${rankedScopeSql('w', ranked)} ${figure.sampled ? 'AND a.sample_count > 0' : ''} ${clockTyped}
     )
     SELECT page.*, totals.total_count, totals.scope_average
     FROM (SELECT count(*)::int AS total_count, avg(avg_value::numeric)::float8 AS scope_average FROM ranked) totals
     LEFT JOIN LATERAL (
-      SELECT * FROM ranked ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC LIMIT $5
+      SELECT * FROM ranked ORDER BY avg_value ${direction}, workload_id COLLATE "C" ASC LIMIT ${ranked.limit}
     ) page ON true
     ORDER BY page.avg_value ${direction}, page.workload_id COLLATE "C" ASC`;
-  return scopedStatement(scope, sql, [...rankedParameters(scope, filters, statuses), now, filters.clusterId]);
+  return scopedStatement(scope, sql, ranked.params.values);
 }
 
 /**
@@ -559,17 +632,21 @@ export function rankedInClusterQuery(
  */
 export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const ranked = rankedParameters(scope, filters, statuses);
+  const organization = ranked.params.organization;
+  const clock = ranked.params.add(now);
+  const cluster = ranked.params.add(filters.clusterId ?? null);
   const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
   const exact = `price.price_unit_us / ${UNIT_MICROSECONDS_PER_GPU_HOUR}`;
   const sql = `WITH ranked AS MATERIALIZED (
       SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)},
              ${exact} AS exact_cost, price.price_unit_us, price.minor_units
       FROM workloads w
-      ${runCostLateralSql('w', '$6', 'price')}
-      WHERE w.organization_id = $1 AND w.status = ANY ($4::text[]) AND ${scopeAndFilterSql('w')}
-        AND ($7::text IS NULL OR w.cluster_id = $7::text)
-        AND w.instance_type IN (SELECT p.instance_type FROM gpu_prices p WHERE p.organization_id = $1)
-        AND ${workloadCostSql('w', '$6', 'price')} IS NOT NULL
+      ${runCostLateralSql('w', clock, 'price')}
+      WHERE w.organization_id = ${organization} AND w.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('w', ranked)}
+        AND (${cluster}::text IS NULL OR w.cluster_id = ${cluster}::text)
+        AND w.instance_type IN (SELECT p.instance_type FROM gpu_prices p WHERE p.organization_id = ${organization})
+        AND ${workloadCostSql('w', clock, 'price')} IS NOT NULL
     )
     SELECT page.workload_id, page.name, page.initiative_id, ${prefixed('page', SHARE_COLUMNS)},
            round(page.exact_cost, page.minor_units)::text AS avg_value,
@@ -580,12 +657,8 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
                    AS scope_average
           FROM ranked) totals
     LEFT JOIN LATERAL (
-      SELECT * FROM ranked ORDER BY exact_cost ${direction}, workload_id COLLATE "C" ASC LIMIT $5
+      SELECT * FROM ranked ORDER BY exact_cost ${direction}, workload_id COLLATE "C" ASC LIMIT ${ranked.limit}
     ) page ON true
     ORDER BY page.exact_cost ${direction}, page.workload_id COLLATE "C" ASC`;
-  return scopedStatement(scope, sql, [
-    ...rankedParameters(scope, filters, statuses),
-    now,
-    filters.clusterId ?? null,
-  ]);
+  return scopedStatement(scope, sql, ranked.params.values);
 }

@@ -1,3 +1,4 @@
+import type { StatementParameters } from '../common/database/statement-parameters';
 import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
 import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 import type { WorkloadStatus } from '../core/workload-status';
@@ -73,8 +74,8 @@ export function workloadCountSql(status?: WorkloadStatus): string {
 }
 
 export interface PeriodFactsRequest {
-  /** Adds a parameter, returns its placeholder. */
-  add: (value: unknown) => string;
+  /** The statement's parameters, which the spans' bounds are added to. */
+  params: StatementParameters;
   /** Conditions on organization_id and initiative_id, valid on both the rollup and workloads. */
   where: string[];
   /** Further conditions only rollup rows take (on dimension_value)... */
@@ -96,7 +97,7 @@ export interface PeriodFactsRequest {
  * the work per request stays a few rows per day however many workloads a day holds.
  */
 export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest): string[] {
-  const { add, where } = request;
+  const { params, where } = request;
   const columns = request.withIdle ? STATS_FACT_COLUMNS : FACT_COLUMNS;
   const rollup = (period: 'day' | 'hour', span: Span) => {
     const conditions = [
@@ -105,8 +106,8 @@ export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest):
       `period = '${period}'`,
       `dimension = '${request.dimension}'`,
     ];
-    if (span.from) conditions.push(`bucket_start >= ${add(span.from)}`);
-    if (span.to) conditions.push(`bucket_start < ${add(span.to)}`);
+    if (span.from) conditions.push(`bucket_start >= ${params.add(span.from)}`);
+    if (span.to) conditions.push(`bucket_start < ${params.add(span.to)}`);
     return `SELECT ${request.rollupKey} AS group_key, ${columns.join(', ')}
       FROM workload_period_rollups WHERE ${conditions.join(' AND ')}`;
   };
@@ -114,8 +115,8 @@ export function periodFactsSql(split: PeriodSplit, request: PeriodFactsRequest):
     const conditions = [
       ...where,
       ...(request.rawWhere ?? []),
-      `submitted_at >= ${add(span.from)}`,
-      `submitted_at < ${add(span.to)}`,
+      `submitted_at >= ${params.add(span.from)}`,
+      `submitted_at < ${params.add(span.to)}`,
     ];
     return request.withIdle
       ? `SELECT ${request.rawKey}, ${RAW_STATS_MEASURES.join(', ')}

@@ -1,10 +1,11 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
+import { StatementParameters } from '../common/database/statement-parameters';
 import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 import { chargedEndSql, overlapMicrosecondsSql } from '../common/cost';
 import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import { idleSharesSql } from '../common/idle-gpu';
-import { GROUPING, statsParameters, type StatsRequest } from './workload-stats.queries';
+import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
 import { bucketedSplit, type RollupStarts } from './workload-timeline.queries';
 
 /**
@@ -16,7 +17,7 @@ import { bucketedSplit, type RollupStarts } from './workload-timeline.queries';
  */
 
 /** The figures of a set of waits and pending workloads, for QueueWaitRow (`pending`: the rows that are). */
-function queueFigures(pending: string): string {
+function queueFiguresSql(pending: string): string {
   return `count(wait)::float8 AS started,
       avg(wait) AS avg_seconds,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
@@ -32,16 +33,11 @@ function queueFigures(pending: string): string {
  * One row per workload submitted in the range that started (its wait; no GPUs) or is pending (wait
  * null; its GPUs): `leading` columns, submitted_at, wait, gpu_count, gpu_share_units.
  */
-function queueFactsSql(
-  leading: string,
-  where: string[],
-  add: (value: unknown) => string,
-  request: StatsRequest,
-) {
+function queueFactsSql(leading: string, where: string[], params: StatementParameters, request: StatsRequest) {
   return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL},
         CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
       FROM workloads WHERE ${where.join(' AND ')}
-        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}
+        AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}
         AND (started_at IS NOT NULL OR status = 'pending')`;
 }
 
@@ -59,11 +55,11 @@ function queueFactsSql(
 function pricedFactsSql(
   leading: string,
   where: string[],
-  add: (value: unknown) => string,
+  params: StatementParameters,
   request: StatsRequest,
   needsRun: (pivot: string) => string,
 ) {
-  const now = add(request.now);
+  const now = params.add(request.now);
   const end = chargedEndSql('workloads', now);
   const needs = needsRun('price.pivot');
   const amount = '(gpu_share_units::bigint * part.us)::numeric';
@@ -75,7 +71,7 @@ function pricedFactsSql(
       FROM workloads
       JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
                    effective_from, effective_to, price_per_gpu_hour, ${PIVOT_SQL} AS pivot
-            FROM gpu_prices WHERE organization_id = $1) AS price
+            FROM gpu_prices WHERE organization_id = ${params.organization}) AS price
         ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
       CROSS JOIN LATERAL (SELECT ${overlapMicrosecondsSql('price', 'workloads.started_at', end)} AS us) AS part
       LEFT JOIN LATERAL (
@@ -84,7 +80,7 @@ function pricedFactsSql(
         OFFSET 0
       ) AS a ON true
       WHERE ${where.join(' AND ')}
-        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}
+        AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}
         AND started_at IS NOT NULL AND effective_from < ${end}
         AND (effective_to IS NULL OR effective_to > started_at)`;
 }
@@ -107,7 +103,7 @@ const PIVOT_SQL = `(date_trunc('day', (max(coalesce(effective_to, effective_from
 function idleRollupFactsSql(
   rollupKey: string,
   where: string[],
-  add: (value: unknown) => string,
+  params: StatementParameters,
   starts: RollupStarts,
 ): string {
   // Unqualified: the scope conditions name the rollup's columns; the price's are renamed.
@@ -115,11 +111,11 @@ function idleRollupFactsSql(
         (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
       FROM workload_period_rollups
       JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, ${PIVOT_SQL} AS pivot
-            FROM gpu_prices WHERE organization_id = $1 AND effective_to IS NULL) AS price
+            FROM gpu_prices WHERE organization_id = ${params.organization} AND effective_to IS NULL) AS price
         ON price_instance_type = dimension_value AND bucket_start >= pivot
       WHERE ${where.join(' AND ')} AND dimension = 'instance_type' AND sampled_gpu_seconds_sum <> 0
-        AND ((period = 'day' AND bucket_start = ANY(${add(starts.days)}::timestamptz[]))
-          OR (period = 'hour' AND bucket_start = ANY(${add(starts.hours)}::timestamptz[])))`;
+        AND ((period = 'day' AND bucket_start = ANY(${params.add(starts.days)}::timestamptz[]))
+          OR (period = 'hour' AND bucket_start = ANY(${params.add(starts.hours)}::timestamptz[])))`;
 }
 
 /**
@@ -134,33 +130,35 @@ export function queueWaitQuery(
   boundaries?: Date[],
   minorUnits: number | null = null,
 ): ScopedStatement {
-  const { values, add, where } = statsParameters(scope, request, false);
+  // No running workload accrues here: a clock the statement does not read would be an untyped parameter.
+  const params = new StatementParameters(scope);
+  const where = statsConditions(params, scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const queue = queueFactsSql(grouping.rawKey, where, add, request);
-  const facts = minorUnits === null ? queue : costFactsSql(queue, request, where, add, boundaries);
+  const queue = queueFactsSql(grouping.rawKey, where, params, request);
+  const facts = minorUnits === null ? queue : costFactsSql(queue, request, where, params, boundaries);
   const keys = request.groupBy ? [[], ['group_key']] : [[]];
   const sets = (boundaries ? [...keys, ...keys.map((key) => ['bucket_index', ...key])] : keys).map(
     (set) => `(${set.join(', ')})`,
   );
   const bucketed = boundaries
-    ? `width_bucket(submitted_at, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index, `
+    ? `width_bucket(submitted_at, ${params.add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index, `
     : '';
   const costs =
     minorUnits === null
       ? ''
       : `,
-      round(coalesce(sum(price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${add(minorUnits)}::integer)::text AS total_cost,
-      round(coalesce(sum(idle_price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${add(minorUnits)}::integer)::text AS idle_cost,
+      round(coalesce(sum(price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${params.add(minorUnits)}::integer)::text AS total_cost,
+      round(coalesce(sum(idle_price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${params.add(minorUnits)}::integer)::text AS idle_cost,
       (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds`;
   const text = `SELECT ${boundaries ? 'bucket_index' : 'NULL::integer AS bucket_index'},
       ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
       ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      ${queueFigures(minorUnits === null ? 'wait IS NULL' : 'wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL')}${costs}
+      ${queueFiguresSql(minorUnits === null ? 'wait IS NULL' : 'wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL')}${costs}
     FROM (SELECT ${bucketed}facts.*
       FROM (${facts}
       ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units${minorUnits === null ? '' : ', price_unit_us, priced_unit_us, idle_price_unit_us'})) AS bucketed
     GROUP BY GROUPING SETS (${sets.join(', ')})`;
-  return scopedStatement(scope, text, values);
+  return scopedStatement(scope, text, params.values);
 }
 
 /**
@@ -173,7 +171,7 @@ function costFactsSql(
   queue: string,
   request: StatsRequest,
   where: string[],
-  add: (value: unknown) => string,
+  params: StatementParameters,
   boundaries?: Date[],
 ): string {
   const grouping = GROUPING[request.groupBy ?? 'none'];
@@ -183,17 +181,18 @@ function costFactsSql(
   const needsRun = (pivot: string) => {
     if (!byType) return 'true';
     const raw = starts.raw.map(
-      (span) => `(workloads.submitted_at >= ${add(span.from)} AND workloads.submitted_at < ${add(span.to)})`,
+      (span) =>
+        `(workloads.submitted_at >= ${params.add(span.from)} AND workloads.submitted_at < ${params.add(span.to)})`,
     );
     return `(workloads.status = 'running' OR workloads.submitted_at < ${pivot}${raw.map((span) => ` OR ${span}`).join('')})`;
   };
   return `SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (${queue}) AS queue
          UNION ALL
-         ${pricedFactsSql(grouping.rawKey, where, add, request, needsRun)}${
+         ${pricedFactsSql(grouping.rawKey, where, params, request, needsRun)}${
            byType
              ? `
          UNION ALL
-         ${idleRollupFactsSql(grouping.rollupKey, where, add, starts)}`
+         ${idleRollupFactsSql(grouping.rollupKey, where, params, starts)}`
              : ''
          }`;
 }

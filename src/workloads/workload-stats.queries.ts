@@ -16,6 +16,7 @@ import {
   scopedStatement,
   initiativeScopeSql,
 } from '../common/database/scoped-statement';
+import { StatementParameters } from '../common/database/statement-parameters';
 
 export const STATS_TIME_RANGES = [
   'today',
@@ -37,18 +38,22 @@ export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
  * With the organization's currency (null without prices), which decides whether statistics cost runs.
  */
 export function resolveRangeStartQuery(scope: AuthScope, range: StatsTimeRange, now: Date): ScopedStatement {
+  const params = new StatementParameters(scope);
+  const organization = params.organization;
+  const name = params.add(range);
+  const at = params.add(now);
   return organizationStatement(
     scope,
-    `SELECT CASE $2::text
-        WHEN 'today' THEN date_trunc('day', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'this_week' THEN date_trunc('week', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'this_month' THEN date_trunc('month', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'last_7_days' THEN $3::timestamptz - interval '168 hours'
-        ELSE $3::timestamptz - interval '720 hours'
+    `SELECT CASE ${name}::text
+        WHEN 'today' THEN date_trunc('day', ${at}::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
+        WHEN 'this_week' THEN date_trunc('week', ${at}::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
+        WHEN 'this_month' THEN date_trunc('month', ${at}::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
+        WHEN 'last_7_days' THEN ${at}::timestamptz - interval '168 hours'
+        ELSE ${at}::timestamptz - interval '720 hours'
       END AS range_start,
-      (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency
-      FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org`,
-    [scope.organizationId, range, now],
+      (SELECT currency FROM gpu_prices WHERE organization_id = ${organization} LIMIT 1) AS currency
+      FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = ${organization}), 'UTC') AS tz) AS org`,
+    params.values,
   );
 }
 
@@ -95,15 +100,15 @@ export const GROUPING: Record<
  * Summary and groups come from one pass (GROUPING SETS).
  */
 export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
-  const { values, add, where } = statsParameters(scope, request);
+  const stats = statsParameters(scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
   const facts = periodFactsSql(statsSplit(request, request.from, request.to), {
-    add,
-    where,
+    params: stats.params,
+    where: stats.where,
     ...grouping,
     withIdle: true,
   });
-  facts.push(runningFactsSql(grouping.rawKey, where, add, request));
+  facts.push(runningFactsSql(grouping.rawKey, stats, request));
   const sets = request.groupBy ? 'GROUPING SETS ((), (group_key))' : '()';
   const isSummary = request.groupBy ? 'GROUPING(group_key) = 1' : 'true';
   const order = request.groupBy ? 'ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C"' : '';
@@ -112,7 +117,7 @@ export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): Sco
     FROM (${facts.join('\n UNION ALL ')}) AS facts(group_key, ${STATS_FACT_COLUMNS.join(', ')})
     GROUP BY ${sets}
     ${order}`;
-  return scopedStatement(scope, text, values);
+  return scopedStatement(scope, text, stats.params.values);
 }
 
 /** The figures of StatsRow, summed over fact rows of STATS_FACT_COLUMNS. */
@@ -126,38 +131,47 @@ export const STATS_SUMS = `coalesce(sum(${workloadCountSql()}), 0)::float8 AS wo
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds`;
 
 /**
- * $1 the organization, $2 now (unless `withNow` is false: a statement that does not read the clock
- * cannot leave a parameter untyped); the caller's initiatives and the initiative filter as conditions
- * valid on both workloads and workload_period_rollups; `add` appends further parameters.
+ * The caller's initiatives and the initiative (and cluster) filter of a statistics read, with the
+ * organization, as conditions valid on both workloads and workload_period_rollups.
  */
-export function statsParameters(scope: AuthScope, request: StatsRequest, withNow = true) {
-  const values: unknown[] = withNow ? [scope.organizationId, request.now] : [scope.organizationId];
-  const add = (value: unknown) => `$${values.push(value)}`;
-  const where = ['organization_id = $1'];
+export function statsConditions(
+  params: StatementParameters,
+  scope: AuthScope,
+  request: StatsRequest,
+): string[] {
+  const where = [`organization_id = ${params.organization}`];
   const initiatives = scopedInitiativeIds(scope);
-  if (initiatives !== null) where.push(initiativeScopeSql('initiative_id', add(initiatives)));
-  if (request.initiativeId !== undefined) where.push(`initiative_id = ${add(request.initiativeId)}`);
+  if (initiatives !== null) where.push(initiativeScopeSql('initiative_id', params.add(initiatives)));
+  if (request.initiativeId !== undefined) where.push(`initiative_id = ${params.add(request.initiativeId)}`);
   // Only raw rows are read then (readsRawRows): the condition never meets a rollup row.
-  if (request.clusterId !== undefined) where.push(`cluster_id = ${add(request.clusterId)}`);
-  return { values, add, where };
+  if (request.clusterId !== undefined) where.push(`cluster_id = ${params.add(request.clusterId)}`);
+  return where;
+}
+
+/** A statistics read that counts running workloads up to `now`: the clock, then statsConditions. */
+export interface StatsParameters {
+  params: StatementParameters;
+  now: string;
+  where: string[];
+}
+
+export function statsParameters(scope: AuthScope, request: StatsRequest): StatsParameters {
+  const params = new StatementParameters(scope);
+  const now = params.add(request.now);
+  return { params, now, where: statsConditions(params, scope, request) };
 }
 
 /**
- * The GPU-seconds so far ($2 is now) of the running workloads submitted in the range and their idle
- * facts (by their samples so far), as rows of STATS_FACT_COLUMNS (their counts are already in the
- * rollup and raw rows); `leading` are the columns before the facts.
+ * The GPU-seconds so far of the running workloads submitted in the range and their idle facts (by
+ * their samples so far), as rows of STATS_FACT_COLUMNS (their counts are already in the rollup and
+ * raw rows); `leading` are the columns before the facts.
  */
-export function runningFactsSql(
-  leading: string,
-  where: string[],
-  add: (value: unknown) => string,
-  request: StatsRequest,
-): string {
-  const runningSeconds = `gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at)))`;
+export function runningFactsSql(leading: string, stats: StatsParameters, request: StatsRequest): string {
+  const runningSeconds = `gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM ${stats.now}::timestamptz - started_at)))`;
   const zeros = FACT_COLUMNS.slice(0, -1).map(() => '0');
   return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}
-      FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')} AND status = 'running'
-        AND submitted_at >= ${add(request.from)} AND submitted_at < ${add(request.to)}`;
+      FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} WHERE ${stats.where.join(' AND ')} AND status = 'running'
+        AND submitted_at >= ${stats.params.add(request.from)} AND submitted_at < ${stats.params.add(request.to)}`;
 }
 
 export interface StatsRow {

@@ -66,32 +66,33 @@ export function workloadTimelineQuery(
   request: StatsRequest,
   boundaries: Date[],
 ): ScopedStatement {
-  const { values, add, where } = statsParameters(scope, request);
+  const stats = statsParameters(scope, request);
+  const { params, where } = stats;
   const grouping = GROUPING[request.groupBy ?? 'none'];
   const { days, hours, raw } = bucketedSplit(request, boundaries);
   const rollup = (period: 'day' | 'hour', starts: Date[]) =>
     `SELECT bucket_start, ${grouping.rollupKey}, ${STATS_FACT_COLUMNS.join(', ')}
        FROM workload_period_rollups
        WHERE ${where.join(' AND ')} AND period = '${period}' AND dimension = '${grouping.dimension}'
-         AND bucket_start = ANY(${add(starts)}::timestamptz[])`;
+         AND bucket_start = ANY(${params.add(starts)}::timestamptz[])`;
   const facts = readsRawRows(request) ? [] : [rollup('day', days), rollup('hour', hours)];
   for (const span of raw) {
     facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${RAW_STATS_MEASURES.join(', ')}
        FROM ${WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')}
-         AND submitted_at >= ${add(span.from)} AND submitted_at < ${add(span.to)}`);
+         AND submitted_at >= ${params.add(span.from)} AND submitted_at < ${params.add(span.to)}`);
   }
-  facts.push(runningFactsSql(`submitted_at, ${grouping.rawKey}`, where, add, request));
+  facts.push(runningFactsSql(`submitted_at, ${grouping.rawKey}`, stats, request));
   const sets = request.groupBy
     ? 'GROUPING SETS ((bucket_index), (bucket_index, group_key))'
     : '(bucket_index)';
-  const text = `SELECT width_bucket(fact_time, ${add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index,
+  const text = `SELECT width_bucket(fact_time, ${params.add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index,
       ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
       ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
       ${STATS_SUMS}
     FROM (${facts.join('\n UNION ALL ')}) AS facts(fact_time, group_key, ${STATS_FACT_COLUMNS.join(', ')})
     GROUP BY ${sets}
     ORDER BY ${request.groupBy ? '1, 2 DESC, 4 DESC, group_key COLLATE "C"' : '1'}`;
-  return scopedStatement(scope, text, values);
+  return scopedStatement(scope, text, params.values);
 }
 
 export interface TimelineRow extends StatsRow {

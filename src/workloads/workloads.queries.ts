@@ -8,6 +8,7 @@ import {
   initiativeScopeSql,
   scopedInitiativeRowsSql,
 } from '../common/database/scoped-statement';
+import { StatementParameters } from '../common/database/statement-parameters';
 import type { KeysetPosition } from '../common/pagination/keyset-cursor';
 import type { WorkloadStatus } from '../core/workload-status';
 import { GPU_SHARE_COLUMNS, type GpuShareColumns } from '../common/gpu-sharing';
@@ -65,18 +66,8 @@ function workloadsWithPrices(asOf: string): string {
   return `workloads ${runCostLateralSql('workloads', asOf, 'price')}`;
 }
 
-/** Collects positional parameters while a statement is assembled from fixed fragments. */
-class Params {
-  readonly values: unknown[] = [];
-
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
-
 /** Equality filters shared by the page and the count (dates are handled per use). */
-function attributeConditions(params: Params, filters: WorkloadListFilters): string[] {
+function attributeConditions(params: StatementParameters, filters: WorkloadListFilters): string[] {
   const conditions: string[] = [];
   if (filters.initiativeId !== undefined)
     conditions.push(`initiative_id = ${params.add(filters.initiativeId)}`);
@@ -87,7 +78,7 @@ function attributeConditions(params: Params, filters: WorkloadListFilters): stri
   return conditions;
 }
 
-function dateConditions(params: Params, from: Date | undefined, to: Date | undefined): string[] {
+function dateConditions(params: StatementParameters, from: Date | undefined, to: Date | undefined): string[] {
   const conditions: string[] = [];
   if (from !== undefined) conditions.push(`submitted_at >= ${params.add(from)}`);
   if (to !== undefined) conditions.push(`submitted_at < ${params.add(to)}`);
@@ -95,7 +86,7 @@ function dateConditions(params: Params, from: Date | undefined, to: Date | undef
 }
 
 /** The caller's scope as a condition; an empty initiative list matches nothing. */
-function scopeCondition(params: Params, scope: AuthScope): string[] {
+function scopeCondition(params: StatementParameters, scope: AuthScope): string[] {
   const initiatives = scopedInitiativeIds(scope);
   return initiatives === null ? [] : [initiativeScopeSql('initiative_id', params.add(initiatives))];
 }
@@ -113,8 +104,8 @@ export function listWorkloadsPageQuery(
   limit: number,
   asOf: Date,
 ): ScopedStatement {
-  const params = new Params();
-  const organization = params.add(scope.organizationId);
+  const params = new StatementParameters(scope);
+  const organization = params.organization;
   const initiatives = scopedInitiativeIds(scope);
   const mergePerInitiative = initiatives !== null && filters.initiativeId === undefined;
   const conditions = [
@@ -175,7 +166,7 @@ export function splitByUtcDay(from: Date | undefined, to: Date | undefined): Day
   return { fullFrom, fullTo, edges, rawOnly: false };
 }
 
-function rollupDateConditions(params: Params, split: DaySplit): string[] {
+function rollupDateConditions(params: StatementParameters, split: DaySplit): string[] {
   const conditions: string[] = [];
   if (split.fullFrom !== undefined) conditions.push(`bucket_start >= ${params.add(split.fullFrom)}`);
   if (split.fullTo !== undefined) conditions.push(`bucket_start < ${params.add(split.fullTo)}`);
@@ -190,12 +181,12 @@ function rollupDateConditions(params: Params, split: DaySplit): string[] {
 export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
   if (filters.clusterId !== undefined) return countRawQuery(scope, filters);
   if (filters.isManaged !== undefined) return countByManagedDaysQuery(scope, filters);
-  const params = new Params();
-  const where = [`organization_id = ${params.add(scope.organizationId)}`, ...scopeCondition(params, scope)];
+  const params = new StatementParameters(scope);
+  const where = [`organization_id = ${params.organization}`, ...scopeCondition(params, scope)];
   if (filters.initiativeId !== undefined) where.push(`initiative_id = ${params.add(filters.initiativeId)}`);
   const submitter = filters.submittedBy === undefined ? undefined : params.add(filters.submittedBy);
   const facts = periodFactsSql(splitByPeriod(filters.startDate, filters.endDate), {
-    add: (value) => params.add(value),
+    params,
     where,
     dimension: submitter === undefined ? 'none' : 'submitted_by',
     rollupWhere: submitter === undefined ? [] : [`dimension_value = ${submitter}`],
@@ -218,8 +209,8 @@ export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilte
  * rows through the (organization, …, submitted_at) indexes.
  */
 function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
-  const params = new Params();
-  const organization = params.add(scope.organizationId);
+  const params = new StatementParameters(scope);
+  const organization = params.organization;
   const split = splitByUtcDay(filters.startDate, filters.endDate);
   const parts: string[] = [];
   if (!split.rawOnly) {
@@ -250,9 +241,9 @@ function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters)
 
 /** The rollups are not kept per cluster: with a cluster filter the matching rows are counted. */
 function countRawQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
-  const params = new Params();
+  const params = new StatementParameters(scope);
   const where = [
-    `organization_id = ${params.add(scope.organizationId)}`,
+    `organization_id = ${params.organization}`,
     ...attributeConditions(params, filters),
     ...scopeCondition(params, scope),
     ...dateConditions(params, filters.startDate, filters.endDate),
@@ -270,9 +261,9 @@ function countRawQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedSt
  * null when the workload has no sample.
  */
 export function workloadDetailQuery(scope: AuthScope, workloadId: string, asOf: Date): ScopedStatement {
-  const params = new Params();
+  const params = new StatementParameters(scope);
   const conditions = [
-    `organization_id = ${params.add(scope.organizationId)}`,
+    `organization_id = ${params.organization}`,
     `workload_id = ${params.add(workloadId)}`,
     ...scopeCondition(params, scope),
   ];

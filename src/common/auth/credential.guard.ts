@@ -47,7 +47,7 @@ export class CredentialGuard extends AuthGuard('jwt') {
     if (isPublic) return true;
 
     const request = context.switchToHttp().getRequest<GuardedRequest>();
-    const token = bearerToken(request);
+    const token = requestBearerToken(request);
     if (isApiTokenShaped(token)) {
       request.authScope = await this.scopeFromApiToken(token, context);
     } else {
@@ -98,7 +98,7 @@ export class CredentialGuard extends AuthGuard('jwt') {
   }
 }
 
-function bearerToken(request: Request): string {
+function requestBearerToken(request: Request): string {
   const header = request.headers.authorization;
   if (!header) throw ApiError.unauthenticated('Missing bearer token: send Authorization: Bearer <token>');
   // Node keeps the first of several; a proxy in front may have checked another. Ambiguous: refused.

@@ -75,7 +75,7 @@ function logJwksFailure(error: Error | null, callback: (error: Error | null) => 
 }
 
 /** A subject is looked up in PostgreSQL text columns, which cannot hold NUL; imports refuse control characters. */
-function hasControlCharacter(text: string): boolean {
+function hasControlOrDeleteCharacter(text: string): boolean {
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     if (code < 32 || code === 127) return true;
@@ -112,7 +112,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     if (header.crit !== undefined) return false;
     if (typeof payload.exp !== 'number' || !Number.isFinite(payload.exp)) return false;
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) return false;
-    if (hasControlCharacter(payload.sub)) return false;
+    if (hasControlOrDeleteCharacter(payload.sub)) return false;
     return { subject: payload.sub };
   }
 }

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ApiRequestIdProperty } from '../../common/http/envelope-properties';
 import { CurrencyMetadataDto } from '../../common/cost.dto';
 
-const DECIMAL = { type: String, example: '12.34' };
+const DECIMAL_PROPERTY = { type: String, example: '12.34' };
 
 export class FocusTagsDto {
   @ApiProperty({ description: 'who submitted the workload' }) submitted_by: string;
@@ -13,7 +13,7 @@ export class FocusTagsDto {
 /** One FOCUS 1.2 cost and usage row (column names and values as the specification defines them). */
 export class FocusRecordDto {
   @ApiProperty({
-    ...DECIMAL,
+    ...DECIMAL_PROPERTY,
     description: 'Decimal: the cost of this part of the run, rounded to the currency’s minor units',
   })
   BilledCost: string;
@@ -35,22 +35,24 @@ export class FocusRecordDto {
   ChargePeriodEnd: string;
   @ApiProperty({ format: 'date-time', description: 'inclusive start, inside one UTC day' })
   ChargePeriodStart: string;
-  @ApiProperty({ ...DECIMAL, description: 'Decimal: GPU-hours (gpu_share × hours), 6 decimals' })
+  @ApiProperty({ ...DECIMAL_PROPERTY, description: 'Decimal: GPU-hours (gpu_share × hours), 6 decimals' })
   ConsumedQuantity: string;
   @ApiProperty({ enum: ['GPU-Hours'], description: 'the unit of ConsumedQuantity' }) ConsumedUnit: string;
-  @ApiProperty({ ...DECIMAL, description: 'Decimal: equal to BilledCost (no discount is known)' })
+  @ApiProperty({ ...DECIMAL_PROPERTY, description: 'Decimal: equal to BilledCost (no discount is known)' })
   ContractedCost: string;
-  @ApiProperty({ ...DECIMAL, description: 'Decimal: the imported price per GPU-hour' })
+  @ApiProperty({ ...DECIMAL_PROPERTY, description: 'Decimal: the imported price per GPU-hour' })
   ContractedUnitPrice: string;
-  @ApiProperty({ ...DECIMAL, description: 'Decimal: equal to BilledCost' }) EffectiveCost: string;
-  @ApiProperty({ ...DECIMAL, description: 'Decimal: equal to BilledCost' }) ListCost: string;
-  @ApiProperty({ ...DECIMAL, description: 'Decimal: the imported price per GPU-hour' }) ListUnitPrice: string;
+  @ApiProperty({ ...DECIMAL_PROPERTY, description: 'Decimal: equal to BilledCost' }) EffectiveCost: string;
+  @ApiProperty({ ...DECIMAL_PROPERTY, description: 'Decimal: equal to BilledCost' }) ListCost: string;
+  @ApiProperty({ ...DECIMAL_PROPERTY, description: 'Decimal: the imported price per GPU-hour' })
+  ListUnitPrice: string;
   @ApiProperty({
     enum: ['Standard', 'Dynamic', 'Committed', 'Other'],
     description: 'pricing_model on_demand → Standard, spot → Dynamic, reserved → Committed, internal → Other',
   })
   PricingCategory: string;
-  @ApiProperty({ ...DECIMAL, description: 'Decimal: equal to ConsumedQuantity' }) PricingQuantity: string;
+  @ApiProperty({ ...DECIMAL_PROPERTY, description: 'Decimal: equal to ConsumedQuantity' })
+  PricingQuantity: string;
   @ApiProperty({ enum: ['GPU-Hours'], description: 'the unit of the unit prices' }) PricingUnit: string;
   @ApiProperty({ enum: ['gpucap'], description: 'the service that made the record' }) ProviderName: string;
   @ApiProperty({ description: 'the workload id' }) ResourceId: string;
