@@ -36,6 +36,7 @@ export default tseslint.config(
       'src/common/database/**',
       'src/common/auth/**',
       'src/server/observability/**',
+      'src/server/response-cache/data-versions.ts',
       'src/import/**',
       'src/ingest/*.ts',
       'src/demo/**',

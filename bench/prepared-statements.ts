@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import type { AuthScope } from '../src/common/auth/auth-scope';
 import type { ScopedStatement } from '../src/common/database/scoped-statement';
 import { usageByInitiativeAndPoolQuery, usageByWindowQuery } from '../src/capacity/capacity.queries';
-import type { UsageWindow } from '../src/capacity/usage-window';
+import type { UsageWindow } from '../src/rollups/capacity-usage/usage-window';
 import {
   rankedByGpuHoursQuery,
   seriesQuery,

@@ -163,8 +163,7 @@ WITH running AS MATERIALIZED (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
       FROM metric_ranked_totals t
       WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
-    ) s
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
     CROSS JOIN (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
     ) r) totals
@@ -236,8 +235,7 @@ WITH running AS MATERIALIZED (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
       FROM metric_ranked_totals t
       WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
-    ) s
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
     CROSS JOIN (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
     ) r) totals
@@ -294,8 +292,7 @@ WITH running AS MATERIALIZED (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
       FROM metric_ranked_totals t
       WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
-    ) s
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
     CROSS JOIN (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
     ) r) totals
@@ -528,8 +525,7 @@ WITH ranked AS MATERIALIZED (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
       FROM workload_status_totals t
       WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
-    ) s
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
@@ -590,8 +586,7 @@ WITH ranked AS MATERIALIZED (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
       FROM workload_status_totals t
       WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))
-    ) s
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w

@@ -1,6 +1,6 @@
 import { round4 } from '../common/http/decimal';
 import type { BurnDownDayDto, ThresholdCrossingDto } from './dto/capacity-report.dto';
-import type { UsageWindow } from './usage-window';
+import type { UsageWindow } from '../rollups/capacity-usage/usage-window';
 
 /** The shares of an allocation whose crossing a budget owner wants to hear about. */
 export const BUDGET_THRESHOLDS = [50, 75, 90] as const;

@@ -1,7 +1,7 @@
 import { round4 } from '../common/http/decimal';
 import type { BudgetPeriod } from './capacity.queries';
 import type { BudgetStatus } from './dto/capacity-report.dto';
-import { DAY_MS } from './usage-window';
+import { DAY_MS } from '../rollups/capacity-usage/usage-window';
 
 /** Burn rates are measured over the 7 × 24 hours up to now. */
 export const BURN_WINDOW_DAYS = 7;

@@ -39,7 +39,7 @@ import { type BurnDownDay, burnDown } from './burn-down';
 import { timelineBoundariesQuery } from '../common/calendar-boundaries.queries';
 import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityPoolDto, CapacityReportDto, CapacitySummaryDto } from './dto/capacity-report.dto';
-import { DAY_MS, type UsageWindow } from './usage-window';
+import { DAY_MS, type UsageWindow } from '../rollups/capacity-usage/usage-window';
 
 /** Unrounded GPU hours of one pool, one initiative or the whole scope. */
 class Totals {

@@ -1,6 +1,11 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import { GPU_SHARE_COLUMNS, GPU_SHARE_UNITS, type GpuShareColumns } from '../common/gpu-sharing';
-import { runningAggregateJoinSql } from '../common/idle-gpu';
+import { runningAggregateJoinSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
+import {
+  averageTotalsSql,
+  gpuSecondsTotalsSql,
+  idleGpuHoursTotalsSql,
+} from '../rollups/ranked-totals/ranked-totals.queries';
 import { runCostLateralSql, workloadCostSql } from '../common/cost';
 import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import {
@@ -232,7 +237,8 @@ export interface RankedRow extends GpuShareColumns {
 
 /**
  * GPU-seconds (in share units: src/common/gpu-sharing.ts) of a workload that is not running, written
- * exactly as the expression indexes of migration 1763800022000 so the planner reads them; `w` is workloads.
+ * exactly as the ranked expression indexes on workloads (docs/sql/schema.sql) so the planner reads
+ * them; `w` is workloads.
  */
 const SETTLED_GPU_SECONDS = `(w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at))))`;
 
@@ -370,9 +376,9 @@ function perInitiative(scope: AuthScope, filters: RankedFilters): boolean {
 
 /**
  * Ranked by the lifetime average kept in metric_aggregates, which also carries the workload's
- * initiative and status (migration 1763800005000): the page is top-N index ranges per status (and
- * initiative); the totals sum the per (initiative, status) rows of metric_ranked_totals (migration
- * 1763800006000), so no part of the answer grows with the workloads in scope; only the page's names
+ * initiative and status: the page is top-N index ranges per status (and initiative); the totals sum
+ * the per (initiative, status) rows of src/rollups/ranked-totals/, so no part of the answer grows
+ * with the workloads in scope; only the page's names
  * are read from workloads. A null initiative marks aggregates without a workload, left out as before.
  * `metric` comes from a fixed list, never from input text.
  */
@@ -399,11 +405,9 @@ export function rankedBySampleMetricQuery(
     perInitiative(scope, filters),
     ranked,
   );
-  const totals = `
-    SELECT coalesce(sum(t.workload_count), 0)::int AS total_count,
-           (sum(t.${metric}_avg_sum) / nullif(sum(t.workload_count), 0))::float8 AS scope_average
-    FROM metric_ranked_totals t
-    WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}`;
+  const totals = averageTotalsSql(metric, organization, ranked.statuses, (alias) =>
+    rankedScopeSql(alias, ranked),
+  );
   const sql = pageWithTotalsSql(
     `SELECT workload_id, initiative_id, sort_value AS avg_value, current_value FROM (${candidates}) c`,
     totals,
@@ -459,11 +463,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            (s.gpu_seconds_sum::float8 ${UNIT_SECONDS_TO_HOURS} + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
              AS scope_average
-    FROM (
-      SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
-      FROM workload_status_totals t
-      WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}
-    ) s
+    FROM (${gpuSecondsTotalsSql(organization, ranked.statuses, (alias) => rankedScopeSql(alias, ranked))}) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (${running}) r) r`;
   const sql = pageWithTotalsSql(candidates, totals, filters.order, 'p.*', '', ranked.limit);
   return scopedStatement(scope, sql, ranked.params.values);
@@ -471,7 +471,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
 
 /**
  * Idle GPU-hours of `gpuSeconds` at lifetime average utilization `utilization`: one SQL function
- * (migration 1763800018000) shared with the expression indexes and the totals triggers, so the
+ * (metric-aggregates.definitions.ts) shared with the expression indexes and the totals triggers, so the
  * value an index orders by, the value answered and the value summed are the same float8.
  */
 function idleGpuHoursSql(gpuSeconds: string, utilization: string): string {
@@ -481,7 +481,7 @@ function idleGpuHoursSql(gpuSeconds: string, utilization: string): string {
 /**
  * Ranked by idle GPU-hours = gpu_hours_used × (1 − lifetime average utilization / 100), over the
  * workloads with samples. Settled workloads (all but running) come from expression indexes on
- * metric_aggregates over the GPU-seconds copied from their workload (migration 1763800018000), top-N
+ * metric_aggregates over the GPU-seconds copied from their workload, top-N
  * per status (and initiative) like the other sort keys; running ones (few, partial index) are
  * computed up to `now` from their aggregate. total_count and the mean come from the idle sums of
  * metric_ranked_totals plus the running ones, never from the sampled workloads in scope one by one.
@@ -530,11 +530,7 @@ export function rankedByIdleGpuHoursQuery(
   const totals = `
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            ((s.idle_sum + r.idle_sum) / nullif(s.workload_count + r.workload_count, 0))::float8 AS scope_average
-    FROM (
-      SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.idle_gpu_hours_sum), 0) AS idle_sum
-      FROM metric_ranked_totals t
-      WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}
-    ) s
+    FROM (${idleGpuHoursTotalsSql(organization, ranked.statuses, (alias) => rankedScopeSql(alias, ranked))}) s
     CROSS JOIN (
       SELECT count(*) AS workload_count, coalesce(sum(idle_gpu_hours::numeric), 0) AS idle_sum FROM running
     ) r`;

@@ -4,7 +4,7 @@ import { StatementParameters } from '../common/database/statement-parameters';
 import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 import { chargedEndSql, overlapMicrosecondsSql } from '../common/cost';
 import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
-import { idleSharesSql } from '../common/idle-gpu';
+import { idleSharesSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
 import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
 import { bucketedSplit, type RollupStarts } from './workload-timeline.queries';
 

@@ -8,8 +8,8 @@ import {
   STATS_FACT_COLUMNS,
   RUNNING_WORKLOADS_WITH_AGGREGATE,
   workloadCountSql,
-} from './period-rollup.queries';
-import { type PeriodSplit, splitByPeriod } from './period-split';
+} from '../rollups/workload-periods/workload-periods.queries';
+import { type PeriodSplit, splitByPeriod } from '../rollups/workload-periods/period-split';
 import {
   organizationStatement,
   type ScopedStatement,

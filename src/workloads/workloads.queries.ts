@@ -18,8 +18,8 @@ import {
   periodFactsSql,
   waitSecondsAtSql,
   workloadCountSql,
-} from './period-rollup.queries';
-import { splitByPeriod } from './period-split';
+} from '../rollups/workload-periods/workload-periods.queries';
+import { splitByPeriod } from '../rollups/workload-periods/period-split';
 import { idleCostSql, runCostLateralSql, workloadCostSql } from '../common/cost';
 
 /**

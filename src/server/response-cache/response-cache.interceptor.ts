@@ -8,7 +8,7 @@ import { prefersCsv } from '../../common/http/csv/csv-table';
 import { requestIdOf } from '../../common/http/request-id';
 import { answerBody, type CachedAnswer, cachedAnswer, type Envelope } from './cached-answer';
 import { cacheKey } from './cache-key';
-import { DataVersions } from '../../common/database/data-versions';
+import { DataVersions } from './data-versions';
 import { ResponseCache } from './response-cache';
 
 /**

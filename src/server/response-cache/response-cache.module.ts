@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DataVersions } from '../../common/database/data-versions';
+import { DataVersions } from './data-versions';
 import { ResponseCache } from './response-cache';
 import { ResponseCacheInterceptor } from './response-cache.interceptor';
 

@@ -1,4 +1,4 @@
-import { shareCuts, splitAtCuts } from '../../../src/capacity/usage-window';
+import { shareCuts, splitAtCuts } from '../../../src/rollups/capacity-usage/usage-window';
 
 const at = (iso: string) => new Date(iso);
 

@@ -1,4 +1,4 @@
-import { splitByPeriod } from '../../../src/workloads/period-split';
+import { splitByPeriod } from '../../../src/rollups/workload-periods/period-split';
 
 const at = (text: string) => new Date(text);
 

@@ -3,17 +3,19 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { sidePool } from '../../database/side-pool';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
+import {
+  type DataVersionRow,
+  dataVersionsQuery,
+  UNWRITTEN_VERSION,
+} from '../../rollups/data-versions/data-versions.queries';
 
 interface PendingRead {
   organizationIds: Set<string>;
   versions: Promise<Map<string, string>>;
 }
 
-/** Version of an organization that no writer has touched since migration …16000. */
-const UNWRITTEN = '0';
-
 /**
- * Reads organizations' data versions (migration …16000) for the response cache. Every read starts
+ * Reads organizations' data versions (src/rollups/data-versions/) for the response cache. Every read starts
  * after the request that asked for it arrived, so a write committed before a request is always
  * seen by it; requests arriving in the same event-loop turn share one primary-key lookup, which
  * keeps the check to one small query per turn however many requests a replica serves.
@@ -46,7 +48,7 @@ export class DataVersions implements OnModuleDestroy {
   current(organizationId: string): Promise<string> {
     const read = this.pending ?? this.scheduleRead();
     read.organizationIds.add(organizationId);
-    return read.versions.then((versions) => versions.get(organizationId) ?? UNWRITTEN);
+    return read.versions.then((versions) => versions.get(organizationId) ?? UNWRITTEN_VERSION);
   }
 
   private scheduleRead(): PendingRead {
@@ -65,13 +67,7 @@ export class DataVersions implements OnModuleDestroy {
   }
 
   private async readVersions(organizationIds: string[]): Promise<Map<string, string>> {
-    // Named: parsed and planned once per connection (measured by bench/prepared-statements.ts).
-    const { rows } = await this.pool.query<{ organization_id: string; version: string }>({
-      name: 'gpucap_data_versions',
-      text: `SELECT organization_id, version::text AS version
-             FROM organization_data_versions WHERE organization_id = ANY ($1::text[])`,
-      values: [organizationIds],
-    });
+    const { rows } = await this.pool.query<DataVersionRow>(dataVersionsQuery(organizationIds));
     return new Map(rows.map((row) => [row.organization_id, row.version]));
   }
 }

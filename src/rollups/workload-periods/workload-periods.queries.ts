@@ -1,7 +1,11 @@
-import type { StatementParameters } from '../common/database/statement-parameters';
-import { aggregateLookupSql, idleSharesSql, runningAggregateJoinSql } from '../common/idle-gpu';
-import { WAIT_SECONDS_SQL } from '../common/queue-wait';
-import type { WorkloadStatus } from '../core/workload-status';
+import type { StatementParameters } from '../../common/database/statement-parameters';
+import {
+  aggregateLookupSql,
+  idleSharesSql,
+  runningAggregateJoinSql,
+} from '../metric-aggregates/metric-aggregates.queries';
+import { WAIT_SECONDS_SQL } from '../../common/queue-wait';
+import type { WorkloadStatus } from '../../core/workload-status';
 import type { PeriodSplit, Span } from './period-split';
 
 /** The duration of a finished run, whole seconds (floor): the one definition of `duration_seconds`. */

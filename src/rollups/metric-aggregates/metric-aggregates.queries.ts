@@ -1,0 +1,48 @@
+/*
+ * What readers take of the metric aggregates: a workload's aggregate joined to its row, and the
+ * sampled and busy parts of an amount of GPU-time, the way the triggers compute them.
+ */
+
+/** What the readers take of a workload's metric aggregate: the idle parts and the ranked average. */
+const AGGREGATE_COLUMNS = 'm.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg';
+
+/**
+ * Joins each row of workload `workload` (a table alias) to its metric aggregate as `alias`
+ * (AGGREGATE_COLUMNS; nulls without one): one primary-key lookup per row.
+ * OFFSET 0 keeps the planner from flattening it into a hash join over every aggregate of the
+ * organization for the few edge and raw rows that need one.
+ */
+export function aggregateLookupSql(workload: string, alias: string): string {
+  return `LEFT JOIN LATERAL (
+    SELECT ${AGGREGATE_COLUMNS} FROM metric_aggregates m
+    WHERE m.organization_id = ${workload}.organization_id AND m.workload_id = ${workload}.workload_id OFFSET 0
+  ) AS ${alias} ON true`;
+}
+
+/**
+ * aggregateLookupSql for rows of running workloads only: the same columns, joined from the running
+ * aggregates as one set (the partial index on running aggregates) rather than looked up one by one. A
+ * running workload's aggregate carries status 'running', copied by the triggers in the writer's
+ * transaction, so the join finds every aggregate the lookup would.
+ */
+export function runningAggregateJoinSql(workload: string, alias: string): string {
+  // Join keys renamed: the caller's unqualified workloads columns must stay unambiguous.
+  return `LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           ${AGGREGATE_COLUMNS}
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS ${alias} ON ${alias}.aggregate_organization_id = ${workload}.organization_id
+    AND ${alias}.aggregate_workload_id = ${workload}.workload_id`;
+}
+
+/**
+ * The sampled and busy parts of `amount` (numeric GPU-time) for aggregate `alias`, by the same
+ * functions the rollup triggers use (metric-aggregates.definitions.ts), so request-time parts match
+ * rollup rows.
+ */
+export function idleSharesSql(amount: string, alias: string): [sampled: string, busy: string] {
+  return [
+    `gpucap_sampled_share(${amount}, ${alias}.sample_count)`,
+    `gpucap_busy_share(${amount}, ${alias}.gpu_utilization_sum, ${alias}.sample_count)`,
+  ];
+}
