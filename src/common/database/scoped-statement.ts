@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type AuthScope, scopedInitiativeIds } from '../auth/auth-scope';
+import { untiedOrganizationTable } from './organization-ties';
 
 declare const scopedBrand: unique symbol;
 
@@ -42,10 +43,12 @@ export function scopedInitiativeRowsSql(parameter: string): string {
 
 /**
  * A statement over rows that belong to initiatives (workloads, samples, rollups, allocations): the
- * organization must be $1 and, for a caller limited to some initiatives, that list must be a
- * parameter used only inside initiativeScopeSql's predicate (AND-ed into a WHERE, never OR-ed) or
- * scopedInitiativeRowsSql's rows. A check of the text, against slips rather than intent: the
- * scope-walk e2e test is what proves no answer leaves the scope.
+ * organization must be $1, every table it reads must have its organization_id tied to $1
+ * (organization-ties.ts: directly, or through joins, CTEs and subqueries to a tied one) and, for a
+ * caller limited to some initiatives, that list must be a parameter used only inside
+ * initiativeScopeSql's predicate (AND-ed into a WHERE, never OR-ed) or scopedInitiativeRowsSql's
+ * rows. A check of the text, against slips rather than intent: the scope-walk e2e test is what
+ * proves no answer leaves the scope.
  */
 export function scopedStatement(scope: AuthScope, text: string, values: unknown[]): ScopedStatement {
   assertOrganizationAtFirst(scope, text, values);
@@ -55,6 +58,7 @@ export function scopedStatement(scope: AuthScope, text: string, values: unknown[
     if (index < 0) throw new Error("A scoped statement must take the caller's initiatives as a parameter");
     assertInitiativesOnlyInScopeForms(text, index + 1);
   }
+  assertOrganizationTied(text);
   return issue(text, values);
 }
 
@@ -104,12 +108,14 @@ const NOT_ORGANIZATION_TABLE = new RegExp(
 
 /**
  * A statement over rows of the organization itself (its settings, its pools): only $1 is required,
- * so it must name no table whose rows belong to initiatives or hold credentials.
+ * so it must name no table whose rows belong to initiatives or hold credentials, and it must tie
+ * every table it reads to $1 like scopedStatement.
  */
 export function organizationStatement(scope: AuthScope, text: string, values: unknown[]): ScopedStatement {
   assertOrganizationAtFirst(scope, text, values);
   const named = NOT_ORGANIZATION_TABLE.exec(text);
   if (named) throw new Error(`An organization statement must not read ${named[1]}: use scopedStatement`);
+  assertOrganizationTied(text);
   return issue(text, values);
 }
 
@@ -151,6 +157,16 @@ function assertInitiativesOnlyInScopeForms(text: string, position: number): void
     throw new Error(
       "A scoped statement must take the caller's initiatives through initiativeScopeSql or scopedInitiativeRowsSql",
     );
+  }
+}
+
+/** Every table whose rows carry an organization_id. */
+const ORGANIZATION_ROW_TABLES: ReadonlySet<string> = new Set([...TENANT_TABLES, ...ORGANIZATION_TABLES]);
+
+function assertOrganizationTied(text: string): void {
+  const table = untiedOrganizationTable(text, ORGANIZATION_ROW_TABLES);
+  if (table !== undefined) {
+    throw new Error(`A scoped statement must tie ${table}.organization_id to the caller's organization ($1)`);
   }
 }
 

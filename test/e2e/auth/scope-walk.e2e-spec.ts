@@ -16,9 +16,13 @@ import { createTestApp, type TestApp } from '../../support/test-app';
  * without anyone writing a test for it. Two organizations hold the same teams in scope, workload for
  * workload; only the first also holds a team outside the caller's scope, with data built to move
  * every figure (many GPUs, long runs, old pending workloads, big allocations, other utilisation).
- * A MEMBER and a TEAM_LEAD of each ask every operation with every documented filter filled in turn,
- * as JSON and, where offered, as CSV: the two answers must be the same, so nothing outside the scope
- * (a row, a name, an id, a count, a sum, an average) can have reached either.
+ * The second names everything with its own ids (TWIN), and a third organization, which nobody asks,
+ * holds the first one's ids (teams, workloads, pools, instance types, clusters, alerts) with other
+ * figures: a join that drops organization_id finds its rows beside the first organization's and
+ * none beside the second's. A MEMBER and a TEAM_LEAD of each of the two ask every operation with
+ * every documented filter filled in turn, as JSON and, where offered, as CSV: the two answers must
+ * be the same, so nothing outside the scope or the organization (a row, a name, an id, a count, a
+ * sum, an average) can have reached either.
  */
 const HOUR = 3_600_000;
 const NOW = Date.now();
@@ -198,37 +202,108 @@ function samplesOf(workloads: WorkloadSeed[], utilization: number) {
     });
 }
 
-async function seedScopeOrganization(dataSource: DataSource, withOutside: boolean): Promise<string> {
+/** What the second organization puts before every id of the first one's: its own ids, the same figures. */
+const TWIN = 'twin-';
+
+/** Every id of the walk's data, as the first organization (and the decoy) names it. */
+const IDS = new Set([
+  'team-in',
+  'team-in-2',
+  'team-out',
+  'pool-1',
+  'pool-2',
+  'a100',
+  'h100',
+  'l4',
+  ...[...IN_SCOPE, ...OUTSIDE].flatMap((workload) => [
+    workload.workloadId as string,
+    workload.submittedBy as string,
+    workload.clusterId as string,
+  ]),
+]);
+
+/** How an organization of the walk holds its data. */
+interface Holding {
+  /** Also holds the team outside the callers' scope. */
+  outside: boolean;
+  /** Its name for an id of IDS. */
+  id: (id: string) => string;
+  /** The decoy: the same ids with other figures. */
+  decoy?: boolean;
+}
+
+const FIRST: Holding = { outside: true, id: (id) => id };
+const SECOND: Holding = { outside: false, id: (id) => `${TWIN}${id}` };
+const DECOY: Holding = { outside: true, id: (id) => id, decoy: true };
+
+/** The workloads as `holding` names them; the decoy's run earlier, on other GPU counts and teams. */
+function workloadsOf(holding: Holding, workloads: WorkloadSeed[]): WorkloadSeed[] {
+  const earlier = <T>(instant: T): T =>
+    typeof instant === 'string' ? (new Date(Date.parse(instant) - 7 * HOUR).toISOString() as T) : instant;
+  return workloads.map((workload, index) => {
+    const named = {
+      ...workload,
+      workloadId: holding.id(workload.workloadId as string),
+      initiativeId: holding.id(workload.initiativeId as string),
+      instanceType: holding.id(workload.instanceType as string),
+      submittedBy: holding.id(workload.submittedBy as string),
+      clusterId: holding.id(workload.clusterId as string),
+    };
+    if (!holding.decoy) return named;
+    return {
+      ...named,
+      initiativeId: index % 2 === 0 ? named.initiativeId : 'team-in-2',
+      gpuCount: 3 * (workload.gpuCount ?? 1) + 1,
+      gpuShare: undefined,
+      gpuSharing: null,
+      submittedAt: earlier(workload.submittedAt),
+      startedAt: earlier(workload.startedAt),
+      completedAt: earlier(workload.completedAt),
+    };
+  });
+}
+
+async function seedScopeOrganization(dataSource: DataSource, holding: Holding): Promise<string> {
+  const { id, decoy = false } = holding;
   const organizationId = await seedOrganization(dataSource, {
-    initiatives: ['team-in', 'team-in-2', 'team-out'],
+    timezone: decoy ? 'Asia/Kolkata' : 'UTC',
+    initiatives: ['team-in', 'team-in-2', 'team-out'].map(id),
     pools: [
-      { poolId: 'pool-1', instanceTypes: ['a100', 'h100'] },
-      { poolId: 'pool-2', instanceTypes: ['l4'] },
+      { poolId: id('pool-1'), instanceTypes: (decoy ? ['l4'] : ['a100', 'h100']).map(id) },
+      { poolId: id('pool-2'), instanceTypes: (decoy ? ['a100', 'h100'] : ['l4']).map(id) },
     ],
     allocations: [
-      { initiativeId: 'team-in', poolId: 'pool-1', allocatedGpuHours: 500 },
-      { initiativeId: 'team-in-2', poolId: 'pool-2', allocatedGpuHours: 300 },
-      ...(withOutside
+      { initiativeId: id('team-in'), poolId: id('pool-1'), allocatedGpuHours: decoy ? 7_700 : 500 },
+      { initiativeId: id('team-in-2'), poolId: id('pool-2'), allocatedGpuHours: decoy ? 6_600 : 300 },
+      ...(holding.outside
         ? [
-            { initiativeId: 'team-out', poolId: 'pool-1', allocatedGpuHours: 90_000 },
-            { initiativeId: 'team-out', poolId: 'pool-2', allocatedGpuHours: 70_000 },
+            { initiativeId: id('team-out'), poolId: id('pool-1'), allocatedGpuHours: 90_000 },
+            { initiativeId: id('team-out'), poolId: id('pool-2'), allocatedGpuHours: 70_000 },
           ]
         : []),
     ],
   });
-  await insertWorkloads(dataSource, organizationId, withOutside ? [...IN_SCOPE, ...OUTSIDE] : IN_SCOPE);
+  if (decoy) {
+    await dataSource.query(`UPDATE initiatives SET name = 'Decoy ' || name WHERE organization_id = $1`, [
+      organizationId,
+    ]);
+  }
+  const inScope = workloadsOf(holding, IN_SCOPE);
+  const outside = holding.outside ? workloadsOf(holding, OUTSIDE) : [];
+  await insertWorkloads(dataSource, organizationId, [...inScope, ...outside]);
   await insertSamples(dataSource, organizationId, [
-    ...samplesOf(IN_SCOPE, 30),
-    ...(withOutside ? samplesOf(OUTSIDE, 95) : []),
+    ...samplesOf(inScope, decoy ? 70 : 30),
+    ...samplesOf(outside, decoy ? 5 : 95),
   ]);
-  await seedAlerts(dataSource, organizationId, withOutside);
-  // The same prices in both: they belong to the organization, and cost every team's workloads.
+  await seedAlerts(dataSource, organizationId, holding);
+  // The same prices in the two that are asked: they belong to the organization, and cost every
+  // team's workloads. The decoy's are other prices in another currency.
   await dataSource.query(
     `INSERT INTO gpu_prices (organization_id, instance_type, effective_from, effective_to, price_per_gpu_hour,
                              currency, minor_units, pricing_model)
-     VALUES ($1, 'a100', $2, NULL, 2.5, 'EUR', 2, 'on_demand'), ($1, 'l4', $2, $3, 0.75, 'EUR', 2, 'spot'),
-            ($1, 'l4', $3, NULL, 0.8, 'EUR', 2, 'reserved')`,
-    [organizationId, at(1000), at(48)],
+     VALUES ($1, $4, $2, NULL, $6 * 2.5, $7, 2, 'on_demand'), ($1, $5, $2, $3, $6 * 0.75, $7, 2, 'spot'),
+            ($1, $5, $3, NULL, $6 * 0.8, $7, 2, 'reserved')`,
+    [organizationId, at(1000), at(48), id('a100'), id('l4'), decoy ? 9 : 1, decoy ? 'USD' : 'EUR'],
   );
   return organizationId;
 }
@@ -237,29 +312,38 @@ async function seedScopeOrganization(dataSource: DataSource, withOutside: boolea
  * Alerts as `gpucap alerts` records them: one team in scope, and (only beside the team outside) that
  * team's budget and idle workload, a pool's forecast and a sync source, which no MEMBER may see.
  */
-async function seedAlerts(dataSource: DataSource, organizationId: string, withOutside: boolean) {
+async function seedAlerts(dataSource: DataSource, organizationId: string, holding: Holding) {
+  const { id } = holding;
   const alerts: { initiativeId: string | null; labels: Record<string, string> }[] = [
     {
-      initiativeId: 'team-in',
-      labels: { alertname: 'GpuWorkloadIdle', initiative_id: 'team-in', workload_id: 'wl-in-running' },
+      initiativeId: id('team-in'),
+      labels: {
+        alertname: 'GpuWorkloadIdle',
+        initiative_id: id('team-in'),
+        workload_id: id('wl-in-running'),
+      },
     },
-    ...(withOutside
+    ...(holding.outside
       ? [
           {
-            initiativeId: 'team-out',
-            labels: { alertname: 'GpuBudgetThresholdCrossed', kind: 'initiative', initiative_id: 'team-out' },
+            initiativeId: id('team-out'),
+            labels: {
+              alertname: 'GpuBudgetThresholdCrossed',
+              kind: 'initiative',
+              initiative_id: id('team-out'),
+            },
           },
           {
-            initiativeId: 'team-out',
+            initiativeId: id('team-out'),
             labels: {
               alertname: 'GpuWorkloadIdle',
-              initiative_id: 'team-out',
-              workload_id: 'wl-out-running',
+              initiative_id: id('team-out'),
+              workload_id: id('wl-out-running'),
             },
           },
           {
             initiativeId: null,
-            labels: { alertname: 'GpuBudgetExhaustionForecast', kind: 'pool', pool_id: 'pool-1' },
+            labels: { alertname: 'GpuBudgetExhaustionForecast', kind: 'pool', pool_id: id('pool-1') },
           },
           { initiativeId: null, labels: { alertname: 'GpucapSyncStale', source: 'outside-prometheus' } },
         ]
@@ -274,11 +358,15 @@ async function seedAlerts(dataSource: DataSource, organizationId: string, withOu
         `fingerprint-${index}`,
         alert.labels.alertname,
         alert.initiativeId,
-        { ...alert.labels, organization_id: organizationId, severity: 'warning' },
         {
-          summary: `about ${alert.labels.workload_id ?? alert.labels.initiative_id ?? alert.labels.pool_id}`,
+          ...alert.labels,
+          organization_id: organizationId,
+          severity: holding.decoy ? 'critical' : 'warning',
         },
-        new Date(Date.UTC(2026, 9, 2)),
+        {
+          summary: `${holding.decoy ? 'decoy' : 'about'} ${alert.labels.workload_id ?? alert.labels.initiative_id ?? alert.labels.pool_id}`,
+        },
+        new Date(Date.UTC(2026, holding.decoy ? 8 : 9, 2)),
       ],
     );
   }
@@ -323,29 +411,32 @@ function candidates(parameter: Parameter): string[] {
   return [];
 }
 
-/** Every request to try on one operation: its required filters at their first value, then each filter in turn. */
-function requestsOf(path: string, operation: Operation): string[] {
+/**
+ * Every request to try on one operation: its required filters at their first value, then each filter
+ * in turn; ids as `holding` names them.
+ */
+function requestsOf(path: string, operation: Operation, holding: Holding): string[] {
+  const valuesOf = (parameter: Parameter) =>
+    candidates(parameter).map((value) => (IDS.has(value) ? holding.id(value) : value));
   const parameters = (operation.parameters ?? []).filter((parameter) => parameter.in !== 'header');
   const pathParameters = parameters.filter((parameter) => parameter.in === 'path');
   const query = parameters.filter((parameter) => parameter.in === 'query');
   const paths = pathParameters.reduce(
     (expanded, parameter) =>
       expanded.flatMap((partial) =>
-        candidates(parameter).map((value) =>
-          partial.replace(`{${parameter.name}}`, encodeURIComponent(value)),
-        ),
+        valuesOf(parameter).map((value) => partial.replace(`{${parameter.name}}`, encodeURIComponent(value))),
       ),
     [path],
   );
   const base = new URLSearchParams();
   for (const parameter of query) {
-    const first = candidates(parameter)[0];
+    const first = valuesOf(parameter)[0];
     if ((parameter.required || parameter.name === 'as_of') && first !== undefined)
       base.set(parameter.name, first);
   }
   const variants = [base];
   for (const parameter of query) {
-    for (const value of candidates(parameter)) {
+    for (const value of valuesOf(parameter)) {
       const variant = new URLSearchParams(base);
       variant.set(parameter.name, value);
       variants.push(variant);
@@ -362,7 +453,7 @@ function requestsOf(path: string, operation: Operation): string[] {
 function normalise(value: unknown, organizations: [string, string], key = ''): unknown {
   if (typeof value === 'string') {
     if (/request_id|cursor|token|etag/i.test(key)) return '<varies>';
-    return value.split(organizations[1]).join(organizations[0]);
+    return value.split(organizations[1]).join(organizations[0]).split(TWIN).join('');
   }
   if (Array.isArray(value)) return value.map((item) => normalise(item, organizations, key));
   if (value && typeof value === 'object') {
@@ -475,13 +566,17 @@ describe('scope, on every GET operation of the OpenAPI document', () => {
   beforeAll(async () => {
     testApp = await createTestApp({ RESPONSE_CACHE_TTL_SECONDS: '0' });
     organizations = [
-      await seedScopeOrganization(testApp.dataSource, true),
-      await seedScopeOrganization(testApp.dataSource, false),
+      await seedScopeOrganization(testApp.dataSource, FIRST),
+      await seedScopeOrganization(testApp.dataSource, SECOND),
     ];
+    await seedScopeOrganization(testApp.dataSource, DECOY);
     for (const caller of callers) {
       tokens[caller.role] = [
         await createApiToken(testApp.dataSource, organizations[0], caller),
-        await createApiToken(testApp.dataSource, organizations[1], caller),
+        await createApiToken(testApp.dataSource, organizations[1], {
+          ...caller,
+          initiativeIds: caller.initiativeIds.map(SECOND.id),
+        }),
       ];
     }
     const document = (await request(testApp.server).get('/v1/openapi.json')).body as {
@@ -512,13 +607,14 @@ describe('scope, on every GET operation of the OpenAPI document', () => {
       const found: string[] = [];
       const answered = new Map<string, number>();
       for (const { path, operation, csv } of operations) {
-        for (const url of requestsOf(path, operation)) {
+        const twins = requestsOf(path, operation, SECOND);
+        for (const [index, url] of requestsOf(path, operation, FIRST).entries()) {
           for (const accept of csv ? ['application/json', 'text/csv'] : ['application/json']) {
             const [withOutside, without] = await Promise.all(
-              organizations.map((organizationId, index) =>
+              organizations.map((organizationId, which) =>
                 request(testApp.server)
-                  .get(url)
-                  .set(authHeaders(tokens[role][index], organizationId))
+                  .get(which === 0 ? url : twins[index])
+                  .set(authHeaders(tokens[role][which], organizationId))
                   .set('Accept', accept),
               ),
             );

@@ -100,6 +100,171 @@ describe('scopedStatement', () => {
   });
 });
 
+describe("scopedStatement: every table tied to the caller's organization", () => {
+  const scoped = (text: string) => () => scopedStatement(admin, text, ['org-a']);
+  const refusal = (table: string) =>
+    `A scoped statement must tie ${table}.organization_id to the caller's organization ($1)`;
+
+  it.each([
+    ['a qualified equality', 'SELECT w.name FROM workloads w WHERE w.status = $2 AND w.organization_id = $1'],
+    [
+      'an unqualified one in its own SELECT',
+      'DELETE FROM alert_states WHERE organization_id = $1 AND ends_at IS NULL',
+    ],
+    [
+      'a join to a tied table',
+      `SELECT w.name, i.name FROM workloads w
+       JOIN initiatives i ON i.organization_id = w.organization_id AND i.initiative_id = w.initiative_id
+       WHERE w.organization_id = $1`,
+    ],
+    [
+      'a chain of joins written in any order',
+      `SELECT 1 FROM allocations a
+       JOIN initiatives i ON a.organization_id = i.organization_id AND a.initiative_id = i.initiative_id
+       JOIN capacity_pools p ON $1 = p.organization_id AND p.organization_id = a.organization_id`,
+    ],
+    [
+      'JOIN ... USING (organization_id, ...)',
+      `SELECT w.name, m.sample_count FROM workloads w JOIN metric_aggregates m USING (organization_id, workload_id)
+       WHERE w.organization_id = $1`,
+    ],
+    [
+      'a correlated subquery, tied to its outer row',
+      `SELECT w.workload_id, a.sample_count FROM workloads w
+       LEFT JOIN LATERAL (SELECT m.sample_count FROM metric_aggregates m
+         WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0) AS a ON true
+       WHERE w.organization_id = $1`,
+    ],
+    [
+      "a subquery's renamed output column",
+      `SELECT w.workload_id FROM workloads w
+       LEFT JOIN (SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id
+                  FROM metric_aggregates m WHERE m.status = 'running') AS a
+         ON a.aggregate_organization_id = w.organization_id AND a.aggregate_workload_id = w.workload_id
+       WHERE w.organization_id = $1 AND w.status = 'running'`,
+    ],
+    [
+      "a CTE's output column",
+      `WITH page AS MATERIALIZED (SELECT w.organization_id, w.initiative_id FROM workloads w WHERE w.organization_id = $1)
+       SELECT i.name FROM page JOIN initiatives i ON i.organization_id = page.organization_id
+         AND i.initiative_id = page.initiative_id`,
+    ],
+    [
+      'an inner join to a tied table',
+      `SELECT w.workload_id FROM workloads w
+       JOIN gpu_prices p ON p.organization_id = $1 AND p.organization_id = w.organization_id`,
+    ],
+    [
+      'a parenthesised condition among the ANDs',
+      'SELECT 1 FROM workloads w WHERE (w.status = $2 AND (w.organization_id = $1)) AND w.gpu_count > 0',
+    ],
+    [
+      'an INSERT of $1 as the organization',
+      `INSERT INTO alert_states AS a (organization_id, fingerprint, starts_at) SELECT $1, f, $2 FROM unnest($3::text[]) AS f
+       ON CONFLICT (organization_id, fingerprint) DO UPDATE SET starts_at = excluded.starts_at
+       WHERE a.ends_at IS NOT NULL OR a.starts_at IS DISTINCT FROM excluded.starts_at`,
+    ],
+    [
+      'names in comments and literals, which read nothing',
+      `SELECT 'workloads' AS kind -- no initiatives here
+       FROM workloads w WHERE w.organization_id = $1`,
+    ],
+  ])('accepts a table tied by %s', (_, text) => {
+    expect(scoped(text)().text).toBe(text);
+  });
+
+  it.each([
+    [
+      'a join that drops organization_id',
+      `SELECT w.name, i.name FROM workloads w JOIN initiatives i ON i.initiative_id = w.initiative_id
+       WHERE w.organization_id = $1`,
+      'initiatives',
+    ],
+    [
+      'a join to a table that is not tied itself',
+      `SELECT 1 FROM workloads w JOIN metric_aggregates m ON m.organization_id = w.organization_id
+       WHERE w.workload_id = $2 AND $1::text IS NOT NULL`,
+      'workloads',
+    ],
+    [
+      'a tie OR-ed away',
+      'SELECT 1 FROM workloads w WHERE w.organization_id = $1 OR w.status = $2',
+      'workloads',
+    ],
+    ['a tie negated', 'SELECT 1 FROM workloads w WHERE NOT (w.organization_id = $1)', 'workloads'],
+    [
+      'an equality that filters nothing',
+      'SELECT w.organization_id = $1 AS mine FROM workloads w',
+      'workloads',
+    ],
+    [
+      "a subquery's condition, which leaves the outer rows free",
+      `SELECT w.workload_id FROM workloads w
+       LEFT JOIN LATERAL (SELECT m.sample_count FROM metric_aggregates m
+         WHERE m.organization_id = $1 AND m.organization_id = w.organization_id) AS a ON true`,
+      'workloads',
+    ],
+    [
+      'the ON of a LEFT JOIN, which leaves the rows before it free',
+      `SELECT w.workload_id FROM workloads w
+       LEFT JOIN gpu_prices p ON p.organization_id = $1 AND p.organization_id = w.organization_id`,
+      'workloads',
+    ],
+    [
+      "a tie inside a function's arguments",
+      'SELECT 1 FROM workloads w WHERE coalesce(w.organization_id = $1, true)',
+      'workloads',
+    ],
+    [
+      'the same alias tied in another subquery only',
+      `SELECT * FROM (SELECT w.workload_id FROM workloads w WHERE w.organization_id = $1) AS a
+       CROSS JOIN LATERAL (SELECT w.name FROM workloads w WHERE w.workload_id = a.workload_id) AS b`,
+      'workloads',
+    ],
+    [
+      'one branch of a UNION',
+      `SELECT w.workload_id FROM workloads w WHERE w.organization_id = $1
+       UNION ALL SELECT w.workload_id FROM workloads w WHERE w.status = 'running'`,
+      'workloads',
+    ],
+    [
+      'a CTE that reads other organizations',
+      `WITH page AS (SELECT w.organization_id, w.initiative_id FROM workloads w WHERE w.status = $2)
+       SELECT i.name FROM page JOIN initiatives i ON i.organization_id = page.organization_id AND $1::text IS NOT NULL`,
+      'workloads',
+    ],
+    [
+      'an INSERT of another organization',
+      'INSERT INTO alert_states (organization_id, fingerprint) SELECT $2, f FROM unnest($3::text[]) AS f WHERE $1 IS NOT NULL',
+      'alert_states',
+    ],
+    [
+      'a table named where the check cannot tell how it is read',
+      'SELECT 1 FROM public.workloads WHERE organization_id = $1',
+      'workloads',
+    ],
+    [
+      'a price joined by instance type only',
+      `SELECT w.workload_id, p.price_per_gpu_hour FROM workloads w
+       JOIN gpu_prices p ON p.instance_type = w.instance_type WHERE w.organization_id = $1`,
+      'gpu_prices',
+    ],
+  ])('refuses %s', (_, text, table) => {
+    expect(scoped(text)).toThrow(refusal(table));
+  });
+
+  it("refuses an organization statement whose organization rows are not all the caller's", () => {
+    const text = `SELECT p.pool_id, t.instance_type FROM capacity_pools p
+      JOIN pool_instance_types t ON t.pool_id = p.pool_id WHERE p.organization_id = $1`;
+    expect(() => organizationStatement(admin, text, ['org-a'])).toThrow(refusal('pool_instance_types'));
+    const tied = text.replace(
+      't.pool_id = p.pool_id',
+      't.organization_id = p.organization_id AND t.pool_id = p.pool_id',
+    );
+    expect(organizationStatement(admin, tied, ['org-a']).text).toBe(tied);
+  });
+});
+
 describe('preparedStatement', () => {
   const text = 'SELECT 1 AS n FROM workloads WHERE organization_id = $1';
 
