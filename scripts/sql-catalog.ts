@@ -36,7 +36,8 @@ import {
   windowStatsQuery,
   workloadWindowQuery,
 } from '../src/metrics/metrics.queries';
-import { resolveRangeStartQuery, workloadStatsQuery } from '../src/workloads/workload-stats.queries';
+import { workloadStatsQuery } from '../src/workloads/workload-stats.queries';
+import { resolveRangeStartQuery } from '../src/common/time-range';
 import { timelineBoundariesQuery } from '../src/common/calendar-boundaries.queries';
 import { workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
 import { queueWaitQuery } from '../src/workloads/queue-wait.queries';

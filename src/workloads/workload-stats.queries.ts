@@ -10,47 +10,10 @@ import {
   workloadCountSql,
 } from './period-rollup.queries';
 import { type PeriodSplit, splitByPeriod } from './period-split';
-import {
-  organizationStatement,
-  type ScopedStatement,
-  scopedStatement,
-  initiativeScopeSql,
-} from '../common/database/scoped-statement';
-
-export const STATS_TIME_RANGES = [
-  'today',
-  'this_week',
-  'this_month',
-  'last_7_days',
-  'last_30_days',
-  'custom',
-] as const;
-export type StatsTimeRange = (typeof STATS_TIME_RANGES)[number];
+import { type ScopedStatement, scopedStatement, initiativeScopeSql } from '../common/database/scoped-statement';
 
 export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type', 'cluster_id'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
-
-/**
- * Start of a named range in the organization's time zone, computed by PostgreSQL (its time zone
- * database handles DST and half-hour offsets). `this_week` starts on Monday (ISO weeks).
- * The rolling ranges are exact hours: `interval '7 days'` would follow the session's DST rules.
- * With the organization's currency (null without prices), which decides whether statistics cost runs.
- */
-export function resolveRangeStartQuery(scope: AuthScope, range: StatsTimeRange, now: Date): ScopedStatement {
-  return organizationStatement(
-    scope,
-    `SELECT CASE $2::text
-        WHEN 'today' THEN date_trunc('day', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'this_week' THEN date_trunc('week', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'this_month' THEN date_trunc('month', $3::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'last_7_days' THEN $3::timestamptz - interval '168 hours'
-        ELSE $3::timestamptz - interval '720 hours'
-      END AS range_start,
-      (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS currency
-      FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = $1), 'UTC') AS tz) AS org`,
-    [scope.organizationId, range, now],
-  );
-}
 
 export interface StatsRequest {
   from: Date;

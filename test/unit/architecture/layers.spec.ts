@@ -13,7 +13,7 @@ const LAYERS: { name: string; folders: string[]; isolated?: boolean }[] = [
   { name: 'common', folders: ['common'] },
   {
     name: 'features',
-    folders: ['workloads', 'metrics', 'capacity', 'costs', 'health', 'web', 'alerts'],
+    folders: ['workloads', 'metrics', 'capacity', 'costs', 'health', 'web', 'alerts', 'recommendations'],
     isolated: true,
   },
   { name: 'write path', folders: ['import'] },
