@@ -1,6 +1,12 @@
 import { parse } from 'csv-parse/sync';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { runAlertCycle } from '../../../src/alerts/alert-cycle';
+import { alertsConfigOf } from '../../../src/alerts/alerts-config';
 import { Clock } from '../../../src/common/clock';
+import { ScopedDatabase } from '../../../src/common/database/scoped-database';
+import { DatabaseStallWatch } from '../../../src/database/database-stall-watch';
 import type { Role } from '../../../src/core/roles';
 import { authHeaders, createApiToken, importDocument, uniqueId } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
@@ -187,6 +193,7 @@ const CASES: Case[] = [
     samples: readings(START, TEN_HOURS, 30, 8, 1.25, (i) => (i === 29 ? 56.25 : null)),
   },
   // Running since before the range, busy before it: only its 20 hours and readings inside count.
+  // Its last day (the alert's window) holds only the quiet readings.
   {
     workload_id: 'wl-running',
     initiative_id: 'team-a',
@@ -194,7 +201,10 @@ const CASES: Case[] = [
     gpu_count: 1,
     started: BASE - 5 * HOUR,
     completed: null,
-    samples: [...readings(BASE - 5 * HOUR, BASE - HOUR, 20, 90, 90), ...readings(BASE, NOW, 40, 8, 7.5)],
+    samples: [
+      ...readings(BASE - 5 * HOUR, BASE - 4.5 * HOUR, 20, 90, 90),
+      ...readings(BASE, NOW, 40, 8, 7.5),
+    ],
   },
 ];
 
@@ -599,5 +609,65 @@ describe('GET /v1/recommendations', () => {
       gpu_hours_saved: '12',
       cost_saved: '150.00',
     });
+  });
+
+  it('fires GpuWorkloadOversized for the running workload, the recommendation in its annotations', async () => {
+    const posted: { labels: Record<string, string>; annotations: Record<string, string> }[][] = [];
+    const receiver: Server = createServer((incoming, response) => {
+      let body = '';
+      incoming.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      incoming.on('end', () => {
+        posted.push(JSON.parse(body) as (typeof posted)[number]);
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const config = alertsConfigOf(
+        {
+          organization_id: organizationId,
+          alertmanager: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}` },
+          dashboard_url: 'https://gpucap.example.com/',
+          rules: { oversized_workload: { min_gpu_hours_saved_per_day: 20 } },
+        },
+        '/',
+      );
+      const database = new ScopedDatabase(t.dataSource, new DatabaseStallWatch(t.dataSource));
+      const report = await runAlertCycle(database, config, new Date(NOW), null);
+      expect(report).toEqual({ organization_id: organizationId, firing: 1, resolved: 0 });
+      expect(posted).toHaveLength(1);
+      const [alert] = posted[0];
+      expect(alert.labels).toEqual({
+        alertname: 'GpuWorkloadOversized',
+        organization_id: organizationId,
+        initiative_id: 'team-a',
+        workload_id: 'wl-running',
+        submitted_by: 'team-a@example.com',
+        severity: 'info',
+      });
+      // The window [now − 24 h, now) holds 39 readings spanning 19.5 of its 24 hours; 6/7 of a GPU freed a day.
+      expect(alert.annotations).toEqual({
+        summary:
+          "Workload 'wl-running' of team 'team-a' could run on 1 × MIG 1g.10gb instead of 1 × H100 80GB, saving 20.5714 GPU-hours a day",
+        description:
+          "Workload 'wl-running' (team 'team-a', submitted by team-a@example.com) on p5.48xlarge used at most " +
+          '8 % GPU utilization (p95) and 6 GiB of its 80 GiB of GPU memory (p99) over the last 24 hours ' +
+          '(39 samples covering 81.2 % of its run there). 1 × MIG 1g.10gb (10 GiB) covers both with 20 % ' +
+          'headroom; 0 % of the samples used more memory than that.',
+        current: '1 × H100 80GB',
+        recommended: '1 × MIG 1g.10gb',
+        gpu_hours_saved_per_day: '20.5714',
+        risk: '0',
+      });
+      const firing = await request(t.server)
+        .get('/v1/alerts')
+        .set(authHeaders(tokens.MEMBER, organizationId))
+        .expect(200);
+      expect(firing.body.data.alerts.map((entry: { alertname: string }) => entry.alertname)).toEqual([
+        'GpuWorkloadOversized',
+      ]);
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });
