@@ -145,8 +145,7 @@ export class RecommendationsService {
       }
     }
     ranked.sort(
-      (a, b) =>
-        b.gpuHoursSaved - a.gpuHoursSaved || compareIds(a.item.workload_id, b.item.workload_id),
+      (a, b) => b.gpuHoursSaved - a.gpuHoursSaved || compareIds(a.item.workload_id, b.item.workload_id),
     );
     return {
       fingerprint,
@@ -162,7 +161,8 @@ export class RecommendationsService {
 }
 
 function rankedOf(row: WorkloadEvidenceRow, advice: Advice, currency: string | null): Ranked {
-  const savedAmount = currency !== null && row.priced ? savedAmountText(row.price_us, advice.saved_units) : null;
+  const savedAmount =
+    currency !== null && row.priced ? savedAmountText(row.price_us, advice.saved_units) : null;
   return {
     item: toRecommendation(row, advice, savedAmount === null ? null : rounded([savedAmount], currency)),
     gpuHoursSaved: advice.gpu_hours_saved,

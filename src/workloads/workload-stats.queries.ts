@@ -10,7 +10,11 @@ import {
   workloadCountSql,
 } from './period-rollup.queries';
 import { type PeriodSplit, splitByPeriod } from './period-split';
-import { type ScopedStatement, scopedStatement, initiativeScopeSql } from '../common/database/scoped-statement';
+import {
+  type ScopedStatement,
+  scopedStatement,
+  initiativeScopeSql,
+} from '../common/database/scoped-statement';
 
 export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type', 'cluster_id'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];

@@ -5,7 +5,7 @@ import { assertInitiativeInScope, assertOrganizationInScope } from '../common/au
 import { type CurrencyMetadata, organizationCurrencyQuery, zeroAmount } from '../common/cost';
 import { currencyMinorUnits } from '../common/money';
 import { AppConfig } from '../core/config/app-config';
-import { ApiError, ErrorDetail } from '../common/http/api-error';
+import { ApiError } from '../common/http/api-error';
 import { PageMetadata, WithMetadata } from '../common/http/envelope';
 import {
   cursorCodecFor,

@@ -572,7 +572,7 @@ describe('GET /v1/recommendations', () => {
   it('exports the ranked set as CSV', async () => {
     const response = await get('TEAM_LEAD', { limit: 1 }, 'text/csv').expect(200);
     expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
-    const rows = parse(response.text, { columns: true }) as Record<string, string>[];
+    const rows = parse<Record<string, string>>(response.text, { columns: true });
     expect(rows.map((row) => row.workload_id)).toEqual([
       'wl-a100-eight',
       'wl-running',

@@ -93,6 +93,10 @@ function figures(outcome: AdviceOutcome) {
 const steady = (count: number, gpu: number, memory: number): [number, number][] =>
   Array.from({ length: count }, () => [gpu, memory]);
 
+/** `samples` with the memory utilization of the readings at `indices` raised to `memory`. */
+const withPeaks = (samples: [number, number][], indices: number[], memory: number): [number, number][] =>
+  samples.map(([gpu, usual], index) => [gpu, indices.includes(index) ? memory : usual]);
+
 describe('the advice rule', () => {
   it('moves a whole H100 at 8 % and 6 GiB to 1g.10gb, saving 6/7 of its GPU-hours', () => {
     expect(figures(advise({ samples: steady(40, 8, 7.5) }))).toEqual({
@@ -141,9 +145,7 @@ describe('the advice rule', () => {
   });
 
   it('covers peaks in 2 % of the samples (the 99th percentile lands on them), with risk 0', () => {
-    const samples = steady(200, 8, 7.5).map(([gpu, memory], index) =>
-      [50, 100, 150, 199].includes(index) ? ([gpu, 15] as [number, number]) : [gpu, memory],
-    ) as [number, number][];
+    const samples = withPeaks(steady(200, 8, 7.5), [50, 100, 150, 199], 15);
     expect(figures(advise({ samples }))).toMatchObject({
       recommended: { units: 720, sharing: { mode: 'mig', profile: '1g.20gb' }, memory_gib: 20 },
       p99_memory_used_gib: 12,
@@ -153,9 +155,7 @@ describe('the advice rule', () => {
   });
 
   it('takes the risk of one peak in 200 (0.5 %): 1g.10gb with risk 0.005', () => {
-    const samples = steady(200, 8, 7.5).map(([gpu, memory], index) =>
-      index === 100 ? ([gpu, 15] as [number, number]) : [gpu, memory],
-    ) as [number, number][];
+    const samples = withPeaks(steady(200, 8, 7.5), [100], 15);
     expect(figures(advise({ samples }))).toMatchObject({
       recommended: { units: 720, sharing: { mode: 'mig', profile: '1g.10gb' }, memory_gib: 10 },
       p99_memory_used_gib: 6,
@@ -164,9 +164,7 @@ describe('the advice rule', () => {
   });
 
   it('recommends nothing whose risk is above 1 %: one reading in 30 over 3g.40gb', () => {
-    const samples = steady(30, 8, 1.25).map(([gpu, memory], index) =>
-      index === 29 ? ([gpu, 56.25] as [number, number]) : [gpu, memory],
-    ) as [number, number][];
+    const samples = withPeaks(steady(30, 8, 1.25), [29], 56.25);
     // p99 = 1 + 0.71 × 44 = 32.24 GiB, × 1.2 = 38.69: 3g.40gb, which the 45 GiB reading exceeds.
     expect(advise({ samples })).toEqual({ reason: 'risk_above_limit' });
   });
