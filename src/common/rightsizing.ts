@@ -24,9 +24,9 @@ import {
  * utilization, each × 1.2), the smallest MIG profile of its GPU or the fewest whole GPUs that cover
  * both, and the share of its samples that would not have fitted. Advice only shrinks.
  */
-export const MIN_SAMPLES = 30;
-export const MIN_COVERAGE = 0.5;
-export const HEADROOM = 1.2;
+const MIN_SAMPLES = 30;
+const MIN_COVERAGE = 0.5;
+const HEADROOM = 1.2;
 
 /** Float noise must not round a need that is exactly a whole number of GPUs up to the next one. */
 const TOLERANCE = 1e-9;
@@ -124,7 +124,8 @@ function currentHolding(row: WorkloadEvidenceRow, gpus: InstanceTypeGpus): Holdi
     };
   }
   if (sharing.mode !== 'mig') return null;
-  const profile = gpus.mig_profiles.find((mig) => mig.profile === baseMigProfile(sharing.profile));
+  const base = baseMigProfile(sharing.profile);
+  const profile = gpus.mig_profiles.find((mig) => baseMigProfile(mig.profile) === base);
   if (profile === undefined) return null;
   return {
     gpu_count: row.gpu_count,
