@@ -24,6 +24,7 @@ import { QueueWaitIndex1763800025000 } from './1763800025000-queue-wait-index';
 import { GpuPrices1763800027000 } from './1763800027000-gpu-prices';
 import { SampleDays1763800028000 } from './1763800028000-sample-days';
 import { HourlySeal1763800029000 } from './1763800029000-hourly-seal';
+import { InstanceTypeGpus1763800031000 } from './1763800031000-instance-type-gpus';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -53,4 +54,5 @@ export const migrations = [
   GpuPrices1763800027000,
   SampleDays1763800028000,
   HourlySeal1763800029000,
+  InstanceTypeGpus1763800031000,
 ];

@@ -23,6 +23,7 @@ import {
   costByWindowQuery,
 } from '../src/capacity/capacity.queries';
 import { organizationCurrencyQuery, workloadIdleCostsQuery } from '../src/common/cost';
+import { instanceTypeGpusQuery, workloadEvidenceQuery } from '../src/common/rightsizing.queries';
 import { focusPageQuery } from '../src/costs/focus.queries';
 import {
   type RankedFilters,
@@ -36,7 +37,8 @@ import {
   windowStatsQuery,
   workloadWindowQuery,
 } from '../src/metrics/metrics.queries';
-import { resolveRangeStartQuery, workloadStatsQuery } from '../src/workloads/workload-stats.queries';
+import { workloadStatsQuery } from '../src/workloads/workload-stats.queries';
+import { resolveRangeStartQuery } from '../src/common/time-range';
 import { timelineBoundariesQuery } from '../src/common/calendar-boundaries.queries';
 import { workloadTimelineQuery } from '../src/workloads/workload-timeline.queries';
 import { queueWaitQuery } from '../src/workloads/queue-wait.queries';
@@ -414,6 +416,36 @@ function costs(): Catalog {
   };
 }
 
+function recommendations(): Catalog {
+  const knownInstanceTypes = ['p4d.24xlarge', 'p5.48xlarge', 'onprem-h100'];
+  return {
+    'GET /v1/recommendations (and gpucap alerts: oversized workloads): imported GPU facts':
+      instanceTypeGpusQuery(ORG_ADMIN),
+    'GET /v1/recommendations: evidence, ORG_ADMIN, last_7_days': workloadEvidenceQuery(ORG_ADMIN, {
+      from: daysBefore(7),
+      to: NOW,
+      now: NOW,
+      knownInstanceTypes,
+    }),
+    'GET /v1/recommendations: evidence, MEMBER, custom range, every filter': workloadEvidenceQuery(MEMBER, {
+      from: new Date('2026-03-02T00:00:00Z'),
+      to: new Date('2026-03-09T00:00:00Z'),
+      now: NOW,
+      initiativeId: 'init-a',
+      clusterId: 'eks-use1',
+      instanceType: 'p5.48xlarge',
+      knownInstanceTypes,
+    }),
+    'gpucap alerts: oversized running workloads, the last day': workloadEvidenceQuery(ORG_ADMIN, {
+      from: daysBefore(1),
+      to: NOW,
+      now: NOW,
+      runningOnly: true,
+      knownInstanceTypes,
+    }),
+  };
+}
+
 /** File name under docs/sql/ → its content. */
 export function generatedSqlFiles(): Record<string, string> {
   return {
@@ -422,5 +454,6 @@ export function generatedSqlFiles(): Record<string, string> {
     'capacity.sql': render(capacity()),
     'alerts.sql': render(alerts()),
     'costs.sql': render(costs()),
+    'recommendations.sql': render(recommendations()),
   };
 }

@@ -23,6 +23,7 @@ import { DatabaseStallWatchModule } from './database/database-stall-watch';
 import { AggregateReadGateModule } from './common/http/aggregate-read/aggregate-read.module';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { RecommendationsModule } from './recommendations/recommendations.module';
 import { WorkloadsModule } from './workloads/workloads.module';
 import { DataSource } from 'typeorm';
 
@@ -67,6 +68,7 @@ export class AppModule {
         WorkloadsModule,
         CapacityModule,
         CostsModule,
+        RecommendationsModule,
         AlertsModule,
       ],
       providers: [

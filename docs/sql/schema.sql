@@ -144,6 +144,24 @@ CREATE TRIGGER initiatives_data_version_insert AFTER INSERT ON initiatives REFER
 CREATE TRIGGER initiatives_data_version_truncate AFTER TRUNCATE ON initiatives FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
 CREATE TRIGGER initiatives_data_version_update AFTER UPDATE ON initiatives REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
 
+-- Table instance_type_gpus
+CREATE TABLE instance_type_gpus (
+    organization_id text NOT NULL,
+    instance_type text NOT NULL,
+    gpu_model text NOT NULL,
+    gpu_memory_gib double precision NOT NULL,
+    mig_capable boolean NOT NULL,
+    mig_profiles jsonb DEFAULT '[]'::jsonb NOT NULL,
+    CONSTRAINT instance_type_gpus_pkey PRIMARY KEY (organization_id, instance_type),
+    CONSTRAINT instance_type_gpus_check CHECK (jsonb_typeof(mig_profiles) = 'array'::text AND mig_capable = (jsonb_array_length(mig_profiles) > 0)),
+    CONSTRAINT instance_type_gpus_gpu_memory_gib_check CHECK (gpu_memory_gib > 0::double precision),
+    CONSTRAINT instance_type_gpus_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(organization_id) ON DELETE CASCADE
+);
+CREATE TRIGGER instance_type_gpus_data_version_delete AFTER DELETE ON instance_type_gpus REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
+CREATE TRIGGER instance_type_gpus_data_version_insert AFTER INSERT ON instance_type_gpus REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
+CREATE TRIGGER instance_type_gpus_data_version_truncate AFTER TRUNCATE ON instance_type_gpus FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
+CREATE TRIGGER instance_type_gpus_data_version_update AFTER UPDATE ON instance_type_gpus REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+
 -- Table members
 CREATE TABLE members (
     organization_id text NOT NULL,

@@ -3,7 +3,14 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { CapacityService } from '../capacity/capacity.service';
 import { CapacityQueryDto } from '../capacity/dto/capacity-query.dto';
 import type { ScopedDatabase } from '../common/database/scoped-database';
-import { evaluateAlerts, fingerprintOf, type IdleWorkloadRow, type SyncSourceRow } from './alert-rules';
+import { adviseWorkload, readWorkloadEvidence } from '../common/rightsizing';
+import {
+  type AdvisedWorkload,
+  evaluateAlerts,
+  fingerprintOf,
+  type IdleWorkloadRow,
+  type SyncSourceRow,
+} from './alert-rules';
 import { AlertmanagerUnavailableError, postAlerts, type PostableAlert } from './alertmanager-client';
 import type { AlertsConfig } from './alerts-config';
 import {
@@ -17,6 +24,7 @@ import {
 } from './alerts.queries';
 
 const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
 
 export interface CycleReport {
   organization_id: string;
@@ -69,7 +77,7 @@ export async function runAlertCycle(
 ): Promise<CycleReport> {
   const scope = evaluatorScope(config.organizationId);
   const { rules } = config;
-  const [capacity, idle, staleSources] = await Promise.all([
+  const [capacity, idle, advised, staleSources] = await Promise.all([
     new CapacityService(database).report(scope, new CapacityQueryDto(), now),
     rules.idleWorkload
       ? database.run<IdleWorkloadRow>(
@@ -81,6 +89,7 @@ export async function runAlertCycle(
           ),
         )
       : Promise.resolve([]),
+    rules.oversizedWorkload ? advisedRunningWorkloads(database, scope, now) : Promise.resolve([]),
     rules.syncStaleMinutes !== null
       ? database.run<SyncSourceRow>(
           staleSyncSourcesQuery(scope, new Date(now.getTime() - rules.syncStaleMinutes * MINUTE_MS)),
@@ -92,6 +101,7 @@ export async function runAlertCycle(
     rules,
     capacity,
     idle,
+    advised,
     staleSources,
   });
   await database.run(
@@ -124,6 +134,25 @@ export async function runAlertCycle(
     firing: states.length - delivered.length,
     resolved: delivered.length,
   };
+}
+
+/** The running workloads the advice would shrink, judged on their last day. */
+async function advisedRunningWorkloads(
+  database: ScopedDatabase,
+  scope: AuthScope,
+  now: Date,
+): Promise<AdvisedWorkload[]> {
+  const from = new Date(now.getTime() - DAY_MS);
+  const { catalogue, rows } = await readWorkloadEvidence(database, scope, {
+    from,
+    to: now,
+    now,
+    runningOnly: true,
+  });
+  return rows.flatMap((row) => {
+    const outcome = adviseWorkload(row, catalogue.gpusOf(row.instance_type));
+    return 'advice' in outcome ? [{ row, advice: outcome.advice }] : [];
+  });
 }
 
 export interface EveryOptions {

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { CapacityReportDto } from '../capacity/dto/capacity-report.dto';
 import type { AlertRules } from './alerts-config';
+import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
+import { round4 } from '../common/http/decimal';
+import type { Advice, Holding } from '../common/rightsizing';
+import type { WorkloadEvidenceRow } from '../common/rightsizing.queries';
 
 /** One alert as Alertmanager identifies it (its label set) with what a person reads (annotations). */
 export interface EvaluatedAlert {
@@ -28,11 +32,18 @@ export interface SyncSourceRow {
   updated_at: Date;
 }
 
+/** A running workload and its advice over the last day (src/common/rightsizing.ts). */
+export interface AdvisedWorkload {
+  row: WorkloadEvidenceRow;
+  advice: Advice;
+}
+
 export interface EvaluationInput {
   organizationId: string;
   rules: AlertRules;
   capacity: CapacityReportDto;
   idle: IdleWorkloadRow[];
+  advised: AdvisedWorkload[];
   staleSources: SyncSourceRow[];
 }
 
@@ -70,6 +81,13 @@ export function evaluateAlerts(input: EvaluationInput): EvaluatedAlert[] {
   }
   if (rules.idleWorkload) {
     for (const row of input.idle) alerts.push(idleAlert(organizationId, row, rules.idleWorkload));
+  }
+  if (rules.oversizedWorkload) {
+    for (const workload of input.advised) {
+      const perDay = (workload.advice.saved_units / GPU_SHARE_UNITS) * 24;
+      if (perDay >= rules.oversizedWorkload.minGpuHoursSavedPerDay)
+        alerts.push(oversizedAlert(organizationId, workload, perDay));
+    }
   }
   if (rules.syncStaleMinutes !== null) {
     for (const row of input.staleSources)
@@ -175,6 +193,52 @@ function idleAlert(
     },
     initiativeId: row.initiative_id,
   };
+}
+
+/** The recommendation in words: the shrink, the evidence it rests on and its risk. */
+function oversizedAlert(
+  organizationId: string,
+  { row, advice }: AdvisedWorkload,
+  perDay: number,
+): EvaluatedAlert {
+  const current = holdingText(advice.current, advice.gpus.gpu_model);
+  const recommended = holdingText(advice.recommended, advice.gpus.gpu_model);
+  const saved = round4(perDay);
+  return {
+    labels: {
+      alertname: 'GpuWorkloadOversized',
+      organization_id: organizationId,
+      initiative_id: row.initiative_id,
+      workload_id: row.workload_id,
+      submitted_by: row.submitted_by,
+      severity: 'info',
+    },
+    annotations: {
+      summary: `Workload '${row.workload_id}' of team '${row.initiative_id}' could run on ${recommended} instead of ${current}, saving ${saved} GPU-hours a day`,
+      description:
+        `Workload '${row.workload_id}' (team '${row.initiative_id}', submitted by ${row.submitted_by}) on ` +
+        `${row.instance_type} used at most ${tenth(advice.p95_gpu_utilization)} % GPU utilization (p95) and ` +
+        `${tenth(advice.p99_memory_used_gib)} GiB of its ${tenth(advice.current.memory_gib)} GiB of GPU memory (p99) ` +
+        `over the last 24 hours (${advice.samples} samples covering ${tenth(advice.coverage * 100)} % of its run ` +
+        `there). ${recommended} (${tenth(advice.recommended.memory_gib)} GiB) covers both with 20 % headroom; ` +
+        `${tenth(advice.risk * 100)} % of the samples used more memory than that.`,
+      current,
+      recommended,
+      gpu_hours_saved_per_day: String(saved),
+      risk: String(round4(advice.risk)),
+    },
+    initiativeId: row.initiative_id,
+  };
+}
+
+function holdingText(holding: Holding, gpuModel: string): string {
+  return holding.gpu_sharing?.mode === 'mig'
+    ? `${holding.gpu_count} × MIG ${holding.gpu_sharing.profile}`
+    : `${holding.gpu_count} × ${gpuModel}`;
+}
+
+function tenth(value: number): number {
+  return Math.round(value * 10) / 10;
 }
 
 /**

@@ -78,6 +78,12 @@ class IdleWorkloadRule {
   for_minutes: number;
 }
 
+class OversizedWorkloadRule {
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsPositive()
+  min_gpu_hours_saved_per_day: number;
+}
+
 class AlertRulesSection {
   @IsOptional()
   @IsArray()
@@ -97,6 +103,12 @@ class AlertRulesSection {
   @ValidateNested()
   @Type(() => IdleWorkloadRule)
   idle_workload?: IdleWorkloadRule;
+
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => OversizedWorkloadRule)
+  oversized_workload?: OversizedWorkloadRule;
 
   @IsOptional()
   @IsInt()
@@ -137,6 +149,8 @@ export interface AlertRules {
   budgetThresholds: { value: number; label: string }[];
   exhaustionForecast: boolean;
   idleWorkload: { maxUtilization: number; forMinutes: number } | null;
+  /** Running workloads whose advice saves at least this many GPU-hours a day. */
+  oversizedWorkload: { minGpuHoursSavedPerDay: number } | null;
   syncStaleMinutes: number | null;
 }
 
@@ -200,6 +214,9 @@ export function alertsConfigOf(document: unknown, base: string): AlertsConfig {
       exhaustionForecast: rules.exhaustion_forecast ?? false,
       idleWorkload: rules.idle_workload
         ? { maxUtilization: rules.idle_workload.max_utilization, forMinutes: rules.idle_workload.for_minutes }
+        : null,
+      oversizedWorkload: rules.oversized_workload
+        ? { minGpuHoursSavedPerDay: rules.oversized_workload.min_gpu_hours_saved_per_day }
         : null,
       syncStaleMinutes: rules.sync_stale_minutes ?? null,
     },

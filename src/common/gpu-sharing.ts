@@ -15,34 +15,56 @@ export type GpuSharingMode = (typeof GPU_SHARING_MODES)[number];
 export type GpuSharing =
   { mode: 'mig'; profile: string } | { mode: 'time-slicing' | 'mps'; replicas: number };
 
+/** A MIG instance profile: the memory it holds and its compute slices out of its GPU's. */
+export interface MigProfile {
+  profile: string;
+  memory_gib: number;
+  compute_slices: number;
+}
+
+/** NVIDIA's profile names say both: `3g.40gb` is 3 compute slices and 40 GB of memory. */
+function profilesOf(names: string[]): MigProfile[] {
+  return names.map((profile) => {
+    const [, slices, memory] = /^(\d+)g\.(\d+)gb$/.exec(profile) as RegExpExecArray;
+    return { profile, memory_gib: Number(memory), compute_slices: Number(slices) };
+  });
+}
+
 /**
- * MIG profiles of the GPUs whose compute splits into seven slices (A100, H100, H200, GH200, B200),
- * by memory size as NVIDIA names them; a `+me` / `+gfx` suffix (media extensions) keeps the slice
- * count. A30 splits into four.
+ * The MIG profiles of each GPU that can be sliced, as NVIDIA's MIG user guide lists them (a `+me` /
+ * `+gfx` suffix, media extensions, keeps its profile's slices and memory). A100, H100, H200, GH200 and
+ * B200 split into seven compute slices, A30 into four: the largest profile is the whole GPU.
  */
-const SEVEN_SLICE_PROFILES = [
-  '1g.5gb', '1g.10gb', '1g.12gb', '1g.18gb', '1g.20gb', '1g.23gb', '1g.24gb', '1g.35gb', '1g.45gb',
-  '2g.10gb', '2g.20gb', '2g.24gb', '2g.35gb', '2g.45gb',
-  '3g.20gb', '3g.40gb', '3g.47gb', '3g.48gb', '3g.71gb', '3g.90gb',
-  '4g.20gb', '4g.40gb', '4g.47gb', '4g.48gb', '4g.71gb', '4g.90gb',
-  '7g.40gb', '7g.80gb', '7g.94gb', '7g.96gb', '7g.141gb', '7g.180gb',
-]; // prettier-ignore
+export const MIG_PROFILES_BY_GPU: Readonly<Record<string, readonly MigProfile[]>> = {
+  'A100 40GB': profilesOf(['1g.5gb', '1g.10gb', '2g.10gb', '3g.20gb', '4g.20gb', '7g.40gb']),
+  'A100 80GB': profilesOf(['1g.10gb', '1g.20gb', '2g.20gb', '3g.40gb', '4g.40gb', '7g.80gb']),
+  'H100 80GB': profilesOf(['1g.10gb', '1g.20gb', '2g.20gb', '3g.40gb', '4g.40gb', '7g.80gb']),
+  'H100 94GB': profilesOf(['1g.12gb', '1g.24gb', '2g.24gb', '3g.47gb', '4g.47gb', '7g.94gb']),
+  'GH200 96GB': profilesOf(['1g.12gb', '1g.24gb', '2g.24gb', '3g.48gb', '4g.48gb', '7g.96gb']),
+  'H200 141GB': profilesOf(['1g.18gb', '1g.35gb', '2g.35gb', '3g.71gb', '4g.71gb', '7g.141gb']),
+  'B200 180GB': profilesOf(['1g.23gb', '1g.45gb', '2g.45gb', '3g.90gb', '4g.90gb', '7g.180gb']),
+  'A30 24GB': profilesOf(['1g.6gb', '2g.12gb', '4g.24gb']),
+};
 
-const FOUR_SLICE_PROFILES = ['1g.6gb', '2g.12gb', '4g.24gb'];
+/** The compute slices of a whole GPU: those of its largest profile. */
+export function gpuComputeSlices(profiles: readonly MigProfile[]): number {
+  return Math.max(...profiles.map((profile) => profile.compute_slices));
+}
 
-const KNOWN_PROFILES = new Map<string, number>([
-  ...SEVEN_SLICE_PROFILES.map((profile) => [profile, slicesOf(profile) / 7] as const),
-  ...FOUR_SLICE_PROFILES.map((profile) => [profile, slicesOf(profile) / 4] as const),
-]);
+const KNOWN_PROFILES = new Map<string, number>(
+  Object.values(MIG_PROFILES_BY_GPU).flatMap((profiles) =>
+    profiles.map((mig) => [mig.profile, mig.compute_slices / gpuComputeSlices(profiles)] as const),
+  ),
+);
 
-function slicesOf(profile: string): number {
-  return Number(profile.slice(0, profile.indexOf('g')));
+/** A MIG profile name without its media-extension suffix. */
+export function baseMigProfile(profile: string): string {
+  return profile.toLowerCase().replace(/(\+(me|gfx))+$/, '');
 }
 
 /** The share of one GPU that one instance of a MIG profile holds, or null for a profile not built in. */
 export function knownMigProfileShare(profile: string): number | null {
-  const base = profile.toLowerCase().replace(/(\+(me|gfx))+$/, '');
-  return KNOWN_PROFILES.get(base) ?? null;
+  return KNOWN_PROFILES.get(baseMigProfile(profile)) ?? null;
 }
 
 /** A share in GPUs as integer units (nearest unit). */

@@ -1,6 +1,6 @@
 import type { PricingModel } from '../common/money';
 import type { Role } from '../core/roles';
-import type { GpuSharing } from '../common/gpu-sharing';
+import type { GpuSharing, MigProfile } from '../common/gpu-sharing';
 import type { WorkloadStatus } from '../core/workload-status';
 
 /** Sections of an import document, in the order they are written (parents before children). */
@@ -11,6 +11,7 @@ export const SECTIONS = [
   'allocations',
   'members',
   'prices',
+  'instance_types',
   'workloads',
   'metric_samples',
 ] as const;
@@ -24,6 +25,7 @@ export const SECTION_BY_KIND: Record<string, SectionName> = {
   allocation: 'allocations',
   member: 'members',
   price: 'prices',
+  instance_type: 'instance_types',
   workload: 'workloads',
   metric_sample: 'metric_samples',
 };
@@ -74,6 +76,16 @@ export interface PriceRow {
   effective_to: Date | null;
 }
 
+/** GPU facts of one instance type, over the built-in catalogue's (src/common/gpu-catalogue.ts). */
+export interface InstanceTypeRow {
+  organization_id: string;
+  instance_type: string;
+  gpu_model: string;
+  gpu_memory_gib: number;
+  mig_capable: boolean;
+  mig_profiles: MigProfile[];
+}
+
 export interface WorkloadRow {
   organization_id: string;
   workload_id: string;
@@ -112,6 +124,7 @@ export interface SectionRows {
   allocations: AllocationRow;
   members: MemberRow;
   prices: PriceRow;
+  instance_types: InstanceTypeRow;
   workloads: WorkloadRow;
   metric_samples: MetricSampleRow;
 }

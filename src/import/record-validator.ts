@@ -1,5 +1,11 @@
 import { ROLES } from '../core/roles';
-import { derivedGpuShare, GPU_SHARE_UNITS, type GpuSharing, gpuShareUnits } from '../common/gpu-sharing';
+import {
+  derivedGpuShare,
+  GPU_SHARE_UNITS,
+  type GpuSharing,
+  gpuShareUnits,
+  type MigProfile,
+} from '../common/gpu-sharing';
 import { parseContractTimestamp } from '../common/validation/contract-date';
 import { IDENTIFIER_PATTERN as IDENTIFIER } from '../core/identifier';
 import { WORKLOAD_STATUSES } from '../core/workload-status';
@@ -27,7 +33,9 @@ type FieldType =
   | 'status'
   | 'price'
   | 'currency'
-  | 'pricing model';
+  | 'pricing model'
+  | 'gib'
+  | 'mig profiles';
 
 interface FieldSpec {
   type: FieldType;
@@ -75,6 +83,14 @@ const FIELDS: { [S in SectionName]: Record<keyof SectionRows[S], FieldSpec> } = 
     pricing_model: { type: 'pricing model' },
     effective_from: { type: 'timestamp' },
     effective_to: { type: 'timestamp', optional: true },
+  },
+  instance_types: {
+    organization_id: { type: 'identifier' },
+    instance_type: { type: 'identifier' },
+    gpu_model: { type: 'text' },
+    gpu_memory_gib: { type: 'gib' },
+    mig_capable: { type: 'boolean' },
+    mig_profiles: { type: 'mig profiles', optional: true, default: [] },
   },
   workloads: {
     organization_id: { type: 'identifier' },
@@ -219,6 +235,12 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
       return (PRICING_MODELS as readonly unknown[]).includes(raw)
         ? { value: raw }
         : `must be one of ${PRICING_MODELS.join(', ')}`;
+    case 'gib':
+      return typeof raw === 'number' && Number.isFinite(raw) && raw > 0
+        ? { value: raw }
+        : 'must be a number greater than 0 (GiB)';
+    case 'mig profiles':
+      return checkMigProfiles(raw);
     case 'status':
       return (WORKLOAD_STATUSES as readonly unknown[]).includes(raw)
         ? { value: raw }
@@ -262,6 +284,27 @@ function checkGpuSharing(raw: unknown): { value: GpuSharing } | string {
       : `replicas must be an integer from 1 to ${MAX_REPLICAS}`;
   }
   return rule;
+}
+
+const MAX_MIG_PROFILES = 64;
+const MAX_COMPUTE_SLICES = 64;
+
+function checkMigProfiles(raw: unknown): { value: MigProfile[] } | string {
+  const rule = `must be an array of at most ${MAX_MIG_PROFILES} distinct profiles, each {"profile": "1g.10gb", "memory_gib": 10, "compute_slices": 1} (memory_gib above 0, compute_slices an integer from 1 to ${MAX_COMPUTE_SLICES})`;
+  if (!Array.isArray(raw) || raw.length > MAX_MIG_PROFILES) return rule;
+  const profiles: MigProfile[] = [];
+  for (const item of raw as unknown[]) {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) return rule;
+    const entry = item as Record<string, unknown>;
+    if (Object.keys(entry).sort().join(',') !== 'compute_slices,memory_gib,profile') return rule;
+    const { profile, memory_gib: memory, compute_slices: slices } = entry;
+    if (typeof profile !== 'string' || !MIG_PROFILE.test(profile)) return rule;
+    if (typeof memory !== 'number' || !Number.isFinite(memory) || memory <= 0) return rule;
+    if (!Number.isInteger(slices) || (slices as number) < 1 || (slices as number) > MAX_COMPUTE_SLICES)
+      return rule;
+    profiles.push({ profile, memory_gib: memory, compute_slices: slices as number });
+  }
+  return new Set(profiles.map((mig) => mig.profile)).size === profiles.length ? { value: profiles } : rule;
 }
 
 function hasControlCharacter(text: string): boolean {
@@ -322,6 +365,19 @@ function crossFieldIssues(section: SectionName, row: Record<string, unknown>): s
     return price.effective_to === null || price.effective_from < price.effective_to
       ? []
       : ['effective_from must be before effective_to'];
+  }
+  if (section === 'instance_types') {
+    const entry = row as unknown as SectionRows['instance_types'];
+    if (entry.mig_capable !== entry.mig_profiles.length > 0) {
+      return [
+        entry.mig_capable
+          ? 'mig_profiles must list the profiles of a MIG-capable GPU'
+          : 'mig_profiles must be empty when mig_capable is false',
+      ];
+    }
+    return entry.mig_profiles.some((mig) => mig.memory_gib > entry.gpu_memory_gib)
+      ? ['mig_profiles: a profile holds at most the memory of its GPU (gpu_memory_gib)']
+      : [];
   }
   if (section === 'workloads') {
     const workload = row as unknown as SectionRows['workloads'];

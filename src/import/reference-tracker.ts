@@ -12,7 +12,7 @@ export interface RecordIssue {
 }
 
 type Target = 'organization' | 'initiative' | 'pool' | 'workload';
-type Kind = Target | 'allocation' | 'member' | 'price';
+type Kind = Target | 'allocation' | 'member' | 'price' | 'instance type';
 
 const MAX_USERS_PER_REFERENCE = 20;
 const SECTION_COUNT = SECTIONS.length;
@@ -132,6 +132,9 @@ export class ReferenceTracker {
           `${record.row.instance_type} from ${record.row.effective_from.toISOString()}`,
           record.location,
         );
+      case 'instance_types':
+        this.reference('organization', row.organization_id, row.organization_id, record);
+        return this.declare('instance type', row.organization_id, record.row.instance_type, record.location);
       case 'workloads':
         this.reference('initiative', row.organization_id, record.row.initiative_id, record);
         return this.declare('workload', row.organization_id, record.row.workload_id, record.location);

@@ -68,6 +68,13 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
     encode: (row, location) =>
       `${location}\t${copyText(row.organization_id)}\t${copyText(row.instance_type)}\t${copyTimestamp(row.effective_from)}\t${copyTimestamp(row.effective_to)}\t${row.price_per_gpu_hour}\t${row.currency}\t${currencyMinorUnits(row.currency)}\t${row.pricing_model}\n`,
   },
+  instance_types: {
+    table: 'stage_instance_types',
+    columns: `organization_id text, instance_type text, gpu_model text, gpu_memory_gib double precision,
+              mig_capable boolean, mig_profiles jsonb`,
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.instance_type)}\t${copyText(row.gpu_model)}\t${row.gpu_memory_gib}\t${row.mig_capable ? 't' : 'f'}\t${copyText(JSON.stringify(row.mig_profiles))}\n`,
+  },
   workloads: {
     table: 'stage_workloads',
     columns: `organization_id text, workload_id text, initiative_id text, name text, status text, submitted_by text,
@@ -186,6 +193,13 @@ export const APPLY_SQL: Record<Exclude<SectionName, 'metric_samples'>, string[]>
     'stage_prices',
     ['organization_id', 'instance_type', 'effective_from'],
     ['effective_to', 'price_per_gpu_hour', 'currency', 'minor_units', 'pricing_model'],
+  ),
+  // The file's entry replaces the stored one of its instance type whole, profiles included.
+  instance_types: upsertSql(
+    'instance_type_gpus',
+    'stage_instance_types',
+    ['organization_id', 'instance_type'],
+    ['gpu_model', 'gpu_memory_gib', 'mig_capable', 'mig_profiles'],
   ),
   members: upsertSql('members', 'stage_members', ['organization_id', 'subject'], ['role', 'initiative_ids']),
   workloads: upsertSql('workloads', 'stage_workloads', ['organization_id', 'workload_id'], WORKLOAD_VALUES),

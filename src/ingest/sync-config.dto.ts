@@ -248,6 +248,9 @@ export class SyncConfigFile {
   @RequiredIdentifier() organization_id: string;
   /** Records of the import's `prices` section, checked by the importer's own rules (sync-config.ts). */
   @Optional(IsArray({ message: 'must be a list of price records (the import format)' })) prices?: unknown[];
+  /** Records of the import's `instance_types` section, checked the same way. */
+  @Optional(IsArray({ message: 'must be a list of instance type records (the import format)' }))
+  instance_types?: unknown[];
   @OneOf(['create', 'refuse']) unknown_initiatives?: 'create' | 'refuse';
   @Section(() => KubernetesSection) kubernetes?: KubernetesSection;
   @Section(() => PrometheusSection) prometheus?: PrometheusSection;

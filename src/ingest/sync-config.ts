@@ -80,6 +80,8 @@ export interface SyncConfig extends ClusterSources {
   organizationId: string;
   /** Price records in the import format, written (unchanged ones leave everything alone) every run. */
   prices: Record<string, unknown>[];
+  /** GPU facts per instance type in the import format, written the same way. */
+  instanceTypes: Record<string, unknown>[];
   unknownInitiatives: UnknownInitiatives;
   /** Further clusters, each synced on its own; the top-level sections stay one cluster of their own. */
   clusters: ClusterConfig[];
@@ -105,7 +107,8 @@ export function parseSyncConfig(document: unknown, baseDirectory: string): SyncC
   if (issue !== null) throw new SyncConfigError(issue);
   const config: SyncConfig = {
     organizationId: file.organization_id,
-    prices: pricesConfig(file.prices ?? [], file.organization_id),
+    prices: recordsConfig('prices', file.prices ?? [], file.organization_id),
+    instanceTypes: recordsConfig('instance_types', file.instance_types ?? [], file.organization_id),
     unknownInitiatives: file.unknown_initiatives ?? 'refuse',
     ...clusterSources(file, '', baseDirectory),
     clusters: [],
@@ -120,12 +123,16 @@ export function parseSyncConfig(document: unknown, baseDirectory: string): SyncC
 }
 
 /** Each record checked as `gpucap import` checks one, and in the config's organization. */
-function pricesConfig(prices: unknown[], organizationId: string): Record<string, unknown>[] {
-  return prices.map((value, index) => {
-    const result = validateRecord('prices', value);
-    if (result.issues) throw new SyncConfigError(`prices[${index}]: ${result.issues.join('; ')}`);
+function recordsConfig(
+  section: 'prices' | 'instance_types',
+  records: unknown[],
+  organizationId: string,
+): Record<string, unknown>[] {
+  return records.map((value, index) => {
+    const result = validateRecord(section, value);
+    if (result.issues) throw new SyncConfigError(`${section}[${index}]: ${result.issues.join('; ')}`);
     if (result.row.organization_id !== organizationId) {
-      throw new SyncConfigError(`prices[${index}].organization_id must be the config's organization_id`);
+      throw new SyncConfigError(`${section}[${index}].organization_id must be the config's organization_id`);
     }
     return value as Record<string, unknown>;
   });

@@ -2,7 +2,10 @@ import type { SectionName } from '../import/import-sections';
 
 /** A record in the import format (the shape `gpucap import` reads), before validation. */
 export interface SyncRecord {
-  section: Extract<SectionName, 'organizations' | 'initiatives' | 'prices' | 'workloads' | 'metric_samples'>;
+  section: Extract<
+    SectionName,
+    'organizations' | 'initiatives' | 'prices' | 'instance_types' | 'workloads' | 'metric_samples'
+  >;
   value: Record<string, unknown>;
 }
 

@@ -181,10 +181,16 @@ async function ensureOrganization({ dataSource, config }: SyncRun): Promise<void
   await writeSyncRecords(dataSource, organizationId, null, [organization], new Date());
 }
 
-/** The config's prices, through the import's loader like every record (unchanged ones write nothing). */
-async function writePrices({ dataSource, config }: SyncRun): Promise<void> {
-  if (config.prices.length === 0) return;
-  const records = config.prices.map((value) => ({ section: 'prices' as const, value }));
+/**
+ * The config's prices and GPU facts, through the import's loader like every record (unchanged ones
+ * write nothing).
+ */
+async function writeConfigRecords({ dataSource, config }: SyncRun): Promise<void> {
+  const records = [
+    ...config.prices.map((value) => ({ section: 'prices' as const, value })),
+    ...config.instanceTypes.map((value) => ({ section: 'instance_types' as const, value })),
+  ];
+  if (records.length === 0) return;
   await writeSyncRecords(dataSource, config.organizationId, null, records, new Date());
 }
 
@@ -201,7 +207,7 @@ export async function syncOnce(
   let organizationProblem: string | null = null;
   try {
     await ensureOrganization(run);
-    await writePrices(run);
+    await writeConfigRecords(run);
   } catch (error) {
     organizationProblem = describe(error);
   }

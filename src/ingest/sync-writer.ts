@@ -12,7 +12,7 @@ export interface WriteResult {
   records: number;
   written: number;
   /** Rows inserted or changed, by section: what the report tells apart. */
-  writtenBySection: Record<Exclude<SyncRecord['section'], 'prices'>, number>;
+  writtenBySection: Record<Exclude<SyncRecord['section'], 'prices' | 'instance_types'>, number>;
 }
 
 /** Which watermark a write moves: a source of a cluster (`''` for the config's top-level sources). */
@@ -99,5 +99,6 @@ function describeRecord(section: SyncRecord['section'], value: Record<string, un
   if (section === 'organizations') return `organization '${String(value.organization_id)}'`;
   if (section === 'initiatives') return `initiative '${String(value.initiative_id)}'`;
   if (section === 'workloads') return `workload '${String(value.workload_id)}'`;
+  if (section === 'instance_types') return `instance type '${String(value.instance_type)}'`;
   return `sample of '${String(value.workload_id)}' at ${String(value.timestamp)}`;
 }

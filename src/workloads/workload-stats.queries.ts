@@ -11,51 +11,14 @@ import {
 } from '../rollups/workload-periods/workload-periods.queries';
 import { type PeriodSplit, splitByPeriod } from '../rollups/workload-periods/period-split';
 import {
-  organizationStatement,
   type ScopedStatement,
   scopedStatement,
   initiativeScopeSql,
 } from '../common/database/scoped-statement';
 import { StatementParameters } from '../common/database/statement-parameters';
 
-export const STATS_TIME_RANGES = [
-  'today',
-  'this_week',
-  'this_month',
-  'last_7_days',
-  'last_30_days',
-  'custom',
-] as const;
-export type StatsTimeRange = (typeof STATS_TIME_RANGES)[number];
-
 export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type', 'cluster_id'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
-
-/**
- * Start of a named range in the organization's time zone, computed by PostgreSQL (its time zone
- * database handles DST and half-hour offsets). `this_week` starts on Monday (ISO weeks).
- * The rolling ranges are exact hours: `interval '7 days'` would follow the session's DST rules.
- * With the organization's currency (null without prices), which decides whether statistics cost runs.
- */
-export function resolveRangeStartQuery(scope: AuthScope, range: StatsTimeRange, now: Date): ScopedStatement {
-  const params = new StatementParameters(scope);
-  const organization = params.organization;
-  const name = params.add(range);
-  const at = params.add(now);
-  return organizationStatement(
-    scope,
-    `SELECT CASE ${name}::text
-        WHEN 'today' THEN date_trunc('day', ${at}::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'this_week' THEN date_trunc('week', ${at}::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'this_month' THEN date_trunc('month', ${at}::timestamptz AT TIME ZONE tz) AT TIME ZONE tz
-        WHEN 'last_7_days' THEN ${at}::timestamptz - interval '168 hours'
-        ELSE ${at}::timestamptz - interval '720 hours'
-      END AS range_start,
-      (SELECT currency FROM gpu_prices WHERE organization_id = ${organization} LIMIT 1) AS currency
-      FROM (SELECT coalesce((SELECT gpucap_known_time_zone(timezone) FROM organizations WHERE organization_id = ${organization}), 'UTC') AS tz) AS org`,
-    params.values,
-  );
-}
 
 export interface StatsRequest {
   from: Date;

@@ -5,7 +5,7 @@ import { assertInitiativeInScope, assertOrganizationInScope } from '../common/au
 import { type CurrencyMetadata, organizationCurrencyQuery, zeroAmount } from '../common/cost';
 import { currencyMinorUnits } from '../common/money';
 import { AppConfig } from '../core/config/app-config';
-import { ApiError, ErrorDetail } from '../common/http/api-error';
+import { ApiError } from '../common/http/api-error';
 import { PageMetadata, WithMetadata } from '../common/http/envelope';
 import {
   cursorCodecFor,
@@ -15,13 +15,13 @@ import {
 } from '../common/pagination/keyset-cursor';
 import { DEFAULT_PAGE_SIZE, ListWorkloadsQueryDto } from './dto/list-workloads-query.dto';
 import { WorkloadStatsQueryDto } from './dto/workload-stats-query.dto';
+import { type StatsRequest, StatsRow, workloadStatsQuery } from './workload-stats.queries';
 import {
-  resolveRangeStartQuery,
-  type StatsRequest,
-  StatsRow,
-  StatsTimeRange,
-  workloadStatsQuery,
-} from './workload-stats.queries';
+  assertDateOrder,
+  resolveTimeRangeName,
+  type StatsTimeRange,
+  timeRangeBounds,
+} from '../common/time-range';
 import { type StatsJson, toWorkloadStats } from './workload-stats.responses';
 import {
   MAX_TIMELINE_BUCKETS,
@@ -173,19 +173,7 @@ export class WorkloadsService {
   ): Promise<WithMetadata<WorkloadStatsResult, CurrencyMetadata>> {
     const timeRange = resolveTimeRangeName(query);
     assertInitiativeInScope(scope, query.initiative_id);
-    let from: Date;
-    let to = now;
-    let currency: string | null;
-    if (timeRange === 'custom') {
-      from = query.start_date as Date;
-      to = query.end_date as Date;
-      [{ currency }] = await this.database.run<CurrencyMetadata>(organizationCurrencyQuery(scope));
-    } else {
-      const start = resolveRangeStartQuery(scope, timeRange, now);
-      const [row] = await this.database.run<{ range_start: Date } & CurrencyMetadata>(start);
-      from = row.range_start;
-      currency = row.currency;
-    }
+    const { from, to, currency } = await timeRangeBounds(this.database, scope, timeRange, query, now);
     const request: StatsRequest = {
       from,
       to,
@@ -262,39 +250,4 @@ export class WorkloadsService {
     }
     return boundaries as Date[];
   }
-}
-
-function assertDateOrder(start: Date | undefined, end: Date | undefined): void {
-  if (start !== undefined && end !== undefined && start > end) {
-    throw ApiError.invalidField('start_date', 'query', 'must not be after end_date', start.toISOString());
-  }
-}
-
-/** Contract §4: omitted means last_30_days unless dates are given; custom needs both; dates only with custom. */
-function resolveTimeRangeName(query: WorkloadStatsQueryDto): StatsTimeRange {
-  const hasDates = query.start_date !== undefined || query.end_date !== undefined;
-  const timeRange = query.time_range ?? (hasDates ? 'custom' : 'last_30_days');
-  const details: ErrorDetail[] = [];
-  if (timeRange === 'custom') {
-    for (const field of ['start_date', 'end_date'] as const) {
-      if (query[field] === undefined) {
-        details.push({ field, location: 'query', issue: 'is required with time_range=custom' });
-      }
-    }
-  } else {
-    for (const field of ['start_date', 'end_date'] as const) {
-      const value = query[field];
-      if (value !== undefined) {
-        details.push({
-          field,
-          location: 'query',
-          issue: `is only allowed with time_range=custom (got time_range=${timeRange})`,
-          value: value.toISOString(),
-        });
-      }
-    }
-  }
-  if (details.length > 0) throw ApiError.validation(details);
-  assertDateOrder(query.start_date, query.end_date);
-  return timeRange;
 }

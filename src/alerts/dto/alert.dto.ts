@@ -6,6 +6,7 @@ export const ALERT_NAMES = [
   'GpuBudgetThresholdCrossed',
   'GpuBudgetExhaustionForecast',
   'GpuWorkloadIdle',
+  'GpuWorkloadOversized',
   'GpucapSyncStale',
 ] as const;
 

@@ -86,6 +86,7 @@ export const TENANT_TABLES = [
 export const ORGANIZATION_TABLES = [
   'capacity_pools',
   'gpu_prices',
+  'instance_type_gpus',
   'organizations',
   'pool_instance_types',
   'sample_retention',

@@ -84,8 +84,15 @@ export class KeysetCursorCodec {
     return `${signed}.${this.sign(signed)}`;
   }
 
-  /** The position in `token`, which must have been issued for `fingerprint`; throws a 400 otherwise. */
-  decode(token: string, fingerprint: string): KeysetPosition {
+  /**
+   * The position in `token`, which must have been issued for `fingerprint`; throws a 400 otherwise.
+   * `isKey` tells a sort key the list can take back (a timestamp unless it sorts by something else).
+   */
+  decode(
+    token: string,
+    fingerprint: string,
+    isKey: (key: string) => boolean = isPostgresTimestamp,
+  ): KeysetPosition {
     const parts = token.split('.');
     const [payload] = parts;
     if (parts.length === 3 && payload && KEY_ID_PATTERN.test(parts[1]) && parts[1] !== this.keyId) {
@@ -104,7 +111,7 @@ export class KeysetCursorCodec {
     }
     // Checked even though signed: a leaked CURSOR_SECRET must not turn into 500s from the database.
     const decoded = parsePayload(payload);
-    if (!decoded || !isPostgresTimestamp(decoded[0]) || !IDENTIFIER_PATTERN.test(decoded[1])) {
+    if (!decoded || !isKey(decoded[0]) || !IDENTIFIER_PATTERN.test(decoded[1])) {
       throw ApiError.invalidField(FIELD, 'query', NOT_ISSUED_HERE, token);
     }
     if (decoded[2] !== fingerprint) {

@@ -1,6 +1,17 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInstance, IsInt, IsString, Length, Matches, Max, Min } from 'class-validator';
+import {
+  IsBoolean,
+  IsIn,
+  IsInstance,
+  IsInt,
+  IsNumber,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+} from 'class-validator';
 import { parseContractDate } from './contract-date';
 import { IDENTIFIER_ISSUE, IDENTIFIER_PATTERN } from '../../core/identifier';
 
@@ -51,5 +62,17 @@ export function QueryDate(): PropertyDecorator {
       message:
         'must be an ISO 8601 timestamp with an offset (e.g. 2026-11-20T10:15:00Z) or a date YYYY-MM-DD',
     }),
+  );
+}
+
+/** A decimal number at least `min` (`12`, `0.5`); `1e2`, `.5`, ` 3` and repeats fail. */
+export function QueryNumber(min: number): PropertyDecorator {
+  const issue = `must be a number at least ${min}, such as 12 or 0.5`;
+  return applyDecorators(
+    Transform(({ value }) =>
+      typeof value === 'string' && /^-?\d{1,12}(\.\d{1,6})?$/.test(value) ? Number(value) : value,
+    ),
+    IsNumber({ allowNaN: false, allowInfinity: false }, { message: issue }),
+    Min(min, { message: issue }),
   );
 }

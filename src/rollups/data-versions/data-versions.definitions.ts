@@ -7,6 +7,7 @@ export const VERSIONED_TABLES: { table: string; truncate: boolean }[] = [
   { table: 'capacity_pools', truncate: true },
   { table: 'gpu_prices', truncate: true },
   { table: 'initiatives', truncate: true },
+  { table: 'instance_type_gpus', truncate: true },
   { table: 'members', truncate: true },
   { table: 'metric_sample_days', truncate: false },
   { table: 'metric_samples', truncate: true },

@@ -1,7 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional } from 'class-validator';
 import { IsClusterId, IsIdentifier, QueryDate, QueryEnum } from '../../common/validation/query-decorators';
-import { STATS_GROUP_BY, STATS_TIME_RANGES, StatsGroupBy, StatsTimeRange } from '../workload-stats.queries';
+import { STATS_GROUP_BY, StatsGroupBy } from '../workload-stats.queries';
+import { STATS_TIME_RANGES, type StatsTimeRange } from '../../common/time-range';
 import { TIMELINE_INTERVALS, type TimelineInterval } from '../../common/calendar-boundaries.queries';
 
 export class WorkloadStatsQueryDto {

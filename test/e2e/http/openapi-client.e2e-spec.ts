@@ -66,6 +66,7 @@ describe('OpenAPI document and a generated client', () => {
       'getWorkloadStats',
       'listAlerts',
       'listRankedWorkloadMetrics',
+      'listRecommendations',
       'listWorkloads',
     ]);
     for (const operation of operations) {

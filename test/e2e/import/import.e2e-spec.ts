@@ -14,6 +14,7 @@ const TABLES = [
   'pool_instance_types',
   'allocations',
   'members',
+  'instance_type_gpus',
   'workloads',
   'metric_samples',
 ];
@@ -66,6 +67,7 @@ function ndjson(data: Dataset, order: string[]): string {
     pools: 'pool',
     allocations: 'allocation',
     members: 'member',
+    instance_types: 'instance_type',
     workloads: 'workload',
     metric_samples: 'metric_sample',
   };
@@ -87,6 +89,7 @@ describe('gpucap import', () => {
       allocations: 2,
       members: 3,
       prices: 2,
+      instance_types: 2,
       workloads: 5,
       metric_samples: 3,
     });
@@ -117,6 +120,32 @@ describe('gpucap import', () => {
       { instance_type: 'g5.12xlarge', pool_id: 'a10g' },
       { instance_type: 'g5.48xlarge', pool_id: 'a10g' },
       { instance_type: 'p5.48xlarge', pool_id: 'h100' },
+    ]);
+    const gpus = await dataSource.query(
+      `SELECT instance_type, gpu_model, gpu_memory_gib, mig_capable, mig_profiles
+       FROM instance_type_gpus WHERE organization_id = $1 ORDER BY 1`,
+      [organizationId],
+    );
+    expect(gpus).toEqual([
+      {
+        instance_type: 'onprem-a100',
+        gpu_model: 'A100 80GB PCIe',
+        gpu_memory_gib: 80,
+        mig_capable: true,
+        mig_profiles: [
+          { profile: '1g.10gb', memory_gib: 10, compute_slices: 1 },
+          { profile: '2g.20gb', memory_gib: 20, compute_slices: 2 },
+          { profile: '3g.40gb', memory_gib: 40, compute_slices: 3 },
+          { profile: '7g.80gb', memory_gib: 80, compute_slices: 7 },
+        ],
+      },
+      {
+        instance_type: 'onprem-l4',
+        gpu_model: 'L4 24GB',
+        gpu_memory_gib: 24,
+        mig_capable: false,
+        mig_profiles: [],
+      },
     ]);
     const members = await dataSource.query(
       `SELECT subject, role, initiative_ids FROM members WHERE organization_id = $1 ORDER BY 1`,
@@ -207,7 +236,7 @@ describe('gpucap import', () => {
     await importJson(data);
     const before = await snapshot(organizationId);
     const again = await importJson(data);
-    expect(Object.values(again.written)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.values(again.written)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(await snapshot(organizationId)).toBe(before);
   });
 
@@ -359,6 +388,7 @@ describe('gpucap import', () => {
     const text = ndjson(data, [
       'metric_samples',
       'workloads',
+      'instance_types',
       'members',
       'allocations',
       'pools',
@@ -368,6 +398,7 @@ describe('gpucap import', () => {
     const summary = await importDataset(dataSource, streamOf(`${text}\n`));
     expect(summary.format).toBe('ndjson');
     expect(summary.written.workloads).toBe(5);
+    expect(summary.written.instance_types).toBe(2);
     const [{ n }] = await dataSource.query(
       `SELECT count(*)::int AS n FROM ${ALL_SAMPLES_SQL} AS s WHERE organization_id = $1`,
       [organizationId],

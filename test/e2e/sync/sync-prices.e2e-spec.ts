@@ -7,8 +7,9 @@ import { importDocument, uniqueId } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
 /*
- * A sync config's `prices` are import records written through the loader on every run: the example
- * config's price lands in gpu_prices, a second run writes nothing, and an overlapping price fails the
+ * A sync config's `prices` and `instance_types` are import records written through the loader on
+ * every run: the example config's price lands in gpu_prices and its GPU facts in instance_type_gpus,
+ * a second run writes nothing, and an overlapping price fails the
  * run in one line naming the stored period, writing nothing.
  */
 const EXAMPLES = join(__dirname, '../../../examples');
@@ -40,11 +41,25 @@ describe('gpucap sync: prices', () => {
 
   afterAll(() => t.close());
 
-  it('writes the example config prices, and nothing the second time', async () => {
+  it('writes the example config prices and GPU facts, and nothing the second time', async () => {
     const run = { dataSource: t.dataSource, config: configOf(), inCluster: false };
     expect((await syncOnce(run)).every((report) => report.ok)).toBe(true);
     expect(await prices()).toEqual([
       { instance_type: 'hpc1-a100', price: '1.85', currency: 'EUR', pricing_model: 'internal' },
+    ]);
+    const gpus = await t.dataSource.query(
+      `SELECT instance_type, gpu_model, gpu_memory_gib, mig_capable, jsonb_array_length(mig_profiles) AS profiles
+       FROM instance_type_gpus WHERE organization_id = $1`,
+      [organizationId],
+    );
+    expect(gpus).toEqual([
+      {
+        instance_type: 'hpc1-a100',
+        gpu_model: 'A100 80GB',
+        gpu_memory_gib: 80,
+        mig_capable: true,
+        profiles: 6,
+      },
     ]);
     const [{ version }] = await t.dataSource.query(
       'SELECT version FROM organization_data_versions WHERE organization_id = $1',

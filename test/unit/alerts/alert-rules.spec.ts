@@ -1,6 +1,9 @@
 import { evaluateAlerts, fingerprintOf } from '../../../src/alerts/alert-rules';
 import type { AlertRules } from '../../../src/alerts/alerts-config';
 import type { CapacityReportDto } from '../../../src/capacity/dto/capacity-report.dto';
+import { GpuCatalogue } from '../../../src/common/gpu-catalogue';
+import { adviseWorkload } from '../../../src/common/rightsizing';
+import type { WorkloadEvidenceRow } from '../../../src/common/rightsizing.queries';
 
 const RULES: AlertRules = {
   budgetThresholds: [
@@ -10,6 +13,7 @@ const RULES: AlertRules = {
   ],
   exhaustionForecast: true,
   idleWorkload: null,
+  oversizedWorkload: null,
   syncStaleMinutes: null,
 };
 
@@ -53,6 +57,7 @@ function evaluate(capacity: CapacityReportDto, rules = RULES) {
     rules,
     capacity,
     idle: [],
+    advised: [],
     staleSources: [],
   });
 }
@@ -126,6 +131,7 @@ describe('alert rules', () => {
       rules: { ...RULES, budgetThresholds: [], syncStaleMinutes: 30 },
       capacity: report([]),
       idle: [],
+      advised: [],
       staleSources: [
         { cluster_id: '', source: 'slurm', updated_at: new Date('2026-11-26T08:00:00Z') },
         { cluster_id: 'gpu-east', source: 'prometheus', updated_at: new Date('2026-11-26T09:00:00Z') },
@@ -148,6 +154,70 @@ describe('alert rules', () => {
         "more than 30 minutes ago: the figures of organization 'org-acme' may be out of date.",
     });
     expect(alerts.every((alert) => alert.initiativeId === null)).toBe(true);
+  });
+
+  it('fires GpuWorkloadOversized with the recommendation when it saves enough GPU-hours a day', () => {
+    const row: WorkloadEvidenceRow = {
+      workload_id: 'wl-notebook',
+      name: 'notebook',
+      initiative_id: 'team-0',
+      submitted_by: 'ann@example.com',
+      status: 'running',
+      instance_type: 'p5.48xlarge',
+      cluster_id: 'cl-1',
+      gpu_count: 1,
+      gpu_share_units: 5040,
+      gpu_sharing_mode: null,
+      gpu_sharing_profile: null,
+      gpu_sharing_replicas: null,
+      run_seconds: 86_400,
+      sample_count: 1440,
+      sampled_seconds: 86_340,
+      p95_gpu_utilization: 6,
+      p99_memory_utilization: 6.25,
+      top_memory_utilization: [...Array(14).fill(6.25), 15],
+      price_us: '0',
+      priced: false,
+    };
+    const outcome = adviseWorkload(row, new GpuCatalogue([]).gpusOf('p5.48xlarge'));
+    if (!('advice' in outcome)) throw new Error(outcome.reason);
+    const evaluateWith = (minimum: number) =>
+      evaluateAlerts({
+        organizationId: 'org-acme',
+        rules: { ...RULES, budgetThresholds: [], oversizedWorkload: { minGpuHoursSavedPerDay: minimum } },
+        capacity: report([]),
+        idle: [],
+        advised: [{ row, advice: outcome.advice }],
+        staleSources: [],
+      });
+    // 6/7 of a GPU freed: 20.5714 GPU-hours a day.
+    expect(evaluateWith(20.6)).toEqual([]);
+    expect(evaluateWith(20.5)).toEqual([
+      {
+        labels: {
+          alertname: 'GpuWorkloadOversized',
+          organization_id: 'org-acme',
+          initiative_id: 'team-0',
+          workload_id: 'wl-notebook',
+          submitted_by: 'ann@example.com',
+          severity: 'info',
+        },
+        annotations: {
+          summary:
+            "Workload 'wl-notebook' of team 'team-0' could run on 1 × MIG 1g.10gb instead of 1 × H100 80GB, saving 20.5714 GPU-hours a day",
+          description:
+            "Workload 'wl-notebook' (team 'team-0', submitted by ann@example.com) on p5.48xlarge used at most " +
+            '6 % GPU utilization (p95) and 5 GiB of its 80 GiB of GPU memory (p99) over the last 24 hours ' +
+            '(1440 samples covering 99.9 % of its run there). 1 × MIG 1g.10gb (10 GiB) covers both with 20 % ' +
+            'headroom; 0.1 % of the samples used more memory than that.',
+          current: '1 × H100 80GB',
+          recommended: '1 × MIG 1g.10gb',
+          gpu_hours_saved_per_day: '20.5714',
+          risk: '0.0007',
+        },
+        initiativeId: 'team-0',
+      },
+    ]);
   });
 
   it('identifies an alert by its label set, whatever the order', () => {

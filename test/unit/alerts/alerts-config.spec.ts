@@ -46,6 +46,7 @@ describe('alerts config', () => {
         '  budget_thresholds: [0.75, 0.9, 1.0]',
         '  exhaustion_forecast: true',
         '  idle_workload: { max_utilization: 10, for_minutes: 60 }',
+        '  oversized_workload: { min_gpu_hours_saved_per_day: 12 }',
         '  sync_stale_minutes: 30',
       ].join('\n'),
     );
@@ -61,6 +62,7 @@ describe('alerts config', () => {
         ],
         exhaustionForecast: true,
         idleWorkload: { maxUtilization: 10, forMinutes: 60 },
+        oversizedWorkload: { minGpuHoursSavedPerDay: 12 },
         syncStaleMinutes: 30,
       },
     });
@@ -73,6 +75,7 @@ describe('alerts config', () => {
       budgetThresholds: [],
       exhaustionForecast: false,
       idleWorkload: null,
+      oversizedWorkload: null,
       syncStaleMinutes: null,
     });
   });
@@ -147,6 +150,14 @@ describe('alerts config', () => {
     [
       withRules({ idle_workload: { max_utilization: 10, for_minutes: 60, extra: true } }),
       'rules.idle_workload.extra: is not a known key',
+    ],
+    [
+      withRules({ oversized_workload: { min_gpu_hours_saved_per_day: 0 } }),
+      'rules.oversized_workload.min_gpu_hours_saved_per_day: must be a positive number',
+    ],
+    [
+      withRules({ oversized_workload: {} }),
+      'rules.oversized_workload.min_gpu_hours_saved_per_day: must be a number conforming to the specified constraints',
     ],
     [withRules({ sync_stale_minutes: 0.5 }), 'rules.sync_stale_minutes: must be an integer number'],
   ])('refuses %j naming the key', (document, message) => {

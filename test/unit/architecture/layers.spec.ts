@@ -14,7 +14,7 @@ const LAYERS: { name: string; folders: string[]; isolated?: boolean }[] = [
   { name: 'rollups', folders: ['rollups'] },
   {
     name: 'features',
-    folders: ['workloads', 'metrics', 'capacity', 'costs', 'health', 'web', 'alerts'],
+    folders: ['workloads', 'metrics', 'capacity', 'costs', 'health', 'web', 'alerts', 'recommendations'],
     isolated: true,
   },
   { name: 'write path', folders: ['import'] },

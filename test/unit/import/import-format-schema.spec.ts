@@ -113,6 +113,7 @@ function onlyTheImporterRefuses(section: SectionName, field: string, value: unkn
     if (field === 'currency') return true; // a code ICU knows
     if (field === 'price_per_gpu_hour') return true; // a number written with at most 12 + 10 digits
   }
+  if (section === 'instance_types' && field === 'gpu_memory_gib') return true; // at least each profile's
   void value;
   return false;
 }
@@ -200,6 +201,13 @@ describe('docs/import-format.schema.json', () => {
     ['a share on no device', 'workloads', { gpu_count: 0, gpu_share: 0.5 }],
     ['a sample over 100 %', 'metric_samples', { gpu_utilization: 100.5 }],
     ['a time zone abbreviation', 'organizations', { timezone: 'CEST' }],
+    ['a MIG-capable GPU without profiles', 'instance_types', { mig_profiles: [] }],
+    ['profiles of a GPU that cannot be sliced', 'instance_types', { mig_capable: false }],
+    [
+      'a MIG profile without its compute slices',
+      'instance_types',
+      { mig_profiles: [{ profile: '1g.10gb', memory_gib: 10 }] },
+    ],
   ] as const)('refuses %s, as the importer does', (_, section, change) => {
     const record: Record<string, unknown> = { ...fixture[section][0], ...change };
     expect(importerAccepts(section, record)).toBe(false);

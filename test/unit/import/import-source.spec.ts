@@ -2,8 +2,10 @@ import { PassThrough, Readable } from 'node:stream';
 import { ImportFormatError } from '../../../src/import/import-errors';
 import { openImportSource, RawEntry } from '../../../src/import/import-source';
 
-const KINDS = 'organization, initiative, pool, allocation, member, price, workload, metric_sample';
-const SECTIONS = 'organizations, initiatives, pools, allocations, members, prices, workloads, metric_samples';
+const KINDS =
+  'organization, initiative, pool, allocation, member, price, instance_type, workload, metric_sample';
+const SECTIONS =
+  'organizations, initiatives, pools, allocations, members, prices, instance_types, workloads, metric_samples';
 
 async function read(chunks: string[]): Promise<{ format: string; entries: RawEntry[] }> {
   const source = await openImportSource(Readable.from(chunks));

@@ -334,3 +334,45 @@ describe('sync config: prices', () => {
     expect(() => parseSyncConfig({ ...ISSUE_CONFIG, prices: price }, '/etc/gpucap')).toThrow(SyncConfigError);
   });
 });
+
+describe('sync config: instance_types', () => {
+  const entry = {
+    organization_id: 'org-acme',
+    instance_type: 'onprem-h100',
+    gpu_model: 'H100 80GB',
+    gpu_memory_gib: 80,
+    mig_capable: true,
+    mig_profiles: [
+      { profile: '1g.10gb', memory_gib: 10, compute_slices: 1 },
+      { profile: '7g.80gb', memory_gib: 80, compute_slices: 7 },
+    ],
+  };
+
+  it('takes import instance type records as written', () => {
+    const config = parseSyncConfig({ ...ISSUE_CONFIG, instance_types: [entry] }, '/etc/gpucap');
+    expect(config.instanceTypes).toEqual([entry]);
+    expect(parseSyncConfig(ISSUE_CONFIG, '/etc/gpucap').instanceTypes).toEqual([]);
+  });
+
+  it.each([
+    [
+      { ...entry, mig_profiles: [] },
+      'instance_types[0]: mig_profiles must list the profiles of a MIG-capable GPU',
+    ],
+    [{ ...entry, gpu_memory_gib: 0 }, 'instance_types[0]: gpu_memory_gib must be a number greater than 0'],
+    [
+      { ...entry, organization_id: 'org-other' },
+      "instance_types[0].organization_id must be the config's organization_id",
+    ],
+  ])('refuses %p naming the record and the rule', (record, message) => {
+    expect(() => parseSyncConfig({ ...ISSUE_CONFIG, instance_types: [record] }, '/etc/gpucap')).toThrow(
+      message,
+    );
+  });
+
+  it('refuses instance types that are not a list', () => {
+    expect(() => parseSyncConfig({ ...ISSUE_CONFIG, instance_types: entry }, '/etc/gpucap')).toThrow(
+      'instance_types must be a list of instance type records (the import format)',
+    );
+  });
+});
