@@ -37,6 +37,7 @@ export default tseslint.config(
       'src/common/auth/**',
       'src/server/observability/**',
       'src/server/response-cache/data-versions.ts',
+      'src/server/database-ready.guard.ts',
       'src/import/**',
       'src/ingest/*.ts',
       'src/demo/**',

@@ -23,7 +23,7 @@ import {
   costByWindowQuery,
 } from '../src/capacity/capacity.queries';
 import { organizationCurrencyQuery, workloadIdleCostsQuery } from '../src/common/cost';
-import { instanceTypeGpusQuery, workloadEvidenceQuery } from '../src/common/rightsizing.queries';
+import { instanceTypeGpusQuery, workloadEvidenceQuery } from '../src/recommendations/rightsizing.queries';
 import { focusPageQuery } from '../src/costs/focus.queries';
 import {
   type RankedFilters,

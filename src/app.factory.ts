@@ -10,7 +10,7 @@ import type { DatabaseConnectOptions } from './database/database-connector';
 import { MethodPolicy } from './server/method-policy.middleware';
 import { setupOpenApi } from './server/openapi';
 import { createRootLogger, nestLogger, requestLogging } from './server/request-logging';
-import { clientAddressRateLimit } from './common/rate-limit/client-address-rate-limit.middleware';
+import { clientAddressRateLimit } from './server/rate-limit/client-address-rate-limit.middleware';
 import { RateLimiter } from './common/rate-limit/rate-limiter';
 import { trustedProxyList } from './core/config/trusted-proxies';
 import { loggableError } from './common/logging/loggable-error';

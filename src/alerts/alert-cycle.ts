@@ -3,7 +3,7 @@ import type { AuthScope } from '../common/auth/auth-scope';
 import { CapacityService } from '../capacity/capacity.service';
 import { CapacityQueryDto } from '../capacity/dto/capacity-query.dto';
 import type { ScopedDatabase } from '../common/database/scoped-database';
-import { adviseWorkload, readWorkloadEvidence } from '../common/rightsizing';
+import { adviseWorkload, readWorkloadEvidence } from '../recommendations/rightsizing';
 import {
   type AdvisedWorkload,
   evaluateAlerts,

@@ -3,8 +3,8 @@ import type { CapacityReportDto } from '../capacity/dto/capacity-report.dto';
 import type { AlertRules } from './alerts-config';
 import { GPU_SHARE_UNITS } from '../common/gpu-sharing';
 import { round4 } from '../common/http/decimal';
-import type { Advice, Holding } from '../common/rightsizing';
-import type { WorkloadEvidenceRow } from '../common/rightsizing.queries';
+import type { Advice, Holding } from '../recommendations/rightsizing';
+import type { WorkloadEvidenceRow } from '../recommendations/rightsizing.queries';
 
 /** One alert as Alertmanager identifies it (its label set) with what a person reads (annotations). */
 export interface EvaluatedAlert {

@@ -2,8 +2,8 @@ import type { CsvRow } from '../common/http/csv/csv-table';
 import { flattenRow } from '../common/http/csv/csv-table';
 import { round4 } from '../common/http/decimal';
 import { GPU_SHARE_UNITS, type GpuSharing, gpuSharingColumns } from '../common/gpu-sharing';
-import type { Advice, Holding, NoAdviceReason } from '../common/rightsizing';
-import type { WorkloadEvidenceRow } from '../common/rightsizing.queries';
+import type { Advice, Holding, NoAdviceReason } from './rightsizing';
+import type { WorkloadEvidenceRow } from './rightsizing.queries';
 import type { WorkloadStatus } from '../core/workload-status';
 
 export interface HoldingJson {

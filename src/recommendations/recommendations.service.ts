@@ -18,8 +18,8 @@ import {
   NO_ADVICE_REASONS,
   readWorkloadEvidence,
   savedAmountText,
-} from '../common/rightsizing';
-import type { WorkloadEvidenceRow } from '../common/rightsizing.queries';
+} from './rightsizing';
+import type { WorkloadEvidenceRow } from './rightsizing.queries';
 import { resolveTimeRangeName, type StatsTimeRange, timeRangeBounds } from '../common/time-range';
 import { AppConfig } from '../core/config/app-config';
 import { DEFAULT_RECOMMENDATIONS_PAGE_SIZE, RecommendationsQueryDto } from './dto/recommendations-query.dto';

@@ -1,6 +1,10 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
-import { RAW_STATS_MEASURES, STATS_FACT_COLUMNS, WORKLOADS_WITH_AGGREGATE } from '../rollups/workload-periods/workload-periods.queries';
+import {
+  RAW_STATS_MEASURES,
+  STATS_FACT_COLUMNS,
+  WORKLOADS_WITH_AGGREGATE,
+} from '../rollups/workload-periods/workload-periods.queries';
 import { type Span, splitByPeriod } from '../rollups/workload-periods/period-split';
 import {
   GROUPING,

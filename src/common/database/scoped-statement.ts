@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { type AuthScope, scopedInitiativeIds } from '../auth/auth-scope';
-import { untiedOrganizationTable } from './organization-ties';
+import { untiedOrganizationTable } from '../../database/organization-ties';
 
 declare const scopedBrand: unique symbol;
 

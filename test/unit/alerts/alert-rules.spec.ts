@@ -2,8 +2,8 @@ import { evaluateAlerts, fingerprintOf } from '../../../src/alerts/alert-rules';
 import type { AlertRules } from '../../../src/alerts/alerts-config';
 import type { CapacityReportDto } from '../../../src/capacity/dto/capacity-report.dto';
 import { GpuCatalogue } from '../../../src/common/gpu-catalogue';
-import { adviseWorkload } from '../../../src/common/rightsizing';
-import type { WorkloadEvidenceRow } from '../../../src/common/rightsizing.queries';
+import { adviseWorkload } from '../../../src/recommendations/rightsizing';
+import type { WorkloadEvidenceRow } from '../../../src/recommendations/rightsizing.queries';
 
 const RULES: AlertRules = {
   budgetThresholds: [

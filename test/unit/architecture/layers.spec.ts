@@ -23,10 +23,13 @@ const LAYERS: { name: string; folders: string[]; isolated?: boolean }[] = [
 ];
 
 /**
- * The one import allowed across features: alerts fire on the budgets the capacity report computes,
- * so they read that report rather than a second copy of it.
+ * The imports allowed across features, by name: alerts fire on what other features report, so they
+ * read the capacity report's budgets and the recommendations' rule rather than second copies of them.
  */
-const FEATURE_DEPENDENCIES: readonly (readonly [from: string, to: string])[] = [['alerts', 'capacity']];
+const FEATURE_DEPENDENCIES: readonly (readonly [from: string, to: string])[] = [
+  ['alerts', 'capacity'],
+  ['alerts', 'recommendations'],
+];
 
 /** Whatever serves HTTP stays out of the two lowest layers. */
 const HTTP_PACKAGES = [
@@ -117,9 +120,13 @@ describe('layers', () => {
     expect(wrong).toEqual([]);
   });
 
-  it('allows alerts -> capacity and no other import across features', () => {
+  it('allows alerts -> capacity and alerts -> recommendations, and no other import across features', () => {
     const feature = (name: string) => join(SRC, name, 'example.ts');
     expect(layerBreach(feature('alerts'), '../capacity/capacity.service')).toBeUndefined();
+    expect(layerBreach(feature('alerts'), '../recommendations/rightsizing')).toBeUndefined();
+    expect(layerBreach(feature('recommendations'), '../alerts/alerts.service')).toBe(
+      'recommendations/example.ts -> ../alerts/alerts.service (features -> features)',
+    );
     expect(layerBreach(feature('capacity'), '../alerts/alerts.service')).toBe(
       'capacity/example.ts -> ../alerts/alerts.service (features -> features)',
     );

@@ -1,7 +1,7 @@
 import { BUILT_IN_INSTANCE_TYPES, GpuCatalogue } from '../../../src/common/gpu-catalogue';
 import { GPU_SHARE_UNITS, knownMigProfileShare, MIG_PROFILES_BY_GPU } from '../../../src/common/gpu-sharing';
-import { type AdviceOutcome, adviseWorkload } from '../../../src/common/rightsizing';
-import type { WorkloadEvidenceRow } from '../../../src/common/rightsizing.queries';
+import { type AdviceOutcome, adviseWorkload } from '../../../src/recommendations/rightsizing';
+import type { WorkloadEvidenceRow } from '../../../src/recommendations/rightsizing.queries';
 
 /**
  * The rule on synthetic samples with known percentiles: the evidence a row carries is computed here

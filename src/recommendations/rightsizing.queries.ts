@@ -1,12 +1,12 @@
-import { type AuthScope, scopedInitiativeIds } from './auth/auth-scope';
-import { overlapMicrosecondsSql } from './cost';
+import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
+import { overlapMicrosecondsSql } from '../common/cost';
 import {
   initiativeScopeSql,
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
-} from './database/scoped-statement';
-import { GPU_SHARE_COLUMNS, type GpuShareColumns, type MigProfile } from './gpu-sharing';
+} from '../common/database/scoped-statement';
+import { GPU_SHARE_COLUMNS, type GpuShareColumns, type MigProfile } from '../common/gpu-sharing';
 import type { WorkloadStatus } from '../core/workload-status';
 
 /** The workloads whose samples the advice reads (docs/api.md, "Could run smaller"). */

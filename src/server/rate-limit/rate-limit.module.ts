@@ -1,9 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../../core/config/app-config';
-import { InProcessRateLimitStore } from './in-process-rate-limit.store';
-import { RATE_LIMIT_STORE, RateLimitStore } from './rate-limit.store';
-import { RateLimiter } from './rate-limiter';
-import { RedisRateLimitStore } from './redis-rate-limit.store';
+import { InProcessRateLimitStore } from '../../common/rate-limit/in-process-rate-limit.store';
+import { RATE_LIMIT_STORE, RateLimitStore } from '../../common/rate-limit/rate-limit.store';
+import { RateLimiter } from '../../common/rate-limit/rate-limiter';
+import { RedisRateLimitStore } from '../../common/rate-limit/redis-rate-limit.store';
 
 /**
  * Request budgets. With REDIS_URL the counters live in Redis, so a limit holds across every replica

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { requestIdOf } from '../http/request-id';
-import { writeError } from '../http/write-error';
-import { RateLimiter, rateLimitedError, setRateLimitHeaders } from './rate-limiter';
+import { requestIdOf } from '../../common/http/request-id';
+import { writeError } from '../../common/http/write-error';
+import { RateLimiter, rateLimitedError, setRateLimitHeaders } from '../../common/rate-limit/rate-limiter';
 
 /** Health answers orchestrators and load balancers, which poll it from a handful of addresses. */
 const NEVER_LIMITED = /^\/v1\/health(\/|$)/;

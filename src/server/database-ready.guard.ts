@@ -1,9 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { IS_PUBLIC } from '../auth/public.decorator';
-import { DatabaseUnresponsiveError, DatabaseStallWatch } from '../../database/database-stall-watch';
-import { DatabaseNotConnectedError } from '../../database/database-unavailable';
+import { IS_PUBLIC } from '../common/auth/public.decorator';
+import { DatabaseUnresponsiveError, DatabaseStallWatch } from '../database/database-stall-watch';
+import { DatabaseNotConnectedError } from '../database/database-unavailable';
 
 /**
  * Runs before authentication: until the service has reached its database once, every route but the

@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Response } from 'express';
-import type { RequestWithScope } from '../auth/auth-scope.decorator';
+import type { RequestWithScope } from '../../common/auth/auth-scope.decorator';
 import { AppConfig } from '../../core/config/app-config';
-import { RateLimiter, rateLimitedError, setRateLimitHeaders } from './rate-limiter';
+import { RateLimiter, rateLimitedError, setRateLimitHeaders } from '../../common/rate-limit/rate-limiter';
 
 /**
  * The per-credential budget (API token or JWT subject, not address: many callers share a gateway),

@@ -1,6 +1,6 @@
-import type { AuthScope } from './auth/auth-scope';
-import type { ScopedDatabase } from './database/scoped-database';
-import { GpuCatalogue, type InstanceTypeGpus } from './gpu-catalogue';
+import type { AuthScope } from '../common/auth/auth-scope';
+import type { ScopedDatabase } from '../common/database/scoped-database';
+import { GpuCatalogue, type InstanceTypeGpus } from '../common/gpu-catalogue';
 import {
   baseMigProfile,
   GPU_SHARE_UNITS,
@@ -8,8 +8,8 @@ import {
   type GpuSharing,
   gpuSharingOf,
   type MigProfile,
-} from './gpu-sharing';
-import { scaledDecimal } from './money';
+} from '../common/gpu-sharing';
+import { scaledDecimal } from '../common/money';
 import {
   type EvidenceRequest,
   instanceTypeGpusQuery,
