@@ -80,7 +80,7 @@ export async function loadCapacity(): Promise<void> {
       const tableRow = row(
         [
           cell(kind === 'pool' ? 'Pool' : 'Team'),
-          cell(entry.name ?? id, id),
+          cell(entry.name ?? id, id, 'name'),
           cell(formatNumber(entry.allocated_gpu_hours), entry.allocated_gpu_hours, 'number'),
           cell(formatNumber(entry.used_gpu_hours), entry.used_gpu_hours, 'number'),
           cell(formatNumber(entry.remaining_gpu_hours), entry.remaining_gpu_hours, 'number'),
