@@ -40,6 +40,7 @@ interface Holding {
 
 interface BudgetEntry {
   name: string;
+  allocated_gpu_hours: number;
   initiative_id?: string;
   pool_id?: string;
   used_gpu_hours: number;
@@ -293,6 +294,18 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await texts(page, '#stats-table tbody td:nth-child(5)')).toEqual(groupCosts.map(dollars));
     expect(await page.getAttribute('#stats-cost', 'data-value')).toBe(stats.summary.total_cost);
     expect(await page.textContent('#stats-cost')).toBe(dollars(stats.summary.total_cost));
+    // Efficiency comes with the share of the GPU-hours it covers: those of workloads with samples.
+    const covered = stats.summary.sampled_gpu_hours / stats.summary.total_gpu_hours;
+    expect(covered).toBeGreaterThan(0);
+    expect(covered).toBeLessThan(1);
+    expect(Number(await page.getAttribute('#stats-sampled-share', 'data-value'))).toBe(covered);
+    expect(await page.textContent('#stats-sampled-share')).toBe(`${hours(covered * 100)} %`);
+    expect(await page.getAttribute('#stats-efficiency', 'data-value')).toBe(
+      String(stats.summary.gpu_efficiency),
+    );
+    expect(await page.textContent('#stats-summary')).toContain(
+      `of these GPU-hours (${hours(stats.summary.sampled_gpu_hours)}) whose workloads have utilization samples.`,
+    );
     const entries = [...capacity.pools, ...capacity.initiatives] as {
       used_cost: string | null;
       allocated_cost: string | null;
@@ -482,6 +495,10 @@ describeInBrowser('the dashboard page at GET /', () => {
     const entries = [...capacity.pools, ...capacity.initiatives];
     const periodEnd = Date.parse(capacity.period.end);
     expect(capacity.pools.length).toBeGreaterThan(0);
+    // Allocations are whole GPU-hours: "13,710", never "13,710.0".
+    const allocated = await texts(page, '#capacity-table tbody td:nth-child(3)');
+    expect(allocated).toEqual(entries.map((entry) => hours(entry.allocated_gpu_hours)));
+    for (const text of allocated) expect(text).toMatch(/^[\d,]+$/);
     expect(await texts(page, '#capacity-table tbody td:nth-child(7)')).toEqual(
       entries.map(({ projected_exhaustion_date: date }) =>
         date === null ? '—' : Date.parse(date) >= periodEnd ? 'after period end' : localDate(date),
@@ -577,6 +594,40 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(utilization).toMatch(/^GPU utilization=[\d,]+(\.\d)? % \(latest\)$/);
     expect(await page.getAttribute('#series-title', 'data-workload')).toBe(idle[0].workload_id);
     await page.locator('#idle').screenshot({ path: join(SCREENSHOTS, 'org-admin-idle-series.png') });
+    // Queue wait: one line per team, the 95th percentile until the median is asked for.
+    const stats = await api(
+      adminToken,
+      '/v1/workloads/stats?time_range=last_30_days&group_by=initiative_id&interval=day',
+    );
+    const teamNames = new Map(
+      (
+        (await api(adminToken, '/v1/capacity')) as { initiatives: { initiative_id: string; name: string }[] }
+      ).initiatives.map((team) => [team.initiative_id, team.name]),
+    );
+    type Bucket = {
+      bucket_start: string;
+      grouped: { initiative_id: string; queue_wait: Record<string, number | null> }[];
+    };
+    const teams = (stats.grouped as { initiative_id: string }[]).map((group) => group.initiative_id);
+    // Without a cursor the legend reads the latest day on which the first line has a point.
+    const queueLegend = (key: 'p50_seconds' | 'p95_seconds') => {
+      const wait = (bucket: Bucket, team: string) =>
+        bucket.grouped.find((entry) => entry.initiative_id === team)?.queue_wait[key] ?? null;
+      const timeline = stats.timeline as Bucket[];
+      const last = [...timeline].reverse().find((bucket) => wait(bucket, teams[0]) !== null)!;
+      return [
+        `Day=${localDate(last.bucket_start)} (latest)`,
+        ...teams.map((team) => {
+          const seconds = wait(last, team);
+          return `${teamNames.get(team)}=${seconds === null ? '—' : `${hours(seconds / 60)} min (latest)`}`;
+        }),
+      ];
+    };
+    expect(await page.getAttribute('#queue-chart', 'data-percentile')).toBe('p95_seconds');
+    expect(await legend(page, 'queue-chart')).toEqual(queueLegend('p95_seconds'));
+    await page.selectOption('#queue-percentile', 'p50_seconds');
+    await page.waitForSelector('#queue-chart[data-percentile=p50_seconds]');
+    expect(await legend(page, 'queue-chart')).toEqual(queueLegend('p50_seconds'));
     // The token stays in this tab's sessionStorage, never in the address.
     expect(page.url()).toBe(`${origin}/`);
     expect(await page.evaluate(() => sessionStorage.getItem('gpucap.token'))).toBe(adminToken);
@@ -897,6 +948,13 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(sent.length).toBeGreaterThanOrEqual(4);
     for (const url of sent) expect(new URL(url).searchParams.get('cluster_id')).toBe(first);
     await checkPanels(page, adminToken, `cluster-${first}`, first);
+    // What a chosen cluster's capacity compares: its own use against the whole pools' budgets.
+    expect(await page.textContent('#capacity-summary')).toMatch(
+      new RegExp(
+        `^Cluster ${first}'s use against the whole pools' budgets \\(allocations belong to pools, not to clusters\\): its workloads used `,
+      ),
+    );
+    expect(await page.textContent('#capacity-note')).toContain('Used cost is not kept per cluster');
     const inCluster = Number(await page.getAttribute('#stats-workloads', 'data-value'));
     expect(inCluster).toBeGreaterThan(0);
     expect(inCluster).toBeLessThan(everywhere);
