@@ -53,26 +53,37 @@ export function fetchWorkload(workloadId: string) {
   return api<WorkloadDetail>(`/v1/workloads/${encodeURIComponent(workloadId)}`);
 }
 
-/** A workload's facts and its GPU utilization over the last 24 h of its run, every 5 minutes. */
+const DAY_SECONDS = 86_400;
+
+/**
+ * A workload's facts and its GPU utilization: over its whole run when that is shorter than a day
+ * (every minute up to two hours of it, else every 5), otherwise over the last 24 h of it.
+ */
 export async function showWorkload(target: DetailTarget, workloadId: string): Promise<void> {
   const request = (latest.get(target.chart) ?? 0) + 1;
   latest.set(target.chart, request);
-  const [{ data: workload, metadata }, { data: metrics }] = await Promise.all([
-    fetchWorkload(workloadId),
-    api<UtilizationSeries>(
-      `/v1/workloads/${encodeURIComponent(workloadId)}/metrics?time_range=last_24h&metrics=gpu_utilization&step=5m`,
-    ),
-  ]);
+  const { data: workload, metadata } = await fetchWorkload(workloadId);
+  const whole = workload.started_at !== null && workload.duration_seconds < DAY_SECONDS;
+  const range = whole
+    ? `time_range=job_lifetime&step=${workload.duration_seconds <= 7200 ? '1m' : '5m'}`
+    : 'time_range=last_24h&step=5m';
+  const { data: metrics } = await api<UtilizationSeries>(
+    `/v1/workloads/${encodeURIComponent(workloadId)}/metrics?${range}&metrics=gpu_utilization`,
+  );
   if (latest.get(target.chart) !== request) return;
   const currency = metadata?.currency ?? null;
   const average = metrics.metrics.gpu_utilization.avg;
   const title = byId(target.title);
   title.hidden = false;
   title.dataset.workload = workloadId;
-  const span = workload.completed_at ? 'the last 24 h of its run' : 'last 24 h';
+  const span = whole
+    ? `its whole run (${formatDuration(workload.duration_seconds)})`
+    : workload.completed_at
+      ? 'the last 24 h of its run'
+      : 'last 24 h';
   title.textContent =
     average === null
-      ? `${workload.name}: no utilization samples in ${span}`
+      ? `${workload.name}: no utilization samples over ${span}`
       : `GPU utilization of ${workload.name}, ${span} (average ${formatNumber(average)} %)`;
   fillFacts(target.facts, workload, currency);
   drawChart(
