@@ -69,6 +69,8 @@ export function timeAxis(): uPlot.Axis {
   return {
     space: 60,
     size: 50,
+    // Whole minutes at least: the labels name no seconds.
+    incrs: [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440].map((minutes) => minutes * 60),
     values: (_chart, splits) => {
       const dates = splits.map(dateOf);
       const newDay = dates.map((date, index) => index > 0 && date !== dates[index - 1]);
