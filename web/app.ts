@@ -11,10 +11,10 @@ import {
   state,
   TOKEN_KEY,
 } from './lib/state';
-import { loadAlerts } from './panels/alerts';
+import { loadAlerts, showAlerts, toggleAlerts } from './panels/alerts';
 import { loadCapacity } from './panels/capacity';
 import { clearSeries, loadIdle } from './panels/idle';
-import { loadQueueWait } from './panels/queue';
+import { drawQueueWait, loadQueueWait } from './panels/queue';
 import { loadClusters } from './panels/scope';
 import { loadStats } from './panels/stats';
 import { loadWorkloads } from './panels/workloads';
@@ -25,8 +25,10 @@ import { loadWorkloads } from './panels/workloads';
  */
 
 async function loadPanels(): Promise<void> {
-  // Capacity first: it sets the time zone and the team names the other panels show.
+  // Capacity first: it sets the time zone and the team and pool names the other panels (and the
+  // alerts) show.
   await loadCapacity();
+  showAlerts();
   await Promise.all([loadIdle(), loadStats(), loadWorkloads(), loadQueueWait()]);
 }
 
@@ -80,6 +82,8 @@ function start(): void {
   });
   byId('stats-range').addEventListener('change', () => void guarded(loadStats));
   byId('queue-range').addEventListener('change', () => void guarded(loadQueueWait));
+  byId('queue-percentile').addEventListener('change', drawQueueWait);
+  byId('alerts-more').addEventListener('click', toggleAlerts);
   byId('workloads-status').addEventListener('change', () => void guarded(() => loadWorkloads()));
   byId('workloads-more').addEventListener('click', () => void guarded(() => loadWorkloads(true)));
   byId<HTMLSelectElement>('cluster').addEventListener('change', (event) => {

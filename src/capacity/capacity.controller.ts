@@ -10,7 +10,7 @@ import { csvTable, type CsvRow, flattenRow, prefersCsv } from '../common/http/cs
 import { CapacityService } from './capacity.service';
 import type { CurrencyMetadata } from '../common/cost';
 import { WithMetadata } from '../common/http/envelope';
-import { CapacityQueryDto } from './dto/capacity-query.dto';
+import { type CapacityCsvLevel, CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityEnvelopeDto, CapacityReportDto } from './dto/capacity-report.dto';
 
 @ApiTags('capacity')
@@ -34,34 +34,39 @@ export class CapacityController {
     @AsOf() asOf: Date,
   ): Promise<WithMetadata<CapacityReportDto, CurrencyMetadata> | StreamableFile> {
     const { report, currency } = await this.capacity.reportWithCurrency(scope, query, asOf);
-    if (prefersCsv(request)) return csvTable(capacityCsvRows(report), 'capacity.csv');
+    if (prefersCsv(request)) return csvTable(capacityCsvRows(report, query.level), 'capacity.csv');
     return new WithMetadata(report, { currency });
   }
 }
 
+type CsvEntry = { kind: string; id: string; figures: object };
+
 /**
  * One row for the summary, each pool and each initiative (`kind`, `id`); with interval=day one row
- * per day of each instead, the burn-down a spreadsheet charts.
+ * per day of each instead, the burn-down a spreadsheet charts. With `level`, one of the three only,
+ * as its own table: its id under its own name and no `kind`, so no column is left empty by design.
  */
-function capacityCsvRows(report: CapacityReportDto): CsvRow[] {
-  const entries = [
-    { kind: 'summary', id: report.organization_id, figures: report.summary },
-    ...report.pools.map((pool) => ({ kind: 'pool', id: pool.pool_id, figures: pool })),
-    ...report.initiatives.map((initiative) => ({
-      kind: 'initiative',
-      id: initiative.initiative_id,
-      figures: initiative,
-    })),
-  ];
-  return entries.flatMap(({ kind, id, figures }) => {
-    if (figures.daily) return figures.daily.map((day) => ({ kind, id, ...flattenRow({ ...day }) }));
-    const {
-      pool_id: _pool,
-      initiative_id: _initiative,
-      ...rest
-    } = figures as unknown as Record<string, unknown>;
-    const row: CsvRow = { kind, id, ...flattenRow(rest) };
-    if ('instance_types' in figures) row.instance_types = figures.instance_types.join(' ');
-    return [row];
-  });
+function capacityCsvRows(report: CapacityReportDto, level?: CapacityCsvLevel): CsvRow[] {
+  const summary = [{ kind: 'summary', id: report.organization_id, figures: report.summary }];
+  const pools = report.pools.map((pool) => ({ kind: 'pool', id: pool.pool_id, figures: pool }));
+  const initiatives = report.initiatives.map((initiative) => ({
+    kind: 'initiative',
+    id: initiative.initiative_id,
+    figures: initiative,
+  }));
+  if (level === undefined) return [...summary, ...pools, ...initiatives].flatMap((entry) => entryRows(entry));
+  const idColumn = { summary: 'organization_id', pools: 'pool_id', initiatives: 'initiative_id' }[level];
+  const entries = { summary, pools, initiatives }[level];
+  return entries.flatMap((entry) =>
+    entryRows(entry).map(({ kind: _kind, id, ...rest }) => ({ [idColumn]: id, ...rest })),
+  );
+}
+
+function entryRows({ kind, id, figures }: CsvEntry): CsvRow[] {
+  const { daily, pool_id: _pool, initiative_id: _initiative, ...rest } = figures as Record<string, unknown>;
+  if (Array.isArray(daily))
+    return daily.map((day: Record<string, unknown>) => ({ kind, id, ...flattenRow({ ...day }) }));
+  const row: CsvRow = { kind, id, ...flattenRow(rest) };
+  if (Array.isArray(rest.instance_types)) row.instance_types = rest.instance_types.join(' ');
+  return [row];
 }

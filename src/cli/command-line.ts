@@ -75,10 +75,10 @@ Configuration comes from the environment (PORT, HOST, DATABASE_URL, ...: see doc
     summary: 'write the demo organization (deterministic per seed)',
     synopsis: 'demo-data [--workloads N] [--seed S] [--samples N] [--now ISO-TIMESTAMP]',
     details: `  --workloads N   workloads over the last 6 months (default 20000; 1000000 for benchmarks)
-  --seed S        random seed (default 42); the same seed, counts and hour give the same rows
-  --samples N     total metric samples over the most recent workloads (default: the last 90 minutes
-                  of every workload that ran in the last 7 days)
-  --now TIME      the dataset's "now" (default: the current time rounded down to the hour)`,
+  --seed S        random seed (default 42); the same seed, counts and minute give the same rows
+  --samples N     total metric samples over the most recent workloads (default: the last 24 hours
+                  of every running workload, the last 90 minutes of those finished in the last 7 days)
+  --now TIME      the dataset's "now" (default: the current time rounded down to the minute)`,
     options: {
       workloads: { type: 'string' },
       seed: { type: 'string' },

@@ -20,12 +20,15 @@ export interface DemoOptions {
   /** Each statement's time on stderr (GPUCAP_IMPORT_TRACE). */
   trace?: boolean;
   seed: number;
-  /** Defaults to the current time rounded down to the hour: two runs in one hour write the same rows. */
+  /**
+   * Defaults to the current time rounded down to the minute: the newest workloads were submitted up to
+   * it, and two runs in one minute write the same rows.
+   */
   now?: Date;
   /**
    * Total metric samples to spread over the most recent workloads (a run's samples every 30 s, up to
-   * 30 days per workload). Omitted: the last 90 minutes of every workload running or finished in the
-   * last 7 days.
+   * 30 days per workload). Omitted: the last 24 hours of every running workload and the last 90
+   * minutes of every workload finished in the last 7 days.
    */
   samples?: number;
   onProgress?: (message: string) => void;
@@ -39,23 +42,30 @@ export interface DemoSummary {
 }
 
 const DAY = 86_400_000;
+/** The last 24 hours of a running workload: what the page's utilization chart draws. */
+const RUNNING_CAP = 2880;
 const RECENT_CAP = 180;
 const TARGETED_CAP = 30 * 2880;
 const PROGRESS_EVERY = 1_000_000;
 
 export function demoNow(now?: Date): Date {
   const time = (now ?? new Date()).getTime();
-  return new Date(now ? time : time - (time % 3_600_000));
+  return new Date(now ? time : time - (time % 60_000));
 }
 
-/** USD per GPU-hour of the demo's instance types (AWS-like; g4dn.xlarge has none: its cost is null). */
+/**
+ * USD per GPU-hour of the demo's instance types (AWS-like). The A100 contract, the L4 and the A10G
+ * pools each charge one price for all their types, so their allocations have a money value
+ * (`allocated_cost`); the H100 pool's price changes inside the period (below), so its has none.
+ */
 const DEMO_PRICES: { instanceType: string; price: string; model: PricingModel }[] = [
   { instanceType: 'p4d.24xlarge', price: '4.10', model: 'reserved' },
-  { instanceType: 'p4de.24xlarge', price: '5.12', model: 'reserved' },
+  { instanceType: 'p4de.24xlarge', price: '4.10', model: 'reserved' },
   { instanceType: 'g6.12xlarge', price: '1.1650', model: 'on_demand' },
-  { instanceType: 'g6.48xlarge', price: '1.6434', model: 'on_demand' },
+  { instanceType: 'g6.48xlarge', price: '1.1650', model: 'on_demand' },
   { instanceType: 'g5.12xlarge', price: '0.6851', model: 'spot' },
-  { instanceType: 'g5.48xlarge', price: '0.9212', model: 'spot' },
+  { instanceType: 'g5.48xlarge', price: '0.6851', model: 'spot' },
+  { instanceType: 'g4dn.xlarge', price: '0.526', model: 'on_demand' },
 ];
 
 /**
@@ -91,13 +101,50 @@ function demoPrices(periodStart: Date, now: Date) {
   ];
 }
 
-/** The current calendar quarter (UTC). */
-export function currentQuarter(now: Date): { start: Date; end: Date } {
-  const quarterMonth = Math.floor(now.getUTCMonth() / 3) * 3;
+/**
+ * The current calendar quarter of the organization's time zone, from its local midnight to its local
+ * midnight: the burn-down's days then cover the period exactly, none cut at a UTC midnight.
+ */
+export function currentQuarter(now: Date, timeZone = DEMO_TIMEZONE): { start: Date; end: Date } {
+  const local = new Date(now.getTime() + utcOffsetMs(now.getTime(), timeZone));
+  const quarterMonth = Math.floor(local.getUTCMonth() / 3) * 3;
   return {
-    start: new Date(Date.UTC(now.getUTCFullYear(), quarterMonth, 1)),
-    end: new Date(Date.UTC(now.getUTCFullYear(), quarterMonth + 3, 1)),
+    start: localMidnight(local.getUTCFullYear(), quarterMonth, timeZone),
+    end: localMidnight(local.getUTCFullYear(), quarterMonth + 3, timeZone),
   };
+}
+
+/** How far the zone's wall clock is ahead of UTC at an instant (negative west of Greenwich). */
+function utcOffsetMs(instant: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(new Date(instant));
+  const part = (type: Intl.DateTimeFormatPartTypes) =>
+    Number(parts.find((item) => item.type === type)?.value);
+  const wall = Date.UTC(
+    part('year'),
+    part('month') - 1,
+    part('day'),
+    part('hour'),
+    part('minute'),
+    part('second'),
+  );
+  return wall - (instant - (instant % 1000));
+}
+
+/** The instant of 00:00 on the first of a month (0-based, may run past 11) in the zone. */
+function localMidnight(year: number, month: number, timeZone: string): Date {
+  const wall = Date.UTC(year, month, 1);
+  // The offset at the guess can differ from the one at the answer across a DST change: ask twice.
+  const guess = wall - utcOffsetMs(wall, timeZone);
+  return new Date(wall - utcOffsetMs(guess, timeZone));
 }
 
 /**
@@ -207,8 +254,8 @@ function* allocationRecords(usage: Map<string, number>, record: RecordFactory): 
 }
 
 /**
- * Walks workloads from the newest back. Default: the last 90 minutes of every workload that ran in
- * the last 7 days. Targeted (`samples`): running workloads first get up to half the target between
+ * Walks workloads from the newest back. Default: the last 24 hours of every running workload and the
+ * last 90 minutes of every workload that finished in the last 7 days. Targeted (`samples`): running workloads first get up to half the target between
  * them, then finished ones their whole run (up to 30 days) while the rest of the target lasts.
  */
 function* sampleRecords(
@@ -217,7 +264,7 @@ function* sampleRecords(
   record: RecordFactory,
 ): Generator<ImportRecord> {
   const targeted = options.samples !== undefined;
-  const runningCap = targeted ? runningSampleCap(plan, options.samples ?? 0) : RECENT_CAP;
+  const runningCap = targeted ? runningSampleCap(plan, options.samples ?? 0) : RUNNING_CAP;
   let budget = targeted ? (options.samples ?? 0) - runningSamples(plan, runningCap) : 0;
   for (let index = plan.count - 1; index >= 0; index -= 1) {
     const workload = demoWorkload(plan, index);

@@ -17,6 +17,13 @@ const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
 export const HISTORY_DAYS = 182;
 const MAX_RUN = 30 * DAY;
+/** The newest workloads arrive over these last hours up to `now`, busy whatever the hour. */
+const LIVE_WINDOW = 2 * HOUR;
+/**
+ * The longest a workload waits for its GPUs: a queue of days would leave work pending since the day
+ * before, which no platform team lets stand.
+ */
+const MAX_QUEUE = 4 * HOUR;
 /** Small profiles are the common ask: most slice work is a notebook or a light inference server. */
 const MIG_PROFILE_WEIGHTS = [6, 2.5, 1.5];
 
@@ -152,7 +159,7 @@ function lifecycle(
   // The newest few are still queued, so the demo always shows pending work.
   if (index >= plan.count - Math.max(3, Math.round(plan.count * 0.0005))) return pending;
   const contended = instance.name === 'p5.48xlarge' ? 4 : 1;
-  const queued = Math.min(logNormal(random, 90_000 * contended, 1.3), 2 * DAY);
+  const queued = Math.min(logNormal(random, 90_000 * contended, 1.3), MAX_QUEUE);
   const outcome = random();
   if (outcome < 0.02) {
     const cancelledAt = submittedAt + Math.min(logNormal(random, 20 * MINUTE, 1), 3 * DAY);
@@ -202,14 +209,23 @@ const WEEK_CDF = (() => {
 /** A Monday 00:00 local time (1970-01-05 was a Monday). */
 const LOCAL_MONDAY = 4 * DAY - DEMO_UTC_OFFSET_HOURS * HOUR;
 
+/** How many of the newest workloads arrive in the live window. */
+function liveWorkloads(count: number): number {
+  return Math.min(count, Math.max(12, Math.round(count * 0.002)));
+}
+
 /**
  * Spreads workloads evenly over the history, then bends each week so that more land on working
- * hours. The bend is monotonic within a week, so submission time still grows with the index.
+ * hours. The bend is monotonic within a week, so submission time still grows with the index. The
+ * newest few arrive evenly over the live window up to `now`, so the demo is busy the minute it starts.
  */
 function submissionTime(plan: WorkloadPlan, index: number, jitter: number): number {
-  const end = plan.now - 5 * MINUTE;
+  const live = liveWorkloads(plan.count);
+  const end = plan.now - LIVE_WINDOW;
+  const first = plan.count - live;
+  if (index >= first) return Math.round(end + ((index - first + jitter) / live) * LIVE_WINDOW);
   const start = end - HISTORY_DAYS * DAY;
-  const linear = start + ((index + jitter) / plan.count) * (end - start);
+  const linear = start + ((index + jitter) / first) * (end - start);
   const weekStart = linear - ((((linear - LOCAL_MONDAY) % WEEK) + WEEK) % WEEK);
   const fraction = (linear - weekStart) / WEEK;
   let hour = 0;

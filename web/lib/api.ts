@@ -8,7 +8,13 @@ import { credentials, selectedCluster, state } from './state';
 
 export interface Envelope<T> {
   data: T;
-  metadata?: { total_count?: number; next_token?: string | null; currency?: string | null };
+  metadata?: {
+    total_count?: number;
+    next_token?: string | null;
+    currency?: string | null;
+    /** The instant the answer describes: running workloads' figures are as of then. */
+    as_of?: string;
+  };
 }
 
 export class ApiFailure extends Error {

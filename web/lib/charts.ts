@@ -1,5 +1,6 @@
 import uPlot from 'uplot';
 import { byId } from './dom';
+import { formatClock, formatDate } from './format';
 
 const charts = new Map<string, uPlot>();
 
@@ -21,11 +22,12 @@ export function drawChart(
   id: string,
   options: Omit<uPlot.Options, 'width' | 'height'>,
   data: uPlot.AlignedData,
+  height = 220,
 ): void {
   charts.get(id)?.destroy();
   const target = byId<HTMLDivElement>(id);
   const width = Math.max(260, target.clientWidth || 600);
-  charts.set(id, new uPlot({ ...options, width, height: 220 }, data, target));
+  charts.set(id, new uPlot({ ...options, width, height }, data, target));
 }
 
 export function removeChart(id: string): void {
@@ -43,16 +45,39 @@ function dayText(time: number): string {
 }
 
 /**
- * The x axis of a per-day chart: whole days only, labelled by date (no hour), and a legend that
- * names the day.
+ * The x axis of a per-day chart: whole days only, labelled by date as the page writes dates
+ * (YYYY-MM-DD, no hour), and a legend that names the day.
  */
 export function dayAxis(): Pick<uPlot.Options, 'tzDate'> & { x: uPlot.Series; axis: uPlot.Axis } {
   return {
     tzDate: (time) => uPlot.tzDate(new Date(time * 1000), 'Etc/UTC'),
     x: { label: 'Day', value: (_chart, time, _series, index) => latestText(_chart, 0, index, dayText, time) },
     axis: {
+      space: 90,
       incrs: [1, 2, 7, 14, 28, 56, 91, 182, 364].map((days) => days * DAY_SECONDS),
-      values: (_chart, splits) => splits.map((time) => dayText(time).slice(5)),
+      values: (_chart, splits) => splits.map(dayText),
+    },
+  };
+}
+
+/**
+ * The x axis of a chart over hours, in the organization's time zone: the time of day, and the date
+ * (YYYY-MM-DD) under the first tick of each new day (under the first tick when no day starts).
+ */
+export function timeAxis(): uPlot.Axis {
+  const dateOf = (time: number) => formatDate(new Date(time * 1000).toISOString());
+  return {
+    space: 60,
+    size: 50,
+    // Whole minutes at least: the labels name no seconds.
+    incrs: [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440].map((minutes) => minutes * 60),
+    values: (_chart, splits) => {
+      const dates = splits.map(dateOf);
+      const newDay = dates.map((date, index) => index > 0 && date !== dates[index - 1]);
+      if (!newDay.includes(true)) newDay[0] = true;
+      return splits.map((time, index) =>
+        newDay[index] ? `${formatClock(time)}\n${dates[index]}` : formatClock(time),
+      );
     },
   };
 }

@@ -17,20 +17,25 @@ export function figure(id: string, value: number | undefined, label: string, dig
   return strong;
 }
 
-/** The money beside GPU-hours in a summary sentence, only where the organization has prices. */
+/**
+ * The money beside GPU-hours in a summary sentence, only where the organization has prices; with
+ * `budget`, what the allocations are worth beside it.
+ */
 export function costSentence(
   id: string,
   amount: string | null | undefined,
   currency: string | null | undefined,
   unpriced: number | null | undefined,
+  budget?: string | null,
 ): (string | HTMLElement)[] {
   if (!currency || amount === null || amount === undefined) return [];
   const strong = document.createElement('strong');
   strong.id = id;
   strong.dataset.value = amount;
   strong.textContent = formatMoney(amount, currency);
+  const of = budget ? ` of the ${formatMoney(budget, currency)} allocated` : '';
   const rest = unpriced ? ` (${formatNumber(unpriced)} GPU-hours without a price not included)` : '';
-  return [' They cost ', strong, `${rest}.`];
+  return [' They cost ', strong, `${of}${rest}.`];
 }
 
 /** A cell that shows a rounded figure and keeps the API's exact one for whoever checks it. */
@@ -51,6 +56,31 @@ export function gpuCell(holding: GpuHolding): HTMLTableCellElement {
 export function statusBadge(status = 'on_track'): HTMLTableCellElement {
   const td = cell(status.replace('_', ' '), status, `status status-${status}`);
   return td;
+}
+
+/**
+ * The first cell of a row that opens something: the row's name as a button, so the keyboard reaches
+ * it; a click anywhere on the row does the same (see opensOnClick).
+ */
+export function openerCell(text: string, label: string, value: string): HTMLTableCellElement {
+  const td = cell('', value);
+  const button = document.createElement('button');
+  button.type = 'button';
+  button.className = 'opener';
+  button.textContent = text;
+  button.setAttribute('aria-label', label);
+  td.append(button);
+  return td;
+}
+
+/** A click anywhere on the row (its button's included, which bubbles here) opens what the button names. */
+export function opensOnClick(tableRow: HTMLTableRowElement, open: () => void): HTMLTableRowElement {
+  tableRow.classList.add('opens');
+  tableRow.addEventListener('click', (event) => {
+    if ((event.target as Element).closest('a')) return;
+    open();
+  });
+  return tableRow;
 }
 
 export function row(

@@ -9,25 +9,28 @@ export interface GpuHolding {
   gpu_sharing?: GpuSharing | null;
 }
 
+/** Thousands separated, up to `digits` decimals: a whole figure reads "1,250", not "1,250.0". */
 export function formatNumber(value: number | null | undefined, digits = 1): string {
   return value === null || value === undefined
     ? '—'
-    : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+    : value.toLocaleString('en-US', { maximumFractionDigits: digits });
 }
 
 /**
- * An amount as the API gives it (an exact decimal string in the currency's minor units), shown as is
- * with its currency: formatting it as a float could change its last digit. '—' without a price.
+ * An amount as the API gives it (an exact decimal string in the currency's minor units), in the
+ * currency's own format: "$1,447,905.40", "¥1,235". The string goes to Intl as it is, which reads it
+ * as an exact decimal, so no digit changes on the way through a float. '—' without a price.
  */
 export function formatMoney(amount: string | null | undefined, currency: string | null | undefined): string {
-  return amount === null || amount === undefined || !currency ? '—' : `${currency} ${amount}`;
+  if (amount === null || amount === undefined || !currency) return '—';
+  return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(amount as unknown as number);
 }
 
-export function formatPercent(value: number | null): string {
-  return value === null ? '—' : `${(value * 100).toFixed(1)} %`;
+export function formatPercent(value: number | null | undefined): string {
+  return value === null || value === undefined ? '—' : `${formatNumber(value * 100)} %`;
 }
 
-/** The organization's local date of an instant (YYYY-MM-DD), so days read as the API counts them. */
+/** The organization's local date of an instant (YYYY-MM-DD), the one date style of the page. */
 export function formatDate(iso: string | null): string {
   if (iso === null) return '—';
   try {
@@ -47,15 +50,31 @@ export function formatLastDay(iso: string): string {
   return formatDate(new Date(Date.parse(iso) - 1).toISOString());
 }
 
-/** An instant as the organization's local date and time of day, to the minute. */
-export function formatTime(time: number): string {
-  const instant = new Date(time * 1000);
-  const clock = new Intl.DateTimeFormat('en-GB', {
+/** The organization's local time of day of an instant, to the minute (24-hour clock). */
+export function formatClock(time: number): string {
+  return new Intl.DateTimeFormat('en-GB', {
     timeZone: state.timeZone,
     hour: '2-digit',
     minute: '2-digit',
-  });
-  return `${formatDate(instant.toISOString())} ${clock.format(instant)}`;
+  }).format(new Date(time * 1000));
+}
+
+/** An instant as the organization's local date and time of day, to the minute. */
+export function formatTime(time: number): string {
+  return `${formatDate(new Date(time * 1000).toISOString())} ${formatClock(time)}`;
+}
+
+/** A length of time in the two largest units that matter: "45 s", "12 min", "3 h 5 min", "2 d 4 h". */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '—';
+  const whole = Math.max(0, Math.floor(seconds));
+  if (whole < 60) return `${whole} s`;
+  const minutes = Math.floor(whole / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
 }
 
 export function formatGpus(value: number): string {

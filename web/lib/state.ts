@@ -19,11 +19,16 @@ export const state = {
   capacity: null as Capacity | null,
 };
 
-/** The organization's teams' names, from capacity. */
+/** The organization's teams' and pools' names, from capacity. */
 export const teamNames = new Map<string, string>();
+export const poolNames = new Map<string, string>();
 
 export function teamName(id: string): string {
   return teamNames.get(id) ?? id;
+}
+
+export function poolName(id: string): string {
+  return poolNames.get(id) ?? id;
 }
 
 export function credentials() {

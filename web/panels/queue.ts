@@ -26,10 +26,13 @@ function formatWait(seconds: number | null): string {
   return seconds >= 7200 ? `${formatNumber(seconds / 3600)} h` : `${formatNumber(seconds / 60)} min`;
 }
 
+/** The latest answer, so switching between p95 and the median redraws without asking again. */
+let latest: QueueStats | null = null;
+
 /**
- * How long each team waited for GPUs: p50 and p95 of the queue wait of the workloads submitted each
- * local day (the statistics' timeline) as lines per team, and per team over the range the waits and
- * what is pending now among the workloads submitted in the range.
+ * How long each team waited for GPUs: the p95 (or, on demand, the median) queue wait of the workloads
+ * submitted each local day (the statistics' timeline) as a line per team, and per team over the range
+ * the waits and what is pending now among the workloads submitted in the range.
  */
 export async function loadQueueWait(): Promise<void> {
   const range = byId<HTMLSelectElement>('queue-range').value;
@@ -52,18 +55,27 @@ export async function loadQueueWait(): Promise<void> {
       row(
         [
           cell(teamName(group.initiative_id), group.initiative_id),
-          cell(String(group.queue_wait.started), group.queue_wait.started, 'number'),
+          cell(formatNumber(group.queue_wait.started), group.queue_wait.started, 'number'),
           cell(formatWait(group.queue_wait.p50_seconds), group.queue_wait.p50_seconds, 'number'),
           cell(formatWait(group.queue_wait.p95_seconds), group.queue_wait.p95_seconds, 'number'),
-          cell(String(group.pending.count), group.pending.count, 'number'),
-          cell(formatNumber(group.pending.gpu_share, 2), group.pending.gpu_share, 'number'),
+          pendingCell(group.pending),
           cell(formatDate(group.pending.oldest_submitted_at), group.pending.oldest_submitted_at),
         ],
         { team: group.initiative_id },
       ),
     ),
   );
-  drawQueueWait(data);
+  latest = data;
+  drawQueueWait();
+}
+
+/** How many are pending and the physical GPUs they ask for, in one cell: "2 (4.25 GPUs)". */
+function pendingCell(pending: QueueFigures['pending']): HTMLTableCellElement {
+  const text =
+    pending.count === 0 ? '0' : `${formatNumber(pending.count)} (${formatGpus(pending.gpu_share)})`;
+  const td = cell(text, pending.count, 'number');
+  td.dataset.gpuShare = String(pending.gpu_share);
+  return td;
 }
 
 function waitFigure(id: string, seconds: number | null): HTMLElement {
@@ -74,16 +86,29 @@ function waitFigure(id: string, seconds: number | null): HTMLElement {
   return strong;
 }
 
-/** Per team a solid p95 line and a dashed p50 line, in minutes, one point per local day. */
-function drawQueueWait(data: QueueStats): void {
+const PERCENTILES = {
+  p95_seconds: '95th percentile',
+  p50_seconds: 'median',
+} as const;
+
+/** One line per team, in minutes, one point per local day: the percentile the chart's control picks. */
+export function drawQueueWait(): void {
+  const data = latest;
+  if (!data) return;
+  const percentile = byId<HTMLSelectElement>('queue-percentile').value as keyof typeof PERCENTILES;
   const teams = data.grouped.map((group) => group.initiative_id);
-  const perDay = (team: string, percentile: 'p50_seconds' | 'p95_seconds') =>
+  const perDay = (team: string) =>
     data.timeline.map((bucket) => {
       const seconds = bucket.grouped.find((group) => group.initiative_id === team)?.queue_wait[percentile];
       return seconds === null || seconds === undefined ? null : seconds / 60;
     });
   const chart = byId('queue-chart');
   chart.dataset.days = String(data.timeline.length);
+  chart.dataset.percentile = percentile;
+  chart.setAttribute(
+    'aria-label',
+    `The ${PERCENTILES[percentile]} queue wait of each team's workloads submitted on each day, in minutes`,
+  );
   const day = dayAxis();
   const minutes = (value: number) => `${formatNumber(value)} min`;
   drawChart(
@@ -92,28 +117,16 @@ function drawQueueWait(data: QueueStats): void {
       tzDate: day.tzDate,
       series: [
         day.x,
-        ...teams.flatMap((team, index) => [
-          {
-            label: `${teamName(team)} p95`,
-            stroke: PALETTE[index % PALETTE.length],
-            width: 2,
-            spanGaps: true,
-            value: legendValue(minutes),
-          },
-          {
-            label: `${teamName(team)} p50`,
-            stroke: PALETTE[index % PALETTE.length],
-            dash: [6, 4],
-            spanGaps: true,
-            value: legendValue(minutes),
-          },
-        ]),
+        ...teams.map((team, index) => ({
+          label: teamName(team),
+          stroke: PALETTE[index % PALETTE.length],
+          width: 2,
+          spanGaps: true,
+          value: legendValue(minutes),
+        })),
       ],
-      axes: [day.axis, { label: 'Queue wait (min)', size: 70 }],
+      axes: [day.axis, { label: `${percentile === 'p95_seconds' ? 'p95' : 'Median'} wait (min)`, size: 70 }],
     },
-    [
-      data.timeline.map((bucket) => dayTime(formatDate(bucket.bucket_start))),
-      ...teams.flatMap((team) => [perDay(team, 'p95_seconds'), perDay(team, 'p50_seconds')]),
-    ],
+    [data.timeline.map((bucket) => dayTime(formatDate(bucket.bucket_start))), ...teams.map(perDay)],
   );
 }

@@ -19,6 +19,8 @@ interface Stats {
     total_cost: string | null;
     unpriced_gpu_hours: number;
     success_rate: number | null;
+    sampled_gpu_hours: number;
+    gpu_efficiency: number | null;
   };
   grouped: Group[];
   timeline: { bucket_start: string; grouped: Group[] }[];
@@ -36,6 +38,7 @@ export async function loadStats(): Promise<void> {
     figure('stats-gpu-hours', data.summary.total_gpu_hours, 'GPU-hours'),
     ` GPU-hours over their whole runs, success rate ${formatPercent(data.summary.success_rate)}.`,
     ...costSentence('stats-cost', data.summary.total_cost, currency, data.summary.unpriced_gpu_hours),
+    ...efficiencySentence(data.summary),
   );
   fillTable(
     'stats-table',
@@ -43,7 +46,7 @@ export async function loadStats(): Promise<void> {
       row(
         [
           cell(teamName(group.initiative_id), group.initiative_id),
-          cell(String(group.workload_count), group.workload_count, 'number'),
+          cell(formatNumber(group.workload_count), group.workload_count, 'number'),
           cell(formatNumber(group.gpu_hours), group.gpu_hours, 'number'),
           cell(formatPercent(group.success_rate).replace(' %', ''), group.success_rate, 'number'),
           cell(formatMoney(group.total_cost, currency), group.total_cost, 'number'),
@@ -53,6 +56,29 @@ export async function loadStats(): Promise<void> {
     ),
   );
   drawDailyUse(range === 'last_7_days' ? 7 : 30);
+}
+
+/**
+ * Efficiency is only known where there are samples: the sentence says how much of the GPU-hours
+ * that is, so a high figure over a sliver of the use is not read as the whole.
+ */
+function efficiencySentence(summary: Stats['summary']): (string | HTMLElement)[] {
+  if (summary.gpu_efficiency === null || summary.total_gpu_hours <= 0) return [];
+  const covered = document.createElement('strong');
+  covered.id = 'stats-sampled-share';
+  covered.dataset.value = String(summary.sampled_gpu_hours / summary.total_gpu_hours);
+  covered.textContent = formatPercent(summary.sampled_gpu_hours / summary.total_gpu_hours);
+  const efficiency = document.createElement('strong');
+  efficiency.id = 'stats-efficiency';
+  efficiency.dataset.value = String(summary.gpu_efficiency);
+  efficiency.textContent = formatPercent(summary.gpu_efficiency);
+  return [
+    ' GPU efficiency ',
+    efficiency,
+    ', over the ',
+    covered,
+    ` of these GPU-hours (${formatNumber(summary.sampled_gpu_hours)}) whose workloads have utilization samples.`,
+  ];
 }
 
 /**

@@ -283,6 +283,114 @@ describe('Accept: text/csv', () => {
       'remaining_gpu_hours',
     ]);
   });
+  it('exports one capacity level per table with level, each with only its own columns', async () => {
+    const capacity = (await request(t.server).get('/v1/capacity').set(admin).expect(200)).body.data;
+    // The JSON answer is the same with the parameter: it only shapes the export.
+    const withLevel = await request(t.server).get('/v1/capacity?level=pools').set(admin).expect(200);
+    expect(withLevel.body.data).toEqual(capacity);
+    const exported = async (query: string) => {
+      const response = await request(t.server)
+        .get(`/v1/capacity?${query}`)
+        .set(admin)
+        .set('Accept', 'text/csv')
+        .expect(200);
+      return { header: response.text.split('\r\n')[0].split(','), rows: parseCsv(response.text) };
+    };
+    type Figures = Record<string, string | number | null>;
+    const cellOf = (value: string | number | null) => (value === null ? '' : String(value));
+    const cellsOf = (figures: Figures, columns: string[]) =>
+      Object.fromEntries(columns.map((column) => [column, cellOf(figures[column])]));
+    const BUDGET = [
+      'allocated_gpu_hours',
+      'used_gpu_hours',
+      'remaining_gpu_hours',
+      'burn_rate_gpu_hours_per_day',
+      'projected_exhaustion_date',
+      'budget_status',
+      'sampled_gpu_hours',
+      'idle_gpu_hours',
+      'gpu_efficiency',
+      'used_cost',
+      'idle_cost',
+      'unpriced_gpu_hours',
+      'allocated_cost',
+    ];
+    const SUMMARY = [
+      'total_allocated_gpu_hours',
+      'total_used_gpu_hours',
+      'total_remaining_gpu_hours',
+      'burn_rate_gpu_hours_per_day',
+      'projected_exhaustion_date',
+      'budget_status',
+      'sampled_gpu_hours',
+      'idle_gpu_hours',
+      'gpu_efficiency',
+      'total_used_cost',
+      'idle_cost',
+      'unpriced_gpu_hours',
+      'total_allocated_cost',
+      'current_active_gpus',
+      'current_active_gpu_share',
+    ];
+
+    const summary = await exported('level=summary');
+    expect(summary.header).toEqual(['organization_id', ...SUMMARY]);
+    expect(summary.rows).toEqual([{ organization_id: orgId, ...cellsOf(capacity.summary, SUMMARY) }]);
+    expect(summary.rows[0]).toMatchObject({ total_allocated_gpu_hours: '400', total_used_cost: '' });
+
+    const pools = await exported('level=pools');
+    const POOL = [...BUDGET, 'pending_gpu_share', 'queue_wait_p95_seconds'];
+    expect(pools.header).toEqual(['pool_id', 'name', ...POOL, 'instance_types']);
+    expect(pools.rows).toEqual(
+      capacity.pools.map((pool: Figures & { instance_types: string[] }) => ({
+        pool_id: pool.pool_id,
+        name: pool.name,
+        ...cellsOf(pool, POOL),
+        instance_types: pool.instance_types.join(' '),
+      })),
+    );
+    expect(pools.rows[0]).toMatchObject({
+      pool_id: 'h100',
+      name: 'Pool h100',
+      allocated_gpu_hours: '400',
+      instance_types: 'p5.48xlarge',
+    });
+
+    const initiatives = await exported('level=initiatives');
+    expect(initiatives.header).toEqual(['initiative_id', 'name', ...BUDGET]);
+    expect(initiatives.rows).toEqual(
+      capacity.initiatives.map((initiative: Figures) => ({
+        initiative_id: initiative.initiative_id,
+        name: initiative.name,
+        ...cellsOf(initiative, BUDGET),
+      })),
+    );
+    expect(initiatives.rows.map((row) => [row.initiative_id, row.allocated_gpu_hours])).toEqual([
+      ['init-a', '400'],
+      ['init-b', '0'],
+    ]);
+
+    // With interval=day: that level's burn-down, a row per day of each.
+    const daily = (await request(t.server).get('/v1/capacity?interval=day').set(admin).expect(200)).body.data;
+    const days = await exported('level=initiatives&interval=day');
+    const DAY = ['date', 'used_gpu_hours', 'cumulative_used_gpu_hours', 'remaining_gpu_hours'];
+    expect(days.header).toEqual(['initiative_id', ...DAY]);
+    expect(days.rows).toEqual(
+      daily.initiatives.flatMap((initiative: { initiative_id: string; daily: Figures[] }) =>
+        initiative.daily.map((day) => ({ initiative_id: initiative.initiative_id, ...cellsOf(day, DAY) })),
+      ),
+    );
+
+    const bad = await request(t.server)
+      .get('/v1/capacity?level=teams')
+      .set(admin)
+      .set('Accept', 'text/csv')
+      .expect(400);
+    expect(bad.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [expect.objectContaining({ field: 'level', location: 'query' })],
+    });
+  });
 });
 
 /**

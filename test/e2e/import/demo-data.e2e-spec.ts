@@ -51,11 +51,12 @@ describe('gpucap demo-data', () => {
       `SELECT name, timezone, budget_period_start, budget_period_end FROM organizations WHERE organization_id = $1`,
       [DEMO_ORGANIZATION_ID],
     );
+    // The quarter from New York's midnight (EDT) to New York's midnight (EST).
     expect(organization).toEqual({
       name: 'Demo Robotics',
       timezone: 'America/New_York',
-      budget_period_start: new Date('2026-10-01T00:00:00Z'),
-      budget_period_end: new Date('2027-01-01T00:00:00Z'),
+      budget_period_start: new Date('2026-10-01T04:00:00Z'),
+      budget_period_end: new Date('2027-01-01T05:00:00Z'),
     });
     const [counts] = await dataSource.query(
       `SELECT (SELECT count(*)::int FROM initiatives WHERE organization_id = $1) AS initiatives,

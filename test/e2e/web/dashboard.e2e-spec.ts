@@ -40,6 +40,7 @@ interface Holding {
 
 interface BudgetEntry {
   name: string;
+  allocated_gpu_hours: number;
   initiative_id?: string;
   pool_id?: string;
   used_gpu_hours: number;
@@ -48,15 +49,30 @@ interface BudgetEntry {
   daily: { date: string; used_gpu_hours: number; remaining_gpu_hours: number }[];
 }
 
-/** As the page writes GPU-hours: one decimal, thousands separated. */
+/** As the page writes GPU-hours: thousands separated, up to one decimal, none on a whole figure. */
 function hours(value: number): string {
-  return value.toLocaleString('en-US', { maximumFractionDigits: 1, minimumFractionDigits: 1 });
+  return value.toLocaleString('en-US', { maximumFractionDigits: 1 });
 }
+
+/** US dollars as a person reads them: "$1,447,905.40", from the API's exact decimal string. */
+function dollars(amount: string | null): string {
+  if (amount === null) return '—';
+  const [whole, cents] = amount.split('.');
+  return `$${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${cents}`;
+}
+
+/** The widths the page is checked at: a phone, a laptop and a desktop screen. */
+const VIEWPORTS = {
+  phone: { width: 390, height: 844 },
+  laptop: { width: 1280, height: 800 },
+  desktop: { width: 1920, height: 1080 },
+};
 
 /**
  * What, inside one panel at the current width, is cut off or out of sight: text wider than its box,
  * a scroll box that scrolls sideways, an element reaching past the panel's edges, a table cell not
- * shown, or a cell shown without its column's name.
+ * shown (but for a column the layout leaves out, header and all, for the detail view), or a cell shown
+ * without its column's name.
  */
 function layoutProblems(panelId: string): string[] {
   const panel = document.getElementById(panelId)!;
@@ -64,8 +80,11 @@ function layoutProblems(panelId: string): string[] {
   const problems: string[] = [];
   const name = (element: Element) =>
     `${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${element.className && typeof element.className === 'string' ? `.${element.className.split(' ').join('.')}` : ''} "${(element.textContent ?? '').trim().slice(0, 40)}"`;
+  // A table's header row counts wherever it shows: at phone width it is visually hidden (1 px).
   const hidden = (element: Element) =>
-    element.closest('thead, .visually-hidden, [hidden]') !== null || element.getClientRects().length === 0;
+    element.closest('.visually-hidden, [hidden]') !== null ||
+    element.getClientRects().length === 0 ||
+    (element.closest('thead')?.getBoundingClientRect().width ?? 2) <= 1;
   for (const element of Array.from(panel.querySelectorAll('*'))) {
     if (hidden(element)) continue;
     const box = element.getBoundingClientRect();
@@ -85,19 +104,26 @@ function layoutProblems(panelId: string): string[] {
       );
   }
   for (const table of Array.from(panel.querySelectorAll('table:not(.u-legend)'))) {
-    const headers = Array.from(table.querySelectorAll('thead th')).map((header) =>
+    const headers = Array.from(table.querySelectorAll(':scope > thead th')).map((header) =>
       header.querySelector('.visually-hidden') ? '' : (header.textContent ?? '').trim(),
     );
-    for (const row of Array.from(table.querySelectorAll('tbody tr'))) {
-      const cells = Array.from(row.querySelectorAll('td'));
+    // As cards (phone width) each cell shows its column's name itself; as a table, the header does.
+    const cards = (table.querySelector('thead')?.getBoundingClientRect().width ?? 0) <= 1;
+    const dropped = Array.from(table.querySelectorAll(':scope > thead th')).map(
+      (header) => getComputedStyle(header).display === 'none',
+    );
+    // The table's own rows and cells, not those of a chart legend inside an opened detail row.
+    for (const row of Array.from(table.querySelectorAll(':scope > tbody > tr'))) {
+      const cells = Array.from(row.querySelectorAll(':scope > td'));
       cells.forEach((cell, index) => {
+        if (cells.length > 1 && dropped[index]) return;
         if (cell.getClientRects().length === 0) problems.push(`${name(cell)} is not shown`);
         if (cells.length === 1) return;
         const label = (cell as HTMLElement).dataset.label ?? '';
         if (label !== headers[index])
           problems.push(`${name(cell)} is labelled "${label}", not "${headers[index]}"`);
         const shown = getComputedStyle(cell, '::before').content;
-        if (label && shown !== JSON.stringify(label))
+        if (label && cards && shown !== JSON.stringify(label))
           problems.push(`${name(cell)} shows ${shown} instead of its column "${label}"`);
       });
     }
@@ -186,13 +212,18 @@ describeInBrowser('the dashboard page at GET /', () => {
     return cluster ? `&cluster_id=${cluster}` : '';
   }
 
-  async function api(token: string, path: string) {
+  /** The whole answer, metadata included. */
+  async function answer(token: string, path: string) {
     const { body } = await request(t.server)
       .get(path)
       .set('Authorization', `Bearer ${token}`)
       .set('X-Organization-Id', DEMO_ORGANIZATION_ID)
       .expect(200);
-    return body.data;
+    return body;
+  }
+
+  async function api(token: string, path: string) {
+    return (await answer(token, path)).data;
   }
 
   async function cellValues(page: Page, selector: string): Promise<string[]> {
@@ -210,7 +241,10 @@ describeInBrowser('the dashboard page at GET /', () => {
       token,
       `/v1/workloads/metrics?sort_by=idle_gpu_hours&status=running&limit=10${scope}`,
     );
-    const running: Holding[] = (await api(token, `/v1/workloads?limit=20&status=running${scope}`)).workloads;
+    const listed = await answer(token, `/v1/workloads?limit=20&status=running${scope}`);
+    const running: (Holding & { submitted_by: string; started_at: string; cost: string | null })[] =
+      listed.data.workloads;
+    expect(listed.metadata.currency).toBe('USD');
 
     expect(await page.getAttribute('#summary-used', 'data-value')).toBe(
       String(capacity.summary.total_used_gpu_hours),
@@ -251,21 +285,50 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await cellValues(page, '#stats-table tbody td:nth-child(3)')).toEqual(
       stats.grouped.map((group: { gpu_hours: number }) => String(group.gpu_hours)),
     );
-    // Money beside the GPU-hours, the exact strings the API answered (the demo has prices).
+    // Money beside the GPU-hours, the exact strings the API answered (the demo has prices), written
+    // as dollars: separators and cents.
+    const groupCosts = stats.grouped.map((group: { total_cost: string | null }) => group.total_cost);
     expect(await cellValues(page, '#stats-table tbody td:nth-child(5)')).toEqual(
-      stats.grouped.map((group: { total_cost: string | null }) => group.total_cost ?? ''),
+      groupCosts.map((cost: string | null) => cost ?? ''),
     );
+    expect(await texts(page, '#stats-table tbody td:nth-child(5)')).toEqual(groupCosts.map(dollars));
     expect(await page.getAttribute('#stats-cost', 'data-value')).toBe(stats.summary.total_cost);
+    expect(await page.textContent('#stats-cost')).toBe(dollars(stats.summary.total_cost));
+    // Efficiency comes with the share of the GPU-hours it covers: those of workloads with samples.
+    const covered = stats.summary.sampled_gpu_hours / stats.summary.total_gpu_hours;
+    expect(covered).toBeGreaterThan(0);
+    expect(covered).toBeLessThan(1);
+    expect(Number(await page.getAttribute('#stats-sampled-share', 'data-value'))).toBe(covered);
+    expect(await page.textContent('#stats-sampled-share')).toBe(`${hours(covered * 100)} %`);
+    expect(await page.getAttribute('#stats-efficiency', 'data-value')).toBe(
+      String(stats.summary.gpu_efficiency),
+    );
+    expect(await page.textContent('#stats-summary')).toContain(
+      `of these GPU-hours (${hours(stats.summary.sampled_gpu_hours)}) whose workloads have utilization samples.`,
+    );
+    const entries = [...capacity.pools, ...capacity.initiatives] as {
+      used_cost: string | null;
+      allocated_cost: string | null;
+    }[];
     expect(await cellValues(page, '#capacity-table tbody td:nth-child(8)')).toEqual(
-      [...capacity.pools, ...capacity.initiatives].map(
-        (entry: { used_cost: string | null }) => entry.used_cost ?? '',
-      ),
+      entries.map((entry) => entry.used_cost ?? ''),
+    );
+    expect(await texts(page, '#capacity-table tbody td:nth-child(8)')).toEqual(
+      entries.map((entry) => dollars(entry.used_cost)),
+    );
+    expect(await cellValues(page, '#capacity-table tbody td:nth-child(9)')).toEqual(
+      entries.map((entry) => entry.allocated_cost ?? ''),
+    );
+    expect(await texts(page, '#capacity-table tbody td:nth-child(9)')).toEqual(
+      entries.map((entry) => dollars(entry.allocated_cost)),
     );
     // Capacity is not costed for one cluster (its use is read from raw runs): no cost sentence then.
     if (capacity.summary.total_used_cost === null)
       expect(await page.locator('#summary-cost').count()).toBe(0);
-    else
+    else {
       expect(await page.getAttribute('#summary-cost', 'data-value')).toBe(capacity.summary.total_used_cost);
+      expect(await page.textContent('#summary-cost')).toBe(dollars(capacity.summary.total_used_cost));
+    }
 
     // The queue wait panel reads the same statistics: p50 and p95 per team, pending now.
     expect(await page.getAttribute('#queue-p95', 'data-value')).toBe(
@@ -281,7 +344,14 @@ describeInBrowser('the dashboard page at GET /', () => {
     );
     expect(await cellValues(page, '#queue-table tbody td:nth-child(3)')).toEqual(waits('p50_seconds'));
     expect(await cellValues(page, '#queue-table tbody td:nth-child(4)')).toEqual(waits('p95_seconds'));
-    expect(await cellValues(page, '#queue-table tbody td:nth-child(6)')).toEqual(
+    expect(await cellValues(page, '#queue-table tbody td:nth-child(5)')).toEqual(
+      stats.grouped.map((group: { pending: { count: number } }) => String(group.pending.count)),
+    );
+    expect(
+      await page.$$eval('#queue-table tbody td:nth-child(5)', (cells) =>
+        cells.map((cell) => (cell as HTMLElement).dataset.gpuShare),
+      ),
+    ).toEqual(
       stats.grouped.map((group: { pending: { gpu_share: number } }) => String(group.pending.gpu_share)),
     );
     expect(await page.getAttribute('#queue-chart', 'data-days')).toBe(String(stats.timeline.length));
@@ -298,21 +368,33 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await cellValues(page, '#idle-table tbody td:nth-child(5)')).toEqual(
       idle.workloads.map((entry: { idle_cost: string | null }) => entry.idle_cost ?? ''),
     );
+    expect(await texts(page, '#idle-table tbody td:nth-child(5)')).toEqual(
+      idle.workloads.map((entry: { idle_cost: string | null }) => dollars(entry.idle_cost)),
+    );
     expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(1)')).toEqual(
       running.map((workload) => workload.workload_id),
     );
-    expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(4)')).toEqual(
-      running.map((workload) => workload.cluster_id),
+    const workloadCells = (column: number) =>
+      cellValues(page, `#workloads-table tbody tr[data-workload] td:nth-child(${column})`);
+    expect(await workloadCells(3)).toEqual(running.map((workload) => workload.submitted_by));
+    expect(await workloadCells(5)).toEqual(running.map((workload) => String(workload.gpu_share)));
+    // A running workload's duration runs from its start to the answer's as_of (the test's fixed now).
+    expect(await workloadCells(7)).toEqual(
+      running.map((workload) =>
+        String(Math.floor((Date.parse(listed.metadata.as_of) - Date.parse(workload.started_at)) / 1000)),
+      ),
     );
+    expect(await workloadCells(8)).toEqual(running.map((workload) => workload.cost ?? ''));
+    expect(await texts(page, '#workloads-table tbody tr[data-workload] td:nth-child(8)')).toEqual(
+      running.map((workload) => dollars(workload.cost)),
+    );
+    expect(await workloadCells(9)).toEqual(running.map((workload) => workload.cluster_id));
     if (cluster) expect(new Set(running.map((workload) => workload.cluster_id))).toEqual(new Set([cluster]));
-    expect(await cellValues(page, '#workloads-table tbody tr[data-workload] td:nth-child(6)')).toEqual(
-      running.map((workload) => String(workload.gpu_share)),
-    );
     expect(await page.$$('#capacity-chart canvas')).toHaveLength(1);
     expect(await page.$$('#stats-chart canvas')).toHaveLength(1);
     await checkReadability(page, capacity, stats, idle, running);
 
-    for (const panel of ['capacity', 'idle', 'stats', 'workloads']) {
+    for (const panel of ['capacity', 'idle', 'stats', 'queue', 'workloads']) {
       await page.locator(`#${panel}`).screenshot({ path: join(SCREENSHOTS, `${label}-${panel}.png`) });
     }
     await page.screenshot({ path: join(SCREENSHOTS, `${label}-page.png`), fullPage: true });
@@ -326,6 +408,15 @@ describeInBrowser('the dashboard page at GET /', () => {
       year: 'numeric',
       month: '2-digit',
       day: '2-digit',
+    }).format(new Date(iso));
+  }
+
+  /** The organization's local time of day of an instant, to the minute. */
+  function localClock(iso: string): string {
+    return new Intl.DateTimeFormat('en-GB', {
+      timeZone: DEMO_TIMEZONE,
+      hour: '2-digit',
+      minute: '2-digit',
     }).format(new Date(iso));
   }
 
@@ -352,10 +443,10 @@ describeInBrowser('the dashboard page at GET /', () => {
     page: Page,
     capacity: {
       timezone: string;
-      period: { end: string };
+      period: { start: string; end: string };
       pools: BudgetEntry[];
       initiatives: BudgetEntry[];
-      summary: { daily: BudgetEntry['daily'] };
+      summary: { daily: BudgetEntry['daily']; projected_exhaustion_date: string | null };
     },
     stats: { grouped: { initiative_id: string }[] },
     idle: { workloads: { initiative_id: string }[] },
@@ -371,9 +462,28 @@ describeInBrowser('the dashboard page at GET /', () => {
       'Remaining (GPU-h)',
       'Status',
       'Runs out',
-      'Cost',
+      'Used cost',
+      'Allocated cost',
     ]);
     expect(await texts(page, '#idle-table thead th')).toContain('Idle (GPU-h)');
+    expect(await texts(page, '#workloads-table thead th')).toEqual([
+      'Workload',
+      'Team',
+      'Submitted by',
+      'Status',
+      'GPUs held',
+      'Submitted',
+      'Duration',
+      'Cost',
+      'Cluster',
+      'Instance type',
+    ]);
+    // The budget period as the organization's own dates: it starts and ends at its midnights.
+    const lastDay = localDate(new Date(Date.parse(capacity.period.end) - 1).toISOString());
+    expect(await page.textContent('#capacity-period')).toBe(
+      `${localDate(capacity.period.start)} – ${lastDay}, ${DEMO_TIMEZONE}`,
+    );
+    for (const edge of [capacity.period.start, capacity.period.end]) expect(localClock(edge)).toBe('00:00');
     expect(await texts(page, '#stats-table thead th')).toEqual([
       'Team',
       'Workloads',
@@ -384,6 +494,11 @@ describeInBrowser('the dashboard page at GET /', () => {
 
     const entries = [...capacity.pools, ...capacity.initiatives];
     const periodEnd = Date.parse(capacity.period.end);
+    expect(capacity.pools.length).toBeGreaterThan(0);
+    // Allocations are whole GPU-hours: "13,710", never "13,710.0".
+    const allocated = await texts(page, '#capacity-table tbody td:nth-child(3)');
+    expect(allocated).toEqual(entries.map((entry) => hours(entry.allocated_gpu_hours)));
+    for (const text of allocated) expect(text).toMatch(/^[\d,]+$/);
     expect(await texts(page, '#capacity-table tbody td:nth-child(7)')).toEqual(
       entries.map(({ projected_exhaustion_date: date }) =>
         date === null ? '—' : Date.parse(date) >= periodEnd ? 'after period end' : localDate(date),
@@ -406,11 +521,32 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(listed.map(([, team]) => team).every((team) => [...names.values()].includes(team!))).toBe(true);
     expect(listed.map(([id]) => id)).toEqual(running.map((workload) => workload.workload_id));
 
+    // The burn-down runs to the period's last day: the total, its projection (whose legend says when
+    // it runs out rather than repeating the figure) and a line per pool.
     const days = capacity.summary.daily;
+    const periodDays =
+      Math.round(
+        (Date.parse(`${lastDay}T00:00:00Z`) - Date.parse(`${days[0].date}T00:00:00Z`)) / 86_400_000,
+      ) + 1;
+    expect(await page.getAttribute('#capacity-chart', 'data-days')).toBe(String(periodDays));
+    expect(await page.getAttribute('#capacity-chart', 'data-last')).toBe(lastDay);
+    const exhaustion = capacity.summary.projected_exhaustion_date;
     const burnDown = await legend(page, 'capacity-chart');
-    expect(burnDown[0]).toBe(`Day=${days[days.length - 1].date} (latest)`);
-    expect(burnDown[1]).toBe(`Remaining=${hours(days[days.length - 1].remaining_gpu_hours)} GPU-h (latest)`);
-    for (const entry of burnDown) expect(entry).not.toMatch(/=(--)?$/);
+    expect(burnDown).toEqual([
+      `Day=${days[days.length - 1].date} (latest)`,
+      `Remaining=${hours(days[days.length - 1].remaining_gpu_hours)} GPU-h (latest)`,
+      `At the last 7 days' rate=${
+        exhaustion === null
+          ? 'not running out'
+          : Date.parse(exhaustion) >= periodEnd
+            ? 'lasts past period end'
+            : `runs out ${localDate(exhaustion)}`
+      }`,
+      ...capacity.pools.map(
+        (pool) =>
+          `${pool.name}=${hours(pool.daily[pool.daily.length - 1].remaining_gpu_hours)} GPU-h (latest)`,
+      ),
+    ]);
 
     const teams = capacity.initiatives.filter((team) => team.daily.length > 0);
     const shown = teams[0].daily.slice(-30);
@@ -441,15 +577,57 @@ describeInBrowser('the dashboard page at GET /', () => {
     );
     const [day, remaining] = await legend(page, 'capacity-chart');
     expect(day).toMatch(/^Day=\d{4}-\d{2}-\d{2}$/);
-    expect(remaining).toMatch(/^Remaining=[\d,]+\.\d GPU-h$/);
+    expect(remaining).toMatch(/^Remaining=-?[\d,]+(\.\d)? GPU-h$/);
     expect(await page.textContent('#idle-title')).toBe('Running workloads by idle GPU-hours');
+    // The most idle workload's utilization opens with the page; a click anywhere on another row opens
+    // that one's, as its name's button does.
+    expect(idle.length).toBeGreaterThan(1);
+    await page.waitForSelector(`#series-title[data-workload="${idle[0].workload_id}"]`);
+    await page.click('#idle-table tbody tr:nth-child(2) td:nth-child(4)');
+    await page.waitForSelector(`#series-title[data-workload="${idle[1].workload_id}"]`);
+    expect(await page.getAttribute('#idle-table tbody tr:nth-child(2)', 'class')).toContain('selected');
     await page.click('#idle-table tbody tr:first-child button');
+    await page.waitForSelector(`#series-title[data-workload="${idle[0].workload_id}"]`);
     await page.waitForSelector('#series-chart canvas');
     const [time, utilization] = await legend(page, 'series-chart');
     expect(time).toMatch(/^Time=\d{4}-\d{2}-\d{2} \d{2}:\d{2} \(latest\)$/);
-    expect(utilization).toMatch(/^GPU utilization=[\d,]+\.\d % \(latest\)$/);
+    expect(utilization).toMatch(/^GPU utilization=[\d,]+(\.\d)? % \(latest\)$/);
     expect(await page.getAttribute('#series-title', 'data-workload')).toBe(idle[0].workload_id);
     await page.locator('#idle').screenshot({ path: join(SCREENSHOTS, 'org-admin-idle-series.png') });
+    // Queue wait: one line per team, the 95th percentile until the median is asked for.
+    const stats = await api(
+      adminToken,
+      '/v1/workloads/stats?time_range=last_30_days&group_by=initiative_id&interval=day',
+    );
+    const teamNames = new Map(
+      (
+        (await api(adminToken, '/v1/capacity')) as { initiatives: { initiative_id: string; name: string }[] }
+      ).initiatives.map((team) => [team.initiative_id, team.name]),
+    );
+    type Bucket = {
+      bucket_start: string;
+      grouped: { initiative_id: string; queue_wait: Record<string, number | null> }[];
+    };
+    const teams = (stats.grouped as { initiative_id: string }[]).map((group) => group.initiative_id);
+    // Without a cursor the legend reads the latest day on which the first line has a point.
+    const queueLegend = (key: 'p50_seconds' | 'p95_seconds') => {
+      const wait = (bucket: Bucket, team: string) =>
+        bucket.grouped.find((entry) => entry.initiative_id === team)?.queue_wait[key] ?? null;
+      const timeline = stats.timeline as Bucket[];
+      const last = [...timeline].reverse().find((bucket) => wait(bucket, teams[0]) !== null)!;
+      return [
+        `Day=${localDate(last.bucket_start)} (latest)`,
+        ...teams.map((team) => {
+          const seconds = wait(last, team);
+          return `${teamNames.get(team)}=${seconds === null ? '—' : `${hours(seconds / 60)} min (latest)`}`;
+        }),
+      ];
+    };
+    expect(await page.getAttribute('#queue-chart', 'data-percentile')).toBe('p95_seconds');
+    expect(await legend(page, 'queue-chart')).toEqual(queueLegend('p95_seconds'));
+    await page.selectOption('#queue-percentile', 'p50_seconds');
+    await page.waitForSelector('#queue-chart[data-percentile=p50_seconds]');
+    expect(await legend(page, 'queue-chart')).toEqual(queueLegend('p50_seconds'));
     // The token stays in this tab's sessionStorage, never in the address.
     expect(page.url()).toBe(`${origin}/`);
     expect(await page.evaluate(() => sessionStorage.getItem('gpucap.token'))).toBe(adminToken);
@@ -470,82 +648,212 @@ describeInBrowser('the dashboard page at GET /', () => {
     await close();
   });
 
-  it("shows the firing alerts above the panels, a MEMBER only its team's", async () => {
-    const alerts = [
-      {
-        fingerprint: 'web-nlp-budget',
-        initiativeId: 'nlp',
+  describe('with a dozen firing alerts', () => {
+    /** As `gpucap alerts` words them: teams and pools by id, in quotes. */
+    const ALERTS = [
+      ...['nlp', 'vision', 'speech', 'recsys', 'robotics', 'platform'].map((team, index) => ({
+        fingerprint: `web-budget-${team}`,
+        initiativeId: team,
         labels: {
           alertname: 'GpuBudgetThresholdCrossed',
           kind: 'initiative',
-          initiative_id: 'nlp',
+          initiative_id: team,
+          threshold: index < 2 ? '1.0' : '0.9',
+          severity: index < 2 ? 'critical' : 'warning',
+        },
+        summary: `Team '${team}' has used ${index < 2 ? 104 + index : 91 + index}.2 % of its GPU-hour budget`,
+      })),
+      ...['h100-reserved', 'a100-reserved'].map((pool) => ({
+        fingerprint: `web-budget-${pool}`,
+        initiativeId: null,
+        labels: {
+          alertname: 'GpuBudgetThresholdCrossed',
+          kind: 'pool',
+          pool_id: pool,
           threshold: '1.0',
           severity: 'critical',
         },
-        summary: "Team 'nlp' has used 104.2 % of its GPU-hour budget",
+        summary: `Pool '${pool}' has used 101.7 % of its GPU-hour budget`,
+      })),
+      ...['speech', 'recsys'].map((team) => ({
+        fingerprint: `web-forecast-${team}`,
+        initiativeId: team,
+        labels: {
+          alertname: 'GpuBudgetExhaustionForecast',
+          kind: 'initiative',
+          initiative_id: team,
+          severity: 'warning',
+        },
+        summary: `Team '${team}' will exhaust its GPU-hour budget on 2026-12-20, before the period ends`,
+      })),
+      {
+        fingerprint: 'web-idle-nlp',
+        initiativeId: 'nlp',
+        labels: {
+          alertname: 'GpuWorkloadIdle',
+          initiative_id: 'nlp',
+          workload_id: 'wl-0002999',
+          submitted_by: 'alice@demo-robotics.example',
+          severity: 'warning',
+        },
+        summary: "Workload 'wl-0002999' of team 'nlp' averaged 3.5 % GPU utilization for 60 minutes",
       },
       {
         fingerprint: 'web-sync-stale',
         initiativeId: null,
         labels: { alertname: 'GpucapSyncStale', source: 'prometheus', severity: 'warning' },
-        summary: "Sync source 'prometheus' last succeeded 45 minutes ago",
+        summary: "Sync source 'prometheus' has not succeeded for more than 30 minutes",
       },
     ];
-    for (const alert of alerts) {
-      await database.dataSource.query(
-        `INSERT INTO alert_states (organization_id, fingerprint, alertname, initiative_id, labels, annotations, starts_at)
-         VALUES ($1, $2, $3, $4, $5, $6, now() - interval '1 hour')`,
-        [
-          DEMO_ORGANIZATION_ID,
-          alert.fingerprint,
-          alert.labels.alertname,
-          alert.initiativeId,
-          { ...alert.labels, organization_id: DEMO_ORGANIZATION_ID },
-          { summary: alert.summary, description: `${alert.summary}.` },
-        ],
+    const TEAM_NAMES: Record<string, string> = {
+      nlp: 'Language Models',
+      vision: 'Computer Vision',
+      speech: 'Speech',
+      recsys: 'Recommendations',
+      robotics: 'Robotics',
+      platform: 'ML Platform',
+    };
+    const POOL_NAMES: Record<string, string> = {
+      'h100-reserved': 'H100 reserved (p5)',
+      'a100-reserved': 'A100 reserved (p4d/p4de)',
+    };
+
+    /** What the strip writes for an alert: names for the quoted ids, the day it started. */
+    function line(alert: (typeof ALERTS)[number], startsAt: string): string {
+      const named = alert.summary
+        .replace(/(Team|team) '([^']+)'/g, (_all, word: string, id: string) => `${word} ${TEAM_NAMES[id]}`)
+        .replace(/Pool '([^']+)'/, (_all, id: string) => `Pool ${POOL_NAMES[id]}`)
+        .replace(/'([^']+)'/g, '$1');
+      return `${named} · since ${localDate(startsAt)}`;
+    }
+
+    /** Shown lines of the strip, in order, with their severity and the capacity rows they link to. */
+    async function shownLines(page: Page) {
+      return page.$$eval('#alerts-list li', (items) =>
+        items
+          .filter((item) => item.getClientRects().length > 0)
+          .map((item) => ({
+            alertname: (item as HTMLElement).dataset.alertname,
+            severity: (item as HTMLElement).dataset.severity,
+            text: (item.textContent ?? '').trim(),
+            links: Array.from(item.querySelectorAll('a')).map((link) => link.getAttribute('href')),
+          })),
       );
     }
-    try {
-      for (const [token, expected] of [
-        [adminToken, ['GpuBudgetThresholdCrossed', 'GpucapSyncStale']],
-        [memberToken, ['GpuBudgetThresholdCrossed']],
-      ] as const) {
-        const { page, consoleErrors, close } = await openPage();
-        await signIn(page, token);
-        expect(await page.isVisible('#alerts')).toBe(true);
-        const shown = await page.$$eval('#alerts-list li', (items) =>
-          items.map((item) => ({
-            alertname: (item as HTMLElement).dataset.alertname,
-            severity: item.querySelector('.badge')?.textContent,
-            summary: item.querySelector('strong')?.textContent,
-          })),
+
+    beforeAll(async () => {
+      // Started an hour apart, newest first in each severity.
+      for (const [index, alert] of ALERTS.entries()) {
+        await database.dataSource.query(
+          `INSERT INTO alert_states (organization_id, fingerprint, alertname, initiative_id, labels, annotations, starts_at)
+           VALUES ($1, $2, $3, $4, $5, $6, now() - interval '1 hour' * $7)`,
+          [
+            DEMO_ORGANIZATION_ID,
+            alert.fingerprint,
+            alert.labels.alertname,
+            alert.initiativeId,
+            { ...alert.labels, organization_id: DEMO_ORGANIZATION_ID },
+            { summary: alert.summary, description: `${alert.summary}.` },
+            index + 1,
+          ],
         );
-        const listed = ((await api(token, '/v1/alerts')) as { alerts: unknown[] }).alerts as {
-          alertname: string;
-          annotations: { summary: string };
-        }[];
-        expect(shown.map((item) => item.alertname).sort()).toEqual([...expected]);
-        expect(shown.map((item) => item.summary).sort()).toEqual(
-          listed.map((alert) => alert.annotations.summary).sort(),
-        );
-        expect(shown.find((item) => item.alertname === 'GpuBudgetThresholdCrossed')).toEqual({
-          alertname: 'GpuBudgetThresholdCrossed',
-          severity: 'critical',
-          summary: "Team 'nlp' has used 104.2 % of its GPU-hour budget",
-        });
-        // Above the panels: the alerts come before the capacity panel on the page.
-        const alertsBox = (await page.locator('#alerts').boundingBox())!;
-        const capacityBox = (await page.locator('#capacity').boundingBox())!;
-        expect(alertsBox.y + alertsBox.height).toBeLessThanOrEqual(capacityBox.y);
-        expect(consoleErrors).toEqual([]);
-        await close();
       }
-    } finally {
+    });
+
+    afterAll(async () => {
       await database.dataSource.query(
         `DELETE FROM alert_states WHERE organization_id = $1 AND fingerprint LIKE 'web-%'`,
         [DEMO_ORGANIZATION_ID],
       );
-    }
+    });
+
+    it.each(Object.entries(VIEWPORTS))(
+      'shows them at %s width as one full-width strip under a third of the screen, five lines until asked',
+      async (label, viewport) => {
+        const { page, consoleErrors, close } = await openPage(viewport);
+        await signIn(page, adminToken);
+        const listed = (
+          (await api(adminToken, '/v1/alerts')) as {
+            alerts: { annotations: { summary: string }; starts_at: string }[];
+          }
+        ).alerts;
+        expect(listed).toHaveLength(12);
+        const startsAt = new Map(listed.map((alert) => [alert.annotations.summary, alert.starts_at]));
+        const expected = ALERTS.map((alert) => ({ alert, startsAt: startsAt.get(alert.summary)! }))
+          // Critical first, then warnings; the newest first in each.
+          .sort(
+            (a, b) =>
+              Number(b.alert.labels.severity === 'critical') -
+                Number(a.alert.labels.severity === 'critical') ||
+              Date.parse(b.startsAt) - Date.parse(a.startsAt),
+          )
+          .map(({ alert, startsAt: since }) => ({
+            alertname: alert.labels.alertname,
+            severity: alert.labels.severity,
+            text: line(alert, since),
+            links: [
+              ...('initiative_id' in alert.labels ? [`#capacity-team-${alert.labels.initiative_id}`] : []),
+              ...('pool_id' in alert.labels ? [`#capacity-pool-${alert.labels.pool_id}`] : []),
+            ],
+          }));
+
+        const strip = (await page.locator('#alerts').boundingBox())!;
+        const capacity = (await page.locator('#capacity').boundingBox())!;
+        const bounded = async () => {
+          const box = (await page.locator('#alerts').boundingBox())!;
+          expect(box.height).toBeLessThan(viewport.height / 3);
+          expect(await page.evaluate(layoutProblems, 'alerts')).toEqual([]);
+        };
+        // Full width, above the panels, and bounded.
+        expect(strip.x).toBe(capacity.x);
+        expect(strip.width).toBe(capacity.width);
+        expect(strip.y + strip.height).toBeLessThanOrEqual(capacity.y);
+        await bounded();
+        expect(
+          await page.$$eval('.alert-group', (groups) =>
+            groups.map((group) => (group as HTMLElement).dataset.severity),
+          ),
+        ).toEqual(['critical', 'warning']);
+        expect(await page.textContent('#alerts-count')).toBe('12 firing');
+        expect(await shownLines(page)).toEqual(expected.slice(0, 5));
+        expect(await page.textContent('#alerts-more')).toBe('Show 7 more');
+        await page.locator('#alerts').screenshot({ path: join(SCREENSHOTS, `${label}-alerts.png`) });
+
+        await page.click('#alerts-more');
+        expect(await page.textContent('#alerts-more')).toBe('Show fewer');
+        await bounded();
+        // Expanded, the lines scroll inside the strip: each one is there to scroll to.
+        expect(
+          await page.$$eval(
+            '#alerts-list li',
+            (items) => items.filter((item) => !(item as HTMLElement).hidden).length,
+          ),
+        ).toBe(12);
+        await page.locator('#alerts').screenshot({ path: join(SCREENSHOTS, `${label}-alerts-expanded.png`) });
+
+        // A team's name takes the reader to its row of the capacity table.
+        await page.click('#alerts-list a[href="#capacity-team-nlp"] >> nth=0');
+        const row = (await page.locator('#capacity-team-nlp').boundingBox())!;
+        expect(row.y).toBeGreaterThanOrEqual(0);
+        expect(row.y + row.height).toBeLessThanOrEqual(viewport.height);
+        expect(page.url()).toBe(`${origin}/`);
+        expect(consoleErrors).toEqual([]);
+        await close();
+      },
+    );
+
+    it("shows a MEMBER only its team's", async () => {
+      const { page, consoleErrors, close } = await openPage(VIEWPORTS.laptop);
+      await signIn(page, memberToken);
+      const lines = await shownLines(page);
+      expect(lines.map((shown) => shown.alertname)).toEqual(['GpuBudgetThresholdCrossed', 'GpuWorkloadIdle']);
+      expect(lines[0].text).toMatch(
+        /^Team Language Models has used 104\.2 % of its GPU-hour budget · since \d{4}-\d{2}-\d{2}$/,
+      );
+      expect(await page.isHidden('#alerts-more')).toBe(true);
+      expect(consoleErrors).toEqual([]);
+      await close();
+    });
   });
 
   it('shows the devices and GPU share of workloads on MIG instances and shared replicas', async () => {
@@ -580,7 +888,7 @@ describeInBrowser('the dashboard page at GET /', () => {
       );
     }
     const shareText = (id: string) =>
-      page.textContent(`#workloads-table tr[data-workload="${id}"] td:nth-child(6)`);
+      page.textContent(`#workloads-table tr[data-workload="${id}"] td:nth-child(5)`);
 
     const mig = found.get('mig')!.workload;
     expect(mig.gpu_share).toBeLessThan(mig.gpu_count);
@@ -609,9 +917,13 @@ describeInBrowser('the dashboard page at GET /', () => {
 
   it('narrows every panel to the cluster chosen, by keyboard, and back to all clusters', async () => {
     const { page, consoleErrors, close } = await openPage();
+    // Requests about sets of workloads; one workload's own reads (the idle panel opens the most idle
+    // one's) name it and need no cluster.
     const sent: string[] = [];
     page.on('request', (made) => {
-      if (new URL(made.url()).pathname.startsWith('/v1/')) sent.push(made.url());
+      const path = new URL(made.url()).pathname;
+      const ofOneWorkload = /^\/v1\/workloads\/(?!stats$|metrics$)[^/]+(\/metrics)?$/.test(path);
+      if (path.startsWith('/v1/') && !ofOneWorkload) sent.push(made.url());
     });
     await signIn(page, adminToken);
     const grouped = await api(adminToken, '/v1/workloads/stats?time_range=last_30_days&group_by=cluster_id');
@@ -636,6 +948,13 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(sent.length).toBeGreaterThanOrEqual(4);
     for (const url of sent) expect(new URL(url).searchParams.get('cluster_id')).toBe(first);
     await checkPanels(page, adminToken, `cluster-${first}`, first);
+    // What a chosen cluster's capacity compares: its own use against the whole pools' budgets.
+    expect(await page.textContent('#capacity-summary')).toMatch(
+      new RegExp(
+        `^Cluster ${first}'s use against the whole pools' budgets \\(allocations belong to pools, not to clusters\\): its workloads used `,
+      ),
+    );
+    expect(await page.textContent('#capacity-note')).toContain('Used cost is not kept per cluster');
     const inCluster = Number(await page.getAttribute('#stats-workloads', 'data-value'));
     expect(inCluster).toBeGreaterThan(0);
     expect(inCluster).toBeLessThan(everywhere);
@@ -695,45 +1014,96 @@ describeInBrowser('the dashboard page at GET /', () => {
     await close();
   });
 
-  describe('at phone width (390 px)', () => {
-    let phone: Awaited<ReturnType<typeof openPage>>;
+  describe.each(Object.entries(VIEWPORTS))('at %s width', (label, viewport) => {
+    let opened: Awaited<ReturnType<typeof openPage>>;
+    let detailed: {
+      workload_id: string;
+      cluster_id: string;
+      instance_type: string;
+      duration_seconds: number;
+    };
 
     beforeAll(async () => {
-      phone = await openPage({ width: 390, height: 844 });
-      await signIn(phone.page, adminToken);
+      opened = await openPage(viewport);
+      await signIn(opened.page, adminToken);
       // Every workload, so rows on MIG and shared GPUs (the longest texts) are on the page.
-      await phone.page.selectOption('#workloads-status', '');
-      await phone.page.waitForSelector('#workloads-table[data-status=all]');
+      await opened.page.selectOption('#workloads-status', '');
+      await opened.page.waitForSelector('#workloads-table[data-status=all]');
+      // Finished workloads' durations come from their own answers: wait for the last of them.
+      await opened.page.waitForFunction(
+        () =>
+          !Array.from(document.querySelectorAll('#workloads-table td')).some(
+            (cell) => cell.textContent === '…',
+          ),
+      );
     });
 
     afterAll(async () => {
-      expect(phone.consoleErrors).toEqual([]);
-      await phone.close();
+      expect(opened.consoleErrors).toEqual([]);
+      await opened.close();
     });
 
-    it('fits the screen without sideways scrolling', async () => {
-      const { page } = phone;
+    it('fits the screen without sideways scrolling, wide tables across the whole width', async () => {
+      const { page } = opened;
       expect(await page.isVisible('#cluster')).toBe(true);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow).toBeLessThanOrEqual(0);
-      await page.screenshot({ path: join(SCREENSHOTS, 'phone.png'), fullPage: true });
+      const box = async (id: string) => (await page.locator(`#${id}`).boundingBox())!;
+      const capacity = await box('capacity');
+      for (const panel of ['idle', 'workloads']) {
+        expect((await box(panel)).x).toBe(capacity.x);
+        expect((await box(panel)).width).toBe(capacity.width);
+      }
+      // From a laptop's width the two small panels share a row; a phone stacks them.
+      const [stats, queue] = [await box('stats'), await box('queue')];
+      if (viewport.width >= 1280) {
+        expect(queue.y).toBe(stats.y);
+        expect(stats.width + queue.width).toBeLessThan(capacity.width);
+      } else expect(queue.y).toBeGreaterThan(stats.y + stats.height);
+      await page.screenshot({ path: join(SCREENSHOTS, `${label}.png`), fullPage: true });
+    });
+
+    it("opens a workload's details and utilization on a click of its row", async () => {
+      const { page } = opened;
+      // A finished workload: its duration comes from its own answer, the list has no end.
+      const id = await page.$$eval('#workloads-table tbody tr[data-workload]', (rows) =>
+        rows
+          .find((row) => row.querySelector('td:nth-child(4)')?.textContent === 'completed')
+          ?.getAttribute('data-workload'),
+      );
+      detailed = (await api(adminToken, `/v1/workloads/${id}`)) as typeof detailed;
+      // A cell that is no button: the row itself opens it.
+      await page.click(`#workloads-table tr[data-workload="${id}"] td:nth-child(4)`);
+      await page.waitForSelector('#workload-detail-chart canvas');
+      expect(await page.getAttribute('#workload-detail-title', 'data-workload')).toBe(id);
+      const facts = Object.fromEntries(
+        await page.$$eval('#workload-detail-facts > div', (pairs) =>
+          pairs.map((pair) => [(pair as HTMLElement).dataset.fact, pair.querySelector('dd')?.textContent]),
+        ),
+      );
+      // What the table leaves out at this width is in the details.
+      expect(facts).toMatchObject({ Cluster: detailed.cluster_id, 'Instance type': detailed.instance_type });
+      expect(
+        await page.getAttribute(`#workloads-table tr[data-workload="${id}"] td:nth-child(7)`, 'data-value'),
+      ).toBe(String(detailed.duration_seconds));
+      // The same row again closes them.
+      await page.click(`#workloads-table tr[data-workload="${id}"] td:nth-child(2)`);
+      expect(await page.locator('#workload-detail-chart').count()).toBe(0);
+      await page.click(`#workloads-table tr[data-workload="${id}"] button`);
+      await page.waitForSelector('#workload-detail-chart canvas');
     });
 
     it.each(['capacity', 'idle', 'stats', 'queue', 'workloads'])(
       'shows every column of the %s panel with its name, and cuts no text',
       async (panel) => {
-        const { page } = phone;
-        if (panel === 'idle') {
-          await page.click('#idle-table tbody tr:first-child button');
-          await page.waitForSelector('#series-chart canvas');
-        }
+        const { page } = opened;
         const rows = await page.$$eval(
           `#${panel} table:not(.u-legend) tbody tr`,
           (all) => all.filter((row) => row.querySelectorAll('td').length > 1).length,
         );
         expect(rows).toBeGreaterThan(0);
         expect(await page.evaluate(layoutProblems, panel)).toEqual([]);
-        await page.locator(`#${panel}`).screenshot({ path: join(SCREENSHOTS, `phone-${panel}.png`) });
+        await page.locator(`#${panel}`).screenshot({ path: join(SCREENSHOTS, `${label}-${panel}.png`) });
       },
     );
   });
