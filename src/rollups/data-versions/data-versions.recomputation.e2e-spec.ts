@@ -57,6 +57,11 @@ describe('data versions move exactly for the organizations whose rows changed', 
       [organizationId],
     );
     await dataSource.query(
+      `INSERT INTO instance_type_gpus (organization_id, instance_type, gpu_model, gpu_memory_gib, mig_capable)
+       VALUES ($1, 'a100', 'A100-SXM4-40GB', 40, false)`,
+      [organizationId],
+    );
+    await dataSource.query(
       `INSERT INTO alert_states (organization_id, fingerprint, alertname, initiative_id, labels, annotations, starts_at)
        VALUES ($1, 'f', 'GpuBudgetLow', 'init-a', '{}', '{}', now())`,
       [organizationId],

@@ -75,6 +75,7 @@ describe('the method rule on every path of the OpenAPI document', () => {
       '/v1/costs/focus',
       '/v1/health',
       '/v1/health/live',
+      '/v1/recommendations',
       '/v1/workloads',
       '/v1/workloads/metrics',
       '/v1/workloads/stats',
