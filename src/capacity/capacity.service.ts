@@ -40,6 +40,7 @@ import { timelineBoundariesQuery } from '../common/calendar-boundaries.queries';
 import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityPoolDto, CapacityReportDto, CapacitySummaryDto } from './dto/capacity-report.dto';
 import { DAY_MS, type UsageWindow } from '../rollups/capacity-usage/usage-window';
+import { compareIds } from '../core/identifier';
 
 /** Unrounded GPU hours of one pool, one initiative or the whole scope. */
 class Totals {
@@ -411,9 +412,4 @@ function allocatedCostsOf(period: OrganizationPeriodRow, pools: PoolRow[], alloc
     return roundedAmount(sum, 10n ** BigInt(2 * ALLOCATION_SCALE), minorUnits);
   };
   return { of, summary: of('summary') };
-}
-
-/** Identifiers are ASCII; order them by code point, as the SQL does with COLLATE "C". */
-function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -29,6 +29,7 @@ import {
   toRecommendation,
   type WithoutAdviceJson,
 } from './recommendations.responses';
+import { compareIds } from '../core/identifier';
 
 export interface RecommendationsJson {
   range: { time_range: StatsTimeRange; start: string; end: string };
@@ -210,9 +211,4 @@ function firstAfter(ranked: Ranked[], after: KeysetPosition): number {
       (entry.gpuHoursSaved === key && compareIds(entry.item.workload_id, after.id) > 0),
   );
   return index < 0 ? ranked.length : index;
-}
-
-/** Bytewise, as PostgreSQL's "C" collation orders identifiers. */
-function compareIds(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

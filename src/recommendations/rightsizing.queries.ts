@@ -6,6 +6,7 @@ import {
   type ScopedStatement,
   scopedStatement,
 } from '../common/database/scoped-statement';
+import { StatementParameters } from '../common/database/statement-parameters';
 import { GPU_SHARE_COLUMNS, type GpuShareColumns, type MigProfile } from '../common/gpu-sharing';
 import type { WorkloadStatus } from '../core/workload-status';
 
@@ -50,16 +51,6 @@ export interface WorkloadEvidenceRow extends GpuShareColumns {
   priced: boolean;
 }
 
-/** Collects positional parameters while a statement is assembled from fixed fragments. */
-class Params {
-  readonly values: unknown[] = [];
-
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
-
 /**
  * Every workload in scope whose run overlaps [from, to) and that holds GPUs, with its run inside the
  * range and the statistics of its samples there, from both sample stores: count, span, the
@@ -68,8 +59,8 @@ class Params {
  * slices of a known instance type; the others are listed so the answer can say why they got none.
  */
 export function workloadEvidenceQuery(scope: AuthScope, request: EvidenceRequest): ScopedStatement {
-  const params = new Params();
-  const organization = params.add(scope.organizationId);
+  const params = new StatementParameters(scope);
+  const organization = params.organization;
   const from = `${params.add(request.from)}::timestamptz`;
   const to = `${params.add(request.to)}::timestamptz`;
   const now = `${params.add(request.now)}::timestamptz`;
@@ -136,11 +127,12 @@ export interface InstanceTypeGpusRow {
 
 /** The organization's imported GPU facts per instance type (organization rows any member may read). */
 export function instanceTypeGpusQuery(scope: AuthScope): ScopedStatement {
+  const params = new StatementParameters(scope);
   return organizationStatement(
     scope,
     `SELECT instance_type, gpu_model, gpu_memory_gib, mig_capable, mig_profiles
-     FROM instance_type_gpus WHERE organization_id = $1
+     FROM instance_type_gpus WHERE organization_id = ${params.organization}
      ORDER BY instance_type COLLATE "C"`,
-    [scope.organizationId],
+    params.values,
   );
 }
