@@ -11,8 +11,8 @@
  * - ceiling: a bare node:http server sending, for the same warm paths, the bytes the service sent;
  * - the cold bar: the raw node+pg baseline (bench/baseline-server.ts) answering the cold detail pool,
  *   whose p99 × 3 every cold row is held to;
- * - with --before COMMIT, the cold pools again against that commit's service (same dataset, same run),
- *   the "today's code" of a before/after comparison.
+ * - with --before COMMIT, the cold and warm pools again against that commit's service (same dataset,
+ *   same run), the "today's code" of a before/after comparison.
  * --only keeps the endpoints whose path contains one of the texts (the raw bar is always measured).
  * Prints a markdown table; with --write it replaces the block between the warm-cold markers of
  * docs/benchmarks.md.
@@ -49,6 +49,7 @@ interface Row {
   ceiling: LoadResult;
   cold: LoadResult;
   before: LoadResult | null;
+  warmBefore: LoadResult | null;
 }
 
 /** The issue's bar: no endpoint's cold p99 above this many times the raw baseline's detail p99. */
@@ -114,6 +115,7 @@ async function main(): Promise<void> {
     ceiling: warm.ceiling[index],
     cold: cold[index],
     before: before?.results[index] ?? null,
+    warmBefore: before?.warm[index] ?? null,
   }));
   const table = render(rows, size.label, options, rawDetail[0], before?.label ?? null);
   process.stdout.write(`\n${table}\n`);
@@ -133,7 +135,7 @@ async function coldBefore(
   headers: Record<string, string>,
   pools: EndpointPools[],
   settings: { connections: number; durationSeconds: number; warmupSeconds: number },
-): Promise<{ label: string; results: LoadResult[] }> {
+): Promise<{ label: string; results: LoadResult[]; warm: LoadResult[] }> {
   const build = serviceAtCommit(commit);
   await buildService(log, build);
   let url = databaseUrl;
@@ -154,7 +156,17 @@ async function coldBefore(
   const results = await withServer(await startService(url, false, log, build), (service) =>
     driveAll(service, beforeHeaders, pools, 'cold', settings),
   );
-  return { label: build.label, results };
+  // The same commit with its response cache on, for the warm pools.
+  const ttl = process.env.RESPONSE_CACHE_TTL_SECONDS;
+  delete process.env.RESPONSE_CACHE_TTL_SECONDS;
+  try {
+    const warm = await withServer(await startService(url, false, log, build), (service) =>
+      driveAll(service, beforeHeaders, pools, 'warm', settings),
+    );
+    return { label: build.label, results, warm };
+  } finally {
+    if (ttl !== undefined) process.env.RESPONSE_CACHE_TTL_SECONDS = ttl;
+  }
 }
 
 async function withServer<T>(server: Server, use: (server: Server) => Promise<T>): Promise<T> {
@@ -312,20 +324,23 @@ function render(
   const scope = settings.only ? ` --only '${settings.only.join('|')}'` : ' --write';
   const command = `npx ts-node --transpile-only bench/warm-cold.ts --sizes ${size}${beforeFlag}${scope}`;
   const beforeHeader = beforeLabel
-    ? ` cold req/s, ${beforeLabel} | cold p50 / p99 ms, ${beforeLabel} | cold ÷ before |`
+    ? ` cold req/s, ${beforeLabel} | cold p50 / p99 ms, ${beforeLabel} | cold ÷ before | warm req/s, ${beforeLabel} | warm ÷ before |`
     : '';
   const lines = [
     `Dataset ${size}, ORG_ADMIN, ${settings.connections} connections, ${settings.durationSeconds} s per row, measured ${new Date().toISOString().slice(0, 16)}Z`,
     `(\`${command}\`). Raw node+pg baseline, cold detail pool: p99 ${rawDetail.p99} ms, so the cold bar is p99 ≤ ${bar} ms.`,
     '',
     `| endpoint | warm req/s | warm p50 / p99 ms | ceiling req/s | warm ÷ ceiling | cold req/s | cold p50 / p99 ms | cold p99 ≤ ${bar} ms |${beforeHeader} non-2xx |`,
-    `| - | - | - | - | - | - | - | - |${beforeLabel ? ' - | - | - |' : ''} - |`,
+    `| - | - | - | - | - | - | - | - |${beforeLabel ? ' - | - | - | - | - |' : ''} - |`,
   ];
   for (const row of rows) {
-    const before = row.before
-      ? ` ${Math.round(row.before.requestsPerSecond)} | ${row.before.p50} / ${row.before.p99} | ${(row.cold.requestsPerSecond / row.before.requestsPerSecond).toFixed(1)}× |`
-      : '';
-    const non2xx = row.warm.non2xx + row.cold.non2xx + (row.before?.non2xx ?? 0);
+    const before =
+      row.before && row.warmBefore
+        ? ` ${Math.round(row.before.requestsPerSecond)} | ${row.before.p50} / ${row.before.p99} | ${(row.cold.requestsPerSecond / row.before.requestsPerSecond).toFixed(1)}× |` +
+          ` ${Math.round(row.warmBefore.requestsPerSecond)} | ${(row.warm.requestsPerSecond / row.warmBefore.requestsPerSecond).toFixed(2)}× |`
+        : '';
+    const non2xx =
+      row.warm.non2xx + row.cold.non2xx + (row.before?.non2xx ?? 0) + (row.warmBefore?.non2xx ?? 0);
     lines.push(
       `| \`${row.endpoint}\` | ${Math.round(row.warm.requestsPerSecond)} | ${row.warm.p50} / ${row.warm.p99} | ` +
         `${Math.round(row.ceiling.requestsPerSecond)} | ${(row.warm.requestsPerSecond / row.ceiling.requestsPerSecond).toFixed(2)} | ` +
