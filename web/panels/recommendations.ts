@@ -99,11 +99,12 @@ export async function loadRecommendations(): Promise<void> {
   );
 }
 
-/** How many could run smaller and what that adds up to a week, in all and per team. */
+/** How many could run smaller and what that adds up to a week, in all and per team (most first). */
 function summary(total: number, teams: TeamSavings[], currency: string | null): (string | HTMLElement)[] {
   if (total === 0) return [];
   const hours = teams.reduce((sum, team) => sum + team.gpu_hours_saved, 0);
-  const perTeam = teams.flatMap((team, index) => {
+  const largestFirst = [...teams].sort((a, b) => b.gpu_hours_saved - a.gpu_hours_saved);
+  const perTeam = largestFirst.flatMap((team, index) => {
     const entry = document.createElement('span');
     entry.dataset.team = team.initiative_id;
     entry.dataset.value = String(team.gpu_hours_saved);

@@ -501,18 +501,19 @@ describeInBrowser('the dashboard page at GET /', () => {
         })),
       ),
     ).toEqual(
-      totals.map((team) => ({
-        team: team.initiative_id,
-        hours: String(team.gpu_hours_saved),
-        cost: team.cost_saved ?? '',
-        text: `${names.get(team.initiative_id)} ${hours(team.gpu_hours_saved)} GPU-h (${dollars(team.cost_saved)}${
-          team.unpriced_gpu_hours_saved
-            ? `, ${hours(team.unpriced_gpu_hours_saved)} GPU-h without a price`
-            : ''
-        })`,
-      })),
+      [...totals]
+        .sort((a, b) => b.gpu_hours_saved - a.gpu_hours_saved)
+        .map((team) => ({
+          team: team.initiative_id,
+          hours: String(team.gpu_hours_saved),
+          cost: team.cost_saved ?? '',
+          text: `${names.get(team.initiative_id)} ${hours(team.gpu_hours_saved)} GPU-h (${dollars(team.cost_saved)}${
+            team.unpriced_gpu_hours_saved
+              ? `, ${hours(team.unpriced_gpu_hours_saved)} GPU-h without a price`
+              : ''
+          })`,
+        })),
     );
-    return items;
   }
 
   /** The organization's local date of an instant, as the page writes it. */
