@@ -15,6 +15,7 @@ import { loadAlerts, showAlerts, toggleAlerts } from './panels/alerts';
 import { loadCapacity } from './panels/capacity';
 import { clearSeries, loadIdle } from './panels/idle';
 import { drawQueueWait, loadQueueWait } from './panels/queue';
+import { loadRecommendations } from './panels/recommendations';
 import { loadClusters } from './panels/scope';
 import { loadStats } from './panels/stats';
 import { loadWorkloads } from './panels/workloads';
@@ -29,7 +30,7 @@ async function loadPanels(): Promise<void> {
   // alerts) show.
   await loadCapacity();
   showAlerts();
-  await Promise.all([loadIdle(), loadStats(), loadWorkloads(), loadQueueWait()]);
+  await Promise.all([loadIdle(), loadRecommendations(), loadStats(), loadWorkloads(), loadQueueWait()]);
 }
 
 /** Loads every panel for a new view: `discover` also asks again which clusters there are. */

@@ -393,12 +393,127 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await page.$$('#capacity-chart canvas')).toHaveLength(1);
     expect(await page.$$('#stats-chart canvas')).toHaveLength(1);
     await checkReadability(page, capacity, stats, idle, running);
+    await checkRecommendations(page, token, capacity.initiatives, scope);
 
-    for (const panel of ['capacity', 'idle', 'stats', 'queue', 'workloads']) {
+    for (const panel of ['capacity', 'idle', 'recommendations', 'stats', 'queue', 'workloads']) {
       await page.locator(`#${panel}`).screenshot({ path: join(SCREENSHOTS, `${label}-${panel}.png`) });
     }
     await page.screenshot({ path: join(SCREENSHOTS, `${label}-page.png`), fullPage: true });
     return idle.workloads as { workload_id: string }[];
+  }
+
+  type Devices = Pick<Holding, 'gpu_count' | 'gpu_share' | 'gpu_sharing'>;
+
+  interface Advice {
+    workload_id: string;
+    initiative_id: string;
+    gpu_model: string;
+    current: Devices;
+    recommended: Devices;
+    evidence: { coverage: number; p95_gpu_utilization: number; p99_memory_used_gib: number };
+    risk: number;
+    gpu_hours_saved: number;
+    cost_saved: string | null;
+  }
+
+  /**
+   * "Could run smaller": the 10 workloads of the last 7 days the API ranks first, with its figures
+   * exactly, what they hold and what would do in the GPU's terms, team names, dollars, and the totals
+   * per team of every recommendation.
+   */
+  async function checkRecommendations(page: Page, token: string, initiatives: BudgetEntry[], scope: string) {
+    const { data, metadata } = await answer(
+      token,
+      `/v1/recommendations?time_range=last_7_days&limit=10${scope}`,
+    );
+    const items: Advice[] = data.recommendations;
+    const totals: {
+      initiative_id: string;
+      gpu_hours_saved: number;
+      cost_saved: string | null;
+      unpriced_gpu_hours_saved: number;
+    }[] = metadata.totals_by_initiative;
+    const names = new Map(initiatives.map((team) => [team.initiative_id!, team.name]));
+    const lastDay = localDate(new Date(Date.parse(data.range.end) - 1).toISOString());
+    expect(await page.textContent('#recommendations-title')).toMatch(
+      /^\s*Could run smaller: savings per week/,
+    );
+    expect(await page.textContent('#recommendations-period')).toBe(
+      `last 7 days, ${localDate(data.range.start)} – ${lastDay}`,
+    );
+    if (items.length === 0) {
+      expect(await texts(page, '#recommendations-table tbody td')).toEqual([
+        'Nothing could have run smaller in the last 7 days.',
+      ]);
+      expect(await page.textContent('#recommendations-summary')).toBe('');
+      return;
+    }
+    const column = (index: number) =>
+      cellValues(page, `#recommendations-table tbody tr[data-workload] td:nth-child(${index})`);
+    const shown = await page.$$eval('#recommendations-table tbody tr', (rows) =>
+      rows.map((row) => (row as HTMLElement).dataset.workload),
+    );
+    expect(shown).toEqual(items.map((item) => item.workload_id));
+    expect(await column(2)).toEqual(items.map((item) => item.initiative_id));
+    expect(await texts(page, '#recommendations-table tbody td:nth-child(2)')).toEqual(
+      items.map((item) => names.get(item.initiative_id)),
+    );
+    const devices = (holding: Devices, model: string) =>
+      `${holding.gpu_count} × ${holding.gpu_sharing?.mode === 'mig' ? holding.gpu_sharing.profile : model}`;
+    expect(await texts(page, '#recommendations-table tbody td:nth-child(3)')).toEqual(
+      items.map(
+        (item) => `${devices(item.current, item.gpu_model)} → ${devices(item.recommended, item.gpu_model)}`,
+      ),
+    );
+    expect(await column(3)).toEqual(items.map((item) => String(item.recommended.gpu_share)));
+    expect(
+      await page.$$eval('#recommendations-table tbody td:nth-child(3)', (cells) =>
+        cells.map((cell) => (cell as HTMLElement).dataset.current),
+      ),
+    ).toEqual(items.map((item) => String(item.current.gpu_share)));
+    expect(await column(4)).toEqual(items.map((item) => String(item.evidence.p95_gpu_utilization)));
+    expect(await column(5)).toEqual(items.map((item) => String(item.evidence.p99_memory_used_gib)));
+    expect(await column(6)).toEqual(items.map((item) => String(item.evidence.coverage)));
+    expect(await texts(page, '#recommendations-table tbody td:nth-child(6)')).toEqual(
+      items.map((item) => hours(item.evidence.coverage * 100)),
+    );
+    expect(await column(7)).toEqual(items.map((item) => String(item.risk)));
+    expect(await column(8)).toEqual(items.map((item) => String(item.gpu_hours_saved)));
+    expect(await texts(page, '#recommendations-table tbody td:nth-child(8)')).toEqual(
+      items.map((item) => hours(item.gpu_hours_saved)),
+    );
+    expect(await column(9)).toEqual(items.map((item) => item.cost_saved ?? ''));
+    expect(await texts(page, '#recommendations-table tbody td:nth-child(9)')).toEqual(
+      items.map((item) => dollars(item.cost_saved)),
+    );
+    expect(await page.getAttribute('#recommendations-count', 'data-value')).toBe(
+      String(metadata.total_count),
+    );
+    const allHours = totals.reduce((sum, team) => sum + team.gpu_hours_saved, 0);
+    expect(await page.getAttribute('#recommendations-gpu-hours', 'data-value')).toBe(String(allHours));
+    expect(
+      await page.$$eval('#recommendations-summary span[data-team]', (entries) =>
+        entries.map((entry) => ({
+          team: (entry as HTMLElement).dataset.team,
+          hours: (entry as HTMLElement).dataset.value,
+          cost: (entry as HTMLElement).dataset.cost,
+          text: entry.textContent,
+        })),
+      ),
+    ).toEqual(
+      [...totals]
+        .sort((a, b) => b.gpu_hours_saved - a.gpu_hours_saved)
+        .map((team) => ({
+          team: team.initiative_id,
+          hours: String(team.gpu_hours_saved),
+          cost: team.cost_saved ?? '',
+          text: `${names.get(team.initiative_id)} ${hours(team.gpu_hours_saved)} GPU-h (${dollars(team.cost_saved)}${
+            team.unpriced_gpu_hours_saved
+              ? `, ${hours(team.unpriced_gpu_hours_saved)} GPU-h without a price`
+              : ''
+          })`,
+        })),
+    );
   }
 
   /** The organization's local date of an instant, as the page writes it. */
@@ -567,6 +682,9 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await page.getAttribute('body', 'data-state')).toBe('loaded');
     const idle = await checkPanels(page, adminToken, 'org-admin');
     expect(idle.length).toBeGreaterThan(0);
+    // The demo has workloads that could run smaller: the panel's rows are compared, not only its
+    // empty state.
+    expect((await page.$$('#recommendations-table tbody tr[data-workload]')).length).toBeGreaterThan(0);
     // A day on the daily charts reads as a date, hovered or not.
     await page.locator('#capacity-chart').scrollIntoViewIfNeeded();
     const chart = (await page.locator('#capacity-chart .u-over').boundingBox())!;
@@ -1050,7 +1168,7 @@ describeInBrowser('the dashboard page at GET /', () => {
       expect(overflow).toBeLessThanOrEqual(0);
       const box = async (id: string) => (await page.locator(`#${id}`).boundingBox())!;
       const capacity = await box('capacity');
-      for (const panel of ['idle', 'workloads']) {
+      for (const panel of ['idle', 'recommendations', 'workloads']) {
         expect((await box(panel)).x).toBe(capacity.x);
         expect((await box(panel)).width).toBe(capacity.width);
       }
@@ -1093,7 +1211,7 @@ describeInBrowser('the dashboard page at GET /', () => {
       await page.waitForSelector('#workload-detail-chart canvas');
     });
 
-    it.each(['capacity', 'idle', 'stats', 'queue', 'workloads'])(
+    it.each(['capacity', 'idle', 'recommendations', 'stats', 'queue', 'workloads'])(
       'shows every column of the %s panel with its name, and cuts no text',
       async (panel) => {
         const { page } = opened;
