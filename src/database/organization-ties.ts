@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /**
  * Which tables a statement reads without tying their `organization_id` to the caller's organization
  * ($1). A table is tied by an equality with $1 (`w.organization_id = $1`, or unqualified inside the
@@ -494,13 +492,13 @@ class Statement {
  * the check cannot tell how it is read; undefined when each one is tied.
  */
 export function untiedOrganizationTable(text: string, tables: ReadonlySet<string>): string | undefined {
-  // A builder makes the same few texts over and over: each is read once, and kept by its digest.
-  const key = createHash('sha256').update(text).digest('base64');
-  const known = checked.get(key);
+  // A builder makes the same few texts over and over: each is read once, and kept by its text (a
+  // string key costs a native hash, where a digest costs a pass of sha256 on every statement).
+  const known = checked.get(text);
   if (known !== undefined && known.tables === tables) return known.untied;
   const untied = new Statement(text, tables).firstUntied();
   if (checked.size >= CHECKED_TEXTS) checked.clear();
-  checked.set(key, { tables, untied });
+  checked.set(text, { tables, untied });
   return untied;
 }
 

@@ -135,8 +135,19 @@ export function constantStatement(text: string): ScopedStatement {
  */
 export function preparedStatement(statement: ScopedStatement): ScopedStatement {
   if (!isIssued(statement)) throw new Error('Only statements made by scopedStatement can be prepared');
-  const name = `gpucap_${createHash('sha256').update(statement.text).digest('hex').slice(0, 24)}`;
-  return issue(statement.text, statement.values, name);
+  return issue(statement.text, statement.values, preparedName(statement.text));
+}
+
+/** The few fixed texts that are prepared, each named once rather than hashed on every request. */
+const preparedNames = new Map<string, string>();
+
+function preparedName(text: string): string {
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `gpucap_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 function assertOrganizationAtFirst(scope: AuthScope, text: string, values: unknown[]): void {
