@@ -1,44 +1,33 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { StatementParameters } from '../common/database/statement-parameters';
-import { WAIT_SECONDS_SQL } from '../common/queue-wait';
 import { chargedEndSql, overlapMicrosecondsSql } from '../common/cost';
 import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import { idleSharesSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
+import { WAIT_FACT_COLUMNS, waitFactsSql, waitFiguresSql } from '../rollups/queue-waits/queue-waits.queries';
 import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
 import { bucketedSplit, type RollupStarts } from './workload-timeline.queries';
 
 /**
- * Queue wait and pending demand of the workloads submitted in a stats range, from raw rows: a
- * percentile (percentile_cont) needs every wait, which no sum in the period rollups stands for (see
- * docs/architecture.md, "Queue wait"). One index-only pass over workloads_org_submitted_queue (range
- * key; every group key, the start, the status and the GPUs included); started and pending are as
- * stored, like the running workloads of the statistics.
+ * Queue wait and pending demand of the workloads submitted in a stats range. Waits come from the
+ * queue-wait histograms (src/rollups/queue-waits/): whole UTC days and hours from their rows, the
+ * partial hours at the edges (and every cluster read) from raw rows; started, average and largest are
+ * exact, p50 and p95 within 1 % (docs/architecture.md, "Queue wait"). Pending workloads are the short
+ * stored queue, read as stored through workloads_org_status_submitted, like the running workloads of
+ * the statistics.
  */
 
-/** The figures of a set of waits and pending workloads, for QueueWaitRow (`pending`: the rows that are). */
-function queueFiguresSql(pending: string): string {
-  return `count(wait)::float8 AS started,
-      avg(wait) AS avg_seconds,
-      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
-      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
-      max(wait) AS max_seconds,
-      count(*) FILTER (WHERE ${pending})::float8 AS pending_count,
+/** The figures of the pending workloads among the fact rows, for QueueWaitRow. */
+const PENDING_FIGURES_SQL = `count(*) FILTER (WHERE is_pending)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE ${pending}) AS oldest_submitted_at`;
-}
+      min(submitted_at) FILTER (WHERE is_pending) AS oldest_submitted_at`;
 
-/**
- * One row per workload submitted in the range that started (its wait; no GPUs) or is pending (wait
- * null; its GPUs): `leading` columns, submitted_at, wait, gpu_count, gpu_share_units.
- */
-function queueFactsSql(leading: string, where: string[], params: StatementParameters, request: StatsRequest) {
-  return `SELECT ${leading}, submitted_at, ${WAIT_SECONDS_SQL},
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE ${where.join(' AND ')}
-        AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}
-        AND (started_at IS NOT NULL OR status = 'pending')`;
+/** One row per pending workload submitted in the range: `leading` columns, submitted_at, true, its GPUs. */
+function pendingFactsSql(leading: string, where: string[], params: StatementParameters, request: StatsRequest) {
+  return `SELECT ${leading}, submitted_at, true, gpu_count, gpu_share_units
+      FROM workloads WHERE ${where.join(' AND ')} AND status = 'pending'
+        AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}`;
 }
 
 /**
@@ -65,7 +54,7 @@ function pricedFactsSql(
   const amount = '(gpu_share_units::bigint * part.us)::numeric';
   const [sampled, busy] = idleSharesSql(amount, 'a');
   // Renamed price columns: the unqualified group keys and conditions stay the workload's.
-  return `SELECT ${leading}, submitted_at, NULL::float8, NULL::integer, NULL::integer,
+  return `SELECT ${leading}, submitted_at, false, NULL::integer, NULL::integer,
         (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us,
         CASE WHEN ${needs} THEN (${sampled} - ${busy}) * price_per_gpu_hour END
       FROM workloads
@@ -107,7 +96,7 @@ function idleRollupFactsSql(
   starts: RollupStarts,
 ): string {
   // Unqualified: the scope conditions name the rollup's columns; the price's are renamed.
-  return `SELECT ${rollupKey}, bucket_start, NULL::float8, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
+  return `SELECT ${rollupKey}, bucket_start, false, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
         (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
       FROM workload_period_rollups
       JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, ${PIVOT_SQL} AS pivot
@@ -119,10 +108,11 @@ function idleRollupFactsSql(
 }
 
 /**
- * The summary and, with `group_by`, each group, in one pass (GROUPING SETS); with the `boundaries`
- * of a timeline (as for workloadTimelineQuery), the same per bucket too, each workload in the bucket
- * of its submission: the range is read once for all of them. With `minorUnits` (the organization
- * prices in a currency with that many decimals) also the cost of the same workloads.
+ * The summary and, with `group_by`, each group (GROUPING SETS); with the `boundaries` of a timeline
+ * (as for workloadTimelineQuery), the same per bucket too, each workload in the bucket of its
+ * submission. Two parts, each set's figures then taken from the one that has them: the merged wait
+ * histograms, and the pending workloads with, given `minorUnits` (the organization prices in a
+ * currency with that many decimals), the cost of the same workloads.
  */
 export function queueWaitQuery(
   scope: AuthScope,
@@ -134,48 +124,85 @@ export function queueWaitQuery(
   const params = new StatementParameters(scope);
   const where = statsConditions(params, scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const queue = queueFactsSql(grouping.rawKey, where, params, request);
-  const facts = minorUnits === null ? queue : costFactsSql(queue, request, where, params, boundaries);
+  const starts = bucketedSplit(request, boundaries);
   const keys = request.groupBy ? [[], ['group_key']] : [[]];
-  const sets = (boundaries ? [...keys, ...keys.map((key) => ['bucket_index', ...key])] : keys).map(
-    (set) => `(${set.join(', ')})`,
-  );
-  const bucketed = boundaries
-    ? `width_bucket(submitted_at, ${params.add(boundaries.slice(0, -1))}::timestamptz[]) AS bucket_index, `
-    : '';
+  const keySets = boundaries ? [...keys, ...keys.map((key) => ['bucket_index', ...key])] : keys;
+  const sets = (extra: string[]) => keySets.map((set) => `(${[...set, ...extra].join(', ')})`).join(', ');
+  const bucketOf = (time: string) =>
+    boundaries
+      ? `width_bucket(${time}, ${params.add(boundaries.slice(0, -1))}::timestamptz[])`
+      : 'NULL::integer';
+  const setColumns = `${boundaries ? 'bucket_index' : 'NULL::integer AS bucket_index'}, ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
+      ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key`;
+  const setKeys = ['bucket_index', 'is_summary', 'group_key'];
+
+  const waitFacts = waitFactsSql({ params, where, ...grouping, ...starts }).join('\n UNION ALL ');
+  const histogram = `SELECT ${setColumns}, wait_bucket, sum(started_count) AS n,
+        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
+      FROM (SELECT ${bucketOf('fact_time')} AS bucket_index, facts.*
+            FROM (${waitFacts}) AS facts(fact_time, group_key, ${WAIT_FACT_COLUMNS.join(', ')})) AS bucketed
+      GROUP BY GROUPING SETS (${sets(['wait_bucket'])})`;
+
+  const pending = pendingFactsSql(grouping.rawKey, where, params, request);
+  const facts = minorUnits === null ? pending : costFactsSql(pending, request, where, params, starts);
+  const minor = minorUnits === null ? '' : params.add(minorUnits);
   const costs =
     minorUnits === null
       ? ''
       : `,
-      round(coalesce(sum(price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${params.add(minorUnits)}::integer)::text AS total_cost,
-      round(coalesce(sum(idle_price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${params.add(minorUnits)}::integer)::text AS idle_cost,
-      (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds`;
-  const text = `SELECT ${boundaries ? 'bucket_index' : 'NULL::integer AS bucket_index'},
-      ${request.groupBy ? 'GROUPING(group_key) = 1' : 'true'} AS is_summary,
-      ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key,
-      ${queueFiguresSql(minorUnits === null ? 'wait IS NULL' : 'wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL')}${costs}
-    FROM (SELECT ${bucketed}facts.*
-      FROM (${facts}
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units${minorUnits === null ? '' : ', price_unit_us, priced_unit_us, idle_price_unit_us'})) AS bucketed
-    GROUP BY GROUPING SETS (${sets.join(', ')})`;
+        round(coalesce(sum(price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minor}::integer)::text AS total_cost,
+        round(coalesce(sum(idle_price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minor}::integer)::text AS idle_cost,
+        (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds`;
+  const others = `SELECT ${setColumns}, ${PENDING_FIGURES_SQL}${costs}
+      FROM (SELECT ${bucketOf('submitted_at')} AS bucket_index, facts.*
+            FROM (${facts}) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units${minorUnits === null ? '' : ', price_unit_us, priced_unit_us, idle_price_unit_us'})) AS bucketed
+      GROUP BY GROUPING SETS (${sets([])})`;
+
+  const waitColumns = ['started', 'avg_seconds', 'p50_seconds', 'p95_seconds', 'max_seconds'];
+  const otherColumns = [
+    'pending_count',
+    'pending_gpus',
+    'pending_share_units',
+    'oldest_submitted_at',
+    ...(minorUnits === null ? [] : ['total_cost', 'idle_cost', 'priced_unit_seconds']),
+  ];
+  const nulls = (columns: string[]) => columns.map((column) => `NULL AS ${column}`).join(', ');
+  // Every part's rows by set; a set present in one part only gets the other's "none" figures.
+  const text = `SELECT ${setKeys.join(', ')},
+      coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
+      max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
+      coalesce(max(pending_count), 0) AS pending_count, coalesce(max(pending_gpus), 0) AS pending_gpus,
+      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at${
+        minorUnits === null
+          ? ''
+          : `,
+      coalesce(max(total_cost), round(0, ${minor}::integer)::text) AS total_cost,
+      coalesce(max(idle_cost), round(0, ${minor}::integer)::text) AS idle_cost,
+      coalesce(max(priced_unit_seconds), 0) AS priced_unit_seconds`
+      }
+    FROM (SELECT ${setKeys.join(', ')}, ${waitColumns.join(', ')}, ${nulls(otherColumns)}
+          FROM (${waitFiguresSql(histogram, setKeys)}) AS waits
+          UNION ALL
+          SELECT ${setKeys.join(', ')}, ${nulls(waitColumns)}, ${otherColumns.join(', ')}
+          FROM (${others}) AS others) AS parts
+    GROUP BY ${setKeys.join(', ')}`;
   return scopedStatement(scope, text, params.values);
 }
 
 /**
- * The queue facts with the cost facts beside them: every priced run part (pricedFactsSql) and the
+ * The pending facts with the cost facts beside them: every priced run part (pricedFactsSql) and the
  * idle cost, from the rollup rows where one price covers them (idleRollupFactsSql) and from the runs
  * elsewhere: running ones, raw spans, rollup buckets before their type's pivot, and every run when
  * the grouping has no per-instance-type rollup rows (by submitter, or raw reads).
  */
 function costFactsSql(
-  queue: string,
+  pending: string,
   request: StatsRequest,
   where: string[],
   params: StatementParameters,
-  boundaries?: Date[],
+  starts: RollupStarts,
 ): string {
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const starts = bucketedSplit(request, boundaries);
   const byType = grouping.dimension !== 'submitted_by' && starts.days.length + starts.hours.length > 0;
   // Qualified: inside the aggregate lookup, status would be the aggregate's own.
   const needsRun = (pivot: string) => {
@@ -186,7 +213,7 @@ function costFactsSql(
     );
     return `(workloads.status = 'running' OR workloads.submitted_at < ${pivot}${raw.map((span) => ` OR ${span}`).join('')})`;
   };
-  return `SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (${queue}) AS queue
+  return `SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (${pending}) AS pending
          UNION ALL
          ${pricedFactsSql(grouping.rawKey, where, params, request, needsRun)}${
            byType

@@ -80,6 +80,7 @@ export const TENANT_TABLES = [
   'metric_sample_days',
   'metric_samples',
   'workload_period_rollups',
+  'workload_period_waits',
   'workload_status_totals',
   'workloads',
 ] as const;

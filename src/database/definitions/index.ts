@@ -1,6 +1,7 @@
 import { capacityUsageDefinitions } from '../../rollups/capacity-usage/capacity-usage.definitions';
 import { dataVersionDefinitions } from '../../rollups/data-versions/data-versions.definitions';
 import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metric-aggregates.definitions';
+import { queueWaitDefinitions } from '../../rollups/queue-waits/queue-waits.definitions';
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
 import type { Definition } from './definition';
@@ -21,6 +22,7 @@ export const definitions: Definition[] = [
   ...dataVersionDefinitions,
   ...metricAggregateDefinitions,
   ...workloadPeriodDefinitions,
+  ...queueWaitDefinitions,
   ...capacityUsageDefinitions,
   ...rankedTotalDefinitions,
 ];

@@ -19,8 +19,9 @@ import { percentileCont, queueFiguresOf, waitOf } from './queue-figures';
  * Queue wait and pending demand — wait_seconds on the list and the detail, queue_wait and pending in
  * the statistics' summary, groups and timeline buckets, pending_gpu_share and queue_wait_p95_seconds
  * on capacity's pools — equal a recomputation from the rows this test inserted, for every scope,
- * filter and group, at an as_of that moves while pending workloads start, running ones finish, and a
- * workload changes team.
+ * filter, group and timeline bucket, at an as_of that moves while pending workloads start, running
+ * ones finish, and a workload changes team. Percentiles from the wait histograms are held to their
+ * stated bound, within 1 % of percentile_cont (queue-figures.ts); every other figure is exact.
  */
 
 const MINUTE = 60_000;
@@ -353,8 +354,8 @@ describe('queue wait and pending demand, recomputed from the rows', () => {
       );
       expect(line).toMatchObject({
         queue_wait_started: cell(figures.queue_wait.started),
-        queue_wait_p50_seconds: cell(figures.queue_wait.p50_seconds),
-        queue_wait_p95_seconds: cell(figures.queue_wait.p95_seconds),
+        queue_wait_p50_seconds: figures.queue_wait.p50_seconds ?? '',
+        queue_wait_p95_seconds: figures.queue_wait.p95_seconds ?? '',
         queue_wait_max_seconds: cell(figures.queue_wait.max_seconds),
         pending_count: cell(figures.pending.count),
         pending_gpu_share: cell(figures.pending.gpu_share),
