@@ -5,6 +5,7 @@ import { ALL_SAMPLES_SQL } from './samples';
 /** Every table kept by triggers from workloads and metric samples, with an organization column. */
 const ROLLUP_TABLES = [
   'workload_period_rollups',
+  'workload_period_waits',
   'workload_status_totals',
   'metric_aggregates',
   'metric_ranked_totals',
