@@ -366,26 +366,54 @@ SELECT p.pool_id, p.name,
 --   $3 = null
 --   $4 = null
 --   $5 = null
---   $6 = "2026-03-08T12:34:56.789Z"
---   $7 = "2026-03-15T12:34:56.789Z"
-SELECT p.pool_id,
-            coalesce(sum(q.gpu_share_units), 0)::float8 AS pending_share_units,
-            percentile_cont(0.95) WITHIN GROUP (ORDER BY q.wait) AS queue_wait_p95_seconds
+--   $6 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $7 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $8 = "2026-03-08T12:34:56.789Z"
+--   $9 = "2026-03-08T13:00:00.000Z"
+--   $10 = "2026-03-15T12:00:00.000Z"
+--   $11 = "2026-03-15T12:34:56.789Z"
+SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_units,
+            max(p95_seconds) AS queue_wait_p95_seconds
      FROM (
-       SELECT instance_type, NULL::float8 AS wait, gpu_share_units
-       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
-         AND ($5::text IS NULL OR cluster_id = $5::text) AND status = 'pending'
+       SELECT p.pool_id, w.gpu_share_units AS pending_share_units, NULL::float8 AS p95_seconds
+       FROM workloads w
+       JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = w.instance_type
+       WHERE w.organization_id = $1 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+         AND ($5::text IS NULL OR w.cluster_id = $5::text) AND w.status = 'pending'
+         AND ($4::text IS NULL OR p.pool_id = $4::text)
        UNION ALL
-       SELECT instance_type, floor(date_part('epoch', started_at - submitted_at)), NULL
-       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
-         AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
-         AND submitted_at >= $6::timestamptz AND submitted_at < $7::timestamptz
-     ) q
-     JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = q.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
-     GROUP BY p.pool_id;
+       SELECT pool_id, NULL, p95_seconds FROM (SELECT pool_id, max(started)::float8 AS started,
+        (sum(total_wait) / max(started))::float8 AS avg_seconds,
+        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        max(largest)::float8 AS max_seconds
+      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                   sum(n) OVER (PARTITION BY pool_id ORDER BY wait_bucket) - n AS below,
+                   sum(n) OVER (PARTITION BY pool_id) AS started
+            FROM (SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+        max(wait_seconds_max) AS largest
+      FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND period = 'day'
+         AND dimension = 'instance_type' AND bucket_start = ANY($6::timestamptz[])
+ UNION ALL SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND period = 'hour'
+         AND dimension = 'instance_type' AND bucket_start = ANY($7::timestamptz[])
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
+               AND submitted_at >= $8 AND submitted_at < $9) AS started
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
+               AND submitted_at >= $10 AND submitted_at < $11) AS started) AS facts(fact_time, instance_type, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+      JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = facts.instance_type
+      WHERE $4::text IS NULL OR p.pool_id = $4::text
+      GROUP BY p.pool_id, wait_bucket) AS hist) AS ranked
+      GROUP BY pool_id) AS waits
+     ) AS parts
+     GROUP BY pool_id;
 
 -- GET /v1/capacity: pending demand and queue wait per pool, MEMBER, cluster_id
 --   $1 = "org-example"
@@ -395,24 +423,36 @@ SELECT p.pool_id,
 --   $5 = "eks-use1"
 --   $6 = "2026-03-08T12:34:56.789Z"
 --   $7 = "2026-03-15T12:34:56.789Z"
-SELECT p.pool_id,
-            coalesce(sum(q.gpu_share_units), 0)::float8 AS pending_share_units,
-            percentile_cont(0.95) WITHIN GROUP (ORDER BY q.wait) AS queue_wait_p95_seconds
+SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_units,
+            max(p95_seconds) AS queue_wait_p95_seconds
      FROM (
-       SELECT instance_type, NULL::float8 AS wait, gpu_share_units
-       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
-         AND ($5::text IS NULL OR cluster_id = $5::text) AND status = 'pending'
+       SELECT p.pool_id, w.gpu_share_units AS pending_share_units, NULL::float8 AS p95_seconds
+       FROM workloads w
+       JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = w.instance_type
+       WHERE w.organization_id = $1 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+         AND ($5::text IS NULL OR w.cluster_id = $5::text) AND w.status = 'pending'
+         AND ($4::text IS NULL OR p.pool_id = $4::text)
        UNION ALL
-       SELECT instance_type, floor(date_part('epoch', started_at - submitted_at)), NULL
-       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR workloads.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR workloads.initiative_id = $3::text)
-         AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
-         AND submitted_at >= $6::timestamptz AND submitted_at < $7::timestamptz
-     ) q
-     JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = q.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
-     GROUP BY p.pool_id;
+       SELECT pool_id, NULL, p95_seconds FROM (SELECT pool_id, max(started)::float8 AS started,
+        (sum(total_wait) / max(started))::float8 AS avg_seconds,
+        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        max(largest)::float8 AS max_seconds
+      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                   sum(n) OVER (PARTITION BY pool_id ORDER BY wait_bucket) - n AS below,
+                   sum(n) OVER (PARTITION BY pool_id) AS started
+            FROM (SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+        max(wait_seconds_max) AS largest
+      FROM (SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
+               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, instance_type, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+      JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = facts.instance_type
+      WHERE $4::text IS NULL OR p.pool_id = $4::text
+      GROUP BY p.pool_id, wait_bucket) AS hist) AS ranked
+      GROUP BY pool_id) AS waits
+     ) AS parts
+     GROUP BY pool_id;
 
 -- GET /v1/capacity: usage, MEMBER, cluster_id (raw rows)
 --   $1 = "org-example"

@@ -388,6 +388,23 @@ CREATE TABLE workload_period_rollups (
     CONSTRAINT workload_period_rollups_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
 );
 
+-- Table workload_period_waits
+CREATE TABLE workload_period_waits (
+    organization_id text NOT NULL,
+    period text NOT NULL,
+    dimension text NOT NULL,
+    bucket_start timestamp with time zone NOT NULL,
+    initiative_id text NOT NULL,
+    dimension_value text NOT NULL,
+    wait_bucket smallint NOT NULL,
+    started_count bigint NOT NULL,
+    wait_seconds_sum bigint NOT NULL,
+    wait_seconds_max bigint NOT NULL,
+    CONSTRAINT workload_period_waits_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket),
+    CONSTRAINT workload_period_waits_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'submitted_by'::text, 'instance_type'::text])),
+    CONSTRAINT workload_period_waits_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
+);
+
 -- Table workload_status_totals
 CREATE TABLE workload_status_totals (
     organization_id text NOT NULL,
@@ -459,6 +476,10 @@ CREATE TRIGGER workloads_ranked_delete AFTER DELETE ON workloads REFERENCING OLD
 CREATE TRIGGER workloads_ranked_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_ranked_insert();
 CREATE TRIGGER workloads_ranked_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_ranked_truncate();
 CREATE TRIGGER workloads_ranked_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_ranked_update();
+CREATE TRIGGER workloads_waits_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_delete();
+CREATE TRIGGER workloads_waits_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_insert();
+CREATE TRIGGER workloads_waits_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_truncate();
+CREATE TRIGGER workloads_waits_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_update();
 CREATE TRIGGER workloads_writer_check_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workloads_writer_check();
 CREATE TRIGGER workloads_writer_check_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workloads_writer_check();
 CREATE TRIGGER workloads_writer_check_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workloads_writer_check();
@@ -1818,6 +1839,23 @@ AS $function$
       AND (run.s > d.day OR run.e < d.day + interval '1 day')
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_wait_bucket(wait double precision)
+ RETURNS smallint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT CASE WHEN wait < 1 THEN 0 ELSE 1 + ceil(ln(wait) / ln(1.02::float8)) END::smallint
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_wait_bucket_value(wait_bucket smallint, largest double precision)
+ RETURNS double precision
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT CASE WHEN wait_bucket = 0 THEN 0
+                ELSE least(largest, 2 * power(1.02::float8, wait_bucket - 1) / (1 + 1.02::float8)) END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2102,6 +2140,287 @@ AS $function$
       WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
     ) u
     ORDER BY u.sampled_at
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+           started_count, wait_seconds_sum, coalesce(added_max, 0)
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+           gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
+           sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
+           bool_or(net < 0) AS removed
+    FROM (
+      SELECT organization_id,
+             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             coalesce(day, hour) AS bucket_start, initiative_id,
+             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
+                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             wait, sum(sign) AS net
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM old_rows WHERE started_at IS NOT NULL) AS signed
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
+        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
+        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      HAVING sum(sign) <> 0
+    ) AS per_value
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
+    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) DO UPDATE SET
+      started_count = r.started_count + excluded.started_count,
+      wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
+      wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);
+    DELETE FROM workload_period_waits r USING (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+           gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
+           sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
+           bool_or(net < 0) AS removed
+    FROM (
+      SELECT organization_id,
+             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             coalesce(day, hour) AS bucket_start, initiative_id,
+             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
+                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             wait, sum(sign) AS net
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM old_rows WHERE started_at IS NOT NULL) AS signed
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
+        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
+        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      HAVING sum(sign) <> 0
+    ) AS per_value
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
+        AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
+        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket AND r.started_count = 0;
+    UPDATE workload_period_waits r SET wait_seconds_max = (
+      SELECT max(floor(date_part('epoch', w.started_at - w.submitted_at))::bigint) FROM workloads w
+      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id
+        AND w.submitted_at >= r.bucket_start
+        AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
+        AND w.started_at IS NOT NULL
+        AND (r.dimension <> 'submitted_by' OR w.submitted_by = r.dimension_value)
+        AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
+        AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+           gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
+           sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
+           bool_or(net < 0) AS removed
+    FROM (
+      SELECT organization_id,
+             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             coalesce(day, hour) AS bucket_start, initiative_id,
+             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
+                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             wait, sum(sign) AS net
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM old_rows WHERE started_at IS NOT NULL) AS signed
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
+        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
+        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      HAVING sum(sign) <> 0
+    ) AS per_value
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
+        AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
+        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+           started_count, wait_seconds_sum, coalesce(added_max, 0)
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+           gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
+           sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
+           bool_or(net < 0) AS removed
+    FROM (
+      SELECT organization_id,
+             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             coalesce(day, hour) AS bucket_start, initiative_id,
+             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
+                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM new_rows WHERE started_at IS NOT NULL) AS signed
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
+        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
+        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      HAVING sum(sign) <> 0
+    ) AS per_value
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
+    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) DO UPDATE SET
+      started_count = r.started_count + excluded.started_count,
+      wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
+      wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_truncate()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      DELETE FROM workload_period_waits;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+           started_count, wait_seconds_sum, coalesce(added_max, 0)
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+           gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
+           sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
+           bool_or(net < 0) AS removed
+    FROM (
+      SELECT organization_id,
+             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             coalesce(day, hour) AS bucket_start, initiative_id,
+             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
+                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM new_rows WHERE started_at IS NOT NULL
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM old_rows WHERE started_at IS NOT NULL) AS signed
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
+        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
+        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      HAVING sum(sign) <> 0
+    ) AS per_value
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
+    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) DO UPDATE SET
+      started_count = r.started_count + excluded.started_count,
+      wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
+      wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);
+    DELETE FROM workload_period_waits r USING (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+           gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
+           sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
+           bool_or(net < 0) AS removed
+    FROM (
+      SELECT organization_id,
+             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             coalesce(day, hour) AS bucket_start, initiative_id,
+             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
+                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM new_rows WHERE started_at IS NOT NULL
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM old_rows WHERE started_at IS NOT NULL) AS signed
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
+        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
+        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      HAVING sum(sign) <> 0
+    ) AS per_value
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
+        AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
+        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket AND r.started_count = 0;
+    UPDATE workload_period_waits r SET wait_seconds_max = (
+      SELECT max(floor(date_part('epoch', w.started_at - w.submitted_at))::bigint) FROM workloads w
+      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id
+        AND w.submitted_at >= r.bucket_start
+        AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
+        AND w.started_at IS NOT NULL
+        AND (r.dimension <> 'submitted_by' OR w.submitted_by = r.dimension_value)
+        AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
+        AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+           gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
+           sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
+           bool_or(net < 0) AS removed
+    FROM (
+      SELECT organization_id,
+             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
+                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             coalesce(day, hour) AS bucket_start, initiative_id,
+             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
+                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM new_rows WHERE started_at IS NOT NULL
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
+          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+        FROM old_rows WHERE started_at IS NOT NULL) AS signed
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
+        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
+        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      HAVING sum(sign) <> 0
+    ) AS per_value
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
+        AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
+        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket;
+      RETURN NULL;
+    END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_workloads_writer_check()

@@ -557,88 +557,158 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
 
 -- GET /v1/workloads/stats: queue wait and pending, ORG_ADMIN, last_30_days
 --   $1 = "org-example"
---   $2 = "2026-02-13T12:34:56.789Z"
---   $3 = "2026-03-15T12:34:56.789Z"
-SELECT NULL::integer AS bucket_index,
-      true AS is_summary,
-      NULL::text AS group_key,
-      count(wait)::float8 AS started,
-      avg(wait) AS avg_seconds,
-      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
-      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
-      max(wait) AS max_seconds,
-      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+--   $2 = ["2026-02-14T00:00:00.000Z","2026-02-15T00:00:00.000Z","2026-02-16T00:00:00.000Z","2026-02-17T00:00:00.000Z","2026-02-18T00:00:00.000Z","2026-02-19T00:00:00.000Z","2026-02-20T00:00:00.000Z","2026-02-21T00:00:00.000Z","2026-02-22T00:00:00.000Z","2026-02-23T00:00:00.000Z","2026-02-24T00:00:00.000Z","2026-02-25T00:00:00.000Z","2026-02-26T00:00:00.000Z","2026-02-27T00:00:00.000Z","2026-02-28T00:00:00.000Z","2026-03-01T00:00:00.000Z","2026-03-02T00:00:00.000Z","2026-03-03T00:00:00.000Z","2026-03-04T00:00:00.000Z","2026-03-05T00:00:00.000Z","2026-03-06T00:00:00.000Z","2026-03-07T00:00:00.000Z","2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $3 = ["2026-02-13T13:00:00.000Z","2026-02-13T14:00:00.000Z","2026-02-13T15:00:00.000Z","2026-02-13T16:00:00.000Z","2026-02-13T17:00:00.000Z","2026-02-13T18:00:00.000Z","2026-02-13T19:00:00.000Z","2026-02-13T20:00:00.000Z","2026-02-13T21:00:00.000Z","2026-02-13T22:00:00.000Z","2026-02-13T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $4 = "2026-02-13T12:34:56.789Z"
+--   $5 = "2026-02-13T13:00:00.000Z"
+--   $6 = "2026-03-15T12:00:00.000Z"
+--   $7 = "2026-03-15T12:34:56.789Z"
+--   $8 = "2026-02-13T12:34:56.789Z"
+--   $9 = "2026-03-15T12:34:56.789Z"
+SELECT bucket_index, is_summary, group_key,
+      coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
+      max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
+      coalesce(max(pending_count), 0) AS pending_count, coalesce(max(pending_gpus), 0) AS pending_gpus,
+      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at
+    FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at
+          FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
+        (sum(total_wait) / max(started))::float8 AS avg_seconds,
+        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        max(largest)::float8 AS max_seconds
+      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
+            FROM (SELECT NULL::integer AS bucket_index, true AS is_summary,
+      NULL::text AS group_key, wait_bucket, sum(started_count) AS n,
+        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
+      FROM (SELECT NULL::integer AS bucket_index, facts.*
+            FROM (SELECT bucket_start, NULL::text, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND period = 'day'
+         AND dimension = 'none' AND bucket_start = ANY($2::timestamptz[])
+ UNION ALL SELECT bucket_start, NULL::text, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND period = 'hour'
+         AND dimension = 'none' AND bucket_start = ANY($3::timestamptz[])
+ UNION ALL SELECT submitted_at, NULL::text, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND started_at IS NOT NULL
+               AND submitted_at >= $4 AND submitted_at < $5) AS started
+ UNION ALL SELECT submitted_at, NULL::text, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND started_at IS NOT NULL
+               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
+      GROUP BY GROUPING SETS ((wait_bucket))) AS hist) AS ranked
+      GROUP BY bucket_index, is_summary, group_key) AS waits
+          UNION ALL
+          SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
+          FROM (SELECT NULL::integer AS bucket_index, true AS is_summary,
+      NULL::text AS group_key, count(*) FILTER (WHERE is_pending)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT facts.*
-      FROM (SELECT NULL::text, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE organization_id = $1
-        AND submitted_at >= $2 AND submitted_at < $3
-        AND (started_at IS NOT NULL OR status = 'pending')
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
-    GROUP BY GROUPING SETS (());
+      min(submitted_at) FILTER (WHERE is_pending) AS oldest_submitted_at
+      FROM (SELECT NULL::integer AS bucket_index, facts.*
+            FROM (SELECT NULL::text, submitted_at, true, gpu_count, gpu_share_units
+      FROM workloads WHERE organization_id = $1 AND status = 'pending'
+        AND submitted_at >= $8 AND submitted_at < $9) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units)) AS bucketed
+      GROUP BY GROUPING SETS (())) AS others) AS parts
+    GROUP BY bucket_index, is_summary, group_key;
 
 -- GET /v1/workloads/stats: queue wait, pending and cost (an organization with prices), MEMBER, group_by=instance_type
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
---   $3 = "2026-03-08T12:34:56.789Z"
---   $4 = "2026-03-15T12:34:56.789Z"
---   $5 = "2026-03-15T12:34:56.789Z"
---   $6 = "2026-03-08T12:34:56.789Z"
---   $7 = "2026-03-08T13:00:00.000Z"
---   $8 = "2026-03-15T12:00:00.000Z"
---   $9 = "2026-03-15T12:34:56.789Z"
---   $10 = "2026-03-08T12:34:56.789Z"
+--   $3 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $4 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $5 = "2026-03-08T12:34:56.789Z"
+--   $6 = "2026-03-08T13:00:00.000Z"
+--   $7 = "2026-03-15T12:00:00.000Z"
+--   $8 = "2026-03-15T12:34:56.789Z"
+--   $9 = "2026-03-08T12:34:56.789Z"
+--   $10 = "2026-03-15T12:34:56.789Z"
 --   $11 = "2026-03-15T12:34:56.789Z"
---   $12 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
---   $13 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
---   $14 = 2
---   $15 = 2
-SELECT NULL::integer AS bucket_index,
-      GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key,
-      count(wait)::float8 AS started,
-      avg(wait) AS avg_seconds,
-      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
-      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
-      max(wait) AS max_seconds,
-      count(*) FILTER (WHERE wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL)::float8 AS pending_count,
+--   $12 = "2026-03-08T12:34:56.789Z"
+--   $13 = "2026-03-08T13:00:00.000Z"
+--   $14 = "2026-03-15T12:00:00.000Z"
+--   $15 = "2026-03-15T12:34:56.789Z"
+--   $16 = "2026-03-08T12:34:56.789Z"
+--   $17 = "2026-03-15T12:34:56.789Z"
+--   $18 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $19 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $20 = 2
+SELECT bucket_index, is_summary, group_key,
+      coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
+      max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
+      coalesce(max(pending_count), 0) AS pending_count, coalesce(max(pending_gpus), 0) AS pending_gpus,
+      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at,
+      coalesce(max(total_cost), round(0, $20::integer)::text) AS total_cost,
+      coalesce(max(idle_cost), round(0, $20::integer)::text) AS idle_cost,
+      coalesce(max(priced_unit_seconds), 0) AS priced_unit_seconds
+    FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at, NULL AS total_cost, NULL AS idle_cost, NULL AS priced_unit_seconds
+          FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
+        (sum(total_wait) / max(started))::float8 AS avg_seconds,
+        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        max(largest)::float8 AS max_seconds
+      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
+            FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key, wait_bucket, sum(started_count) AS n,
+        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
+      FROM (SELECT NULL::integer AS bucket_index, facts.*
+            FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day'
+         AND dimension = 'instance_type' AND bucket_start = ANY($3::timestamptz[])
+ UNION ALL SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'hour'
+         AND dimension = 'instance_type' AND bucket_start = ANY($4::timestamptz[])
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
+               AND submitted_at >= $5 AND submitted_at < $6) AS started
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
+      GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
+      GROUP BY bucket_index, is_summary, group_key) AS waits
+          UNION ALL
+          SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at, total_cost, idle_cost, priced_unit_seconds
+          FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key, count(*) FILTER (WHERE is_pending)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL AND priced_unit_us IS NULL AND idle_price_unit_us IS NULL) AS oldest_submitted_at,
-      round(coalesce(sum(price_unit_us), 0) / 18144000000000, $14::integer)::text AS total_cost,
-      round(coalesce(sum(idle_price_unit_us), 0) / 18144000000000, $15::integer)::text AS idle_cost,
-      (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT facts.*
-      FROM (SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $3 AND submitted_at < $4
-        AND (started_at IS NOT NULL OR status = 'pending')) AS queue
+      min(submitted_at) FILTER (WHERE is_pending) AS oldest_submitted_at,
+        round(coalesce(sum(price_unit_us), 0) / 18144000000000, $20::integer)::text AS total_cost,
+        round(coalesce(sum(idle_price_unit_us), 0) / 18144000000000, $20::integer)::text AS idle_cost,
+        (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds
+      FROM (SELECT NULL::integer AS bucket_index, facts.*
+            FROM (SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, true, gpu_count, gpu_share_units
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status = 'pending'
+        AND submitted_at >= $9 AND submitted_at < $10) AS pending
          UNION ALL
-         SELECT instance_type, submitted_at, NULL::float8, NULL::integer, NULL::integer,
+         SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
         (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us,
-        CASE WHEN (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $6 AND workloads.submitted_at < $7) OR (workloads.submitted_at >= $8 AND workloads.submitted_at < $9)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
+        CASE WHEN (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $12 AND workloads.submitted_at < $13) OR (workloads.submitted_at >= $14 AND workloads.submitted_at < $15)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
       FROM workloads
       JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
                    effective_from, effective_to, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
           AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
             FROM gpu_prices WHERE organization_id = $1) AS price
         ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
-      CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us) AS part
+      CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us) AS part
       LEFT JOIN LATERAL (
         SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
-        WHERE (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $6 AND workloads.submitted_at < $7) OR (workloads.submitted_at >= $8 AND workloads.submitted_at < $9)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+        WHERE (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $12 AND workloads.submitted_at < $13) OR (workloads.submitted_at >= $14 AND workloads.submitted_at < $15)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
         OFFSET 0
       ) AS a ON true
       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $10 AND submitted_at < $11
-        AND started_at IS NOT NULL AND effective_from < (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $5::timestamptz) - workloads.started_at))) * interval '1 second')
+        AND submitted_at >= $16 AND submitted_at < $17
+        AND started_at IS NOT NULL AND effective_from < (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')
         AND (effective_to IS NULL OR effective_to > started_at)
          UNION ALL
-         SELECT dimension_value, bucket_start, NULL::float8, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
+         SELECT dimension_value, bucket_start, false, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
         (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
       FROM workload_period_rollups
       JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
@@ -646,60 +716,129 @@ SELECT NULL::integer AS bucket_index,
             FROM gpu_prices WHERE organization_id = $1 AND effective_to IS NULL) AS price
         ON price_instance_type = dimension_value AND bucket_start >= pivot
       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND dimension = 'instance_type' AND sampled_gpu_seconds_sum <> 0
-        AND ((period = 'day' AND bucket_start = ANY($12::timestamptz[]))
-          OR (period = 'hour' AND bucket_start = ANY($13::timestamptz[])))
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units, price_unit_us, priced_unit_us, idle_price_unit_us)) AS bucketed
-    GROUP BY GROUPING SETS ((), (group_key));
+        AND ((period = 'day' AND bucket_start = ANY($18::timestamptz[]))
+          OR (period = 'hour' AND bucket_start = ANY($19::timestamptz[])))) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units, price_unit_us, priced_unit_us, idle_price_unit_us)) AS bucketed
+      GROUP BY GROUPING SETS ((), (group_key))) AS others) AS parts
+    GROUP BY bucket_index, is_summary, group_key;
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
---   $3 = "2026-03-08T12:34:56.789Z"
---   $4 = "2026-03-15T12:34:56.789Z"
-SELECT NULL::integer AS bucket_index,
-      GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key,
-      count(wait)::float8 AS started,
-      avg(wait) AS avg_seconds,
-      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
-      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
-      max(wait) AS max_seconds,
-      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+--   $3 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $4 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $5 = "2026-03-08T12:34:56.789Z"
+--   $6 = "2026-03-08T13:00:00.000Z"
+--   $7 = "2026-03-15T12:00:00.000Z"
+--   $8 = "2026-03-15T12:34:56.789Z"
+--   $9 = "2026-03-08T12:34:56.789Z"
+--   $10 = "2026-03-15T12:34:56.789Z"
+SELECT bucket_index, is_summary, group_key,
+      coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
+      max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
+      coalesce(max(pending_count), 0) AS pending_count, coalesce(max(pending_gpus), 0) AS pending_gpus,
+      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at
+    FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at
+          FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
+        (sum(total_wait) / max(started))::float8 AS avg_seconds,
+        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        max(largest)::float8 AS max_seconds
+      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
+            FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key, wait_bucket, sum(started_count) AS n,
+        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
+      FROM (SELECT NULL::integer AS bucket_index, facts.*
+            FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day'
+         AND dimension = 'instance_type' AND bucket_start = ANY($3::timestamptz[])
+ UNION ALL SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'hour'
+         AND dimension = 'instance_type' AND bucket_start = ANY($4::timestamptz[])
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
+               AND submitted_at >= $5 AND submitted_at < $6) AS started
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
+      GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
+      GROUP BY bucket_index, is_summary, group_key) AS waits
+          UNION ALL
+          SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
+          FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key, count(*) FILTER (WHERE is_pending)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT facts.*
-      FROM (SELECT instance_type, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $3 AND submitted_at < $4
-        AND (started_at IS NOT NULL OR status = 'pending')
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
-    GROUP BY GROUPING SETS ((), (group_key));
+      min(submitted_at) FILTER (WHERE is_pending) AS oldest_submitted_at
+      FROM (SELECT NULL::integer AS bucket_index, facts.*
+            FROM (SELECT instance_type, submitted_at, true, gpu_count, gpu_share_units
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status = 'pending'
+        AND submitted_at >= $9 AND submitted_at < $10) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units)) AS bucketed
+      GROUP BY GROUPING SETS ((), (group_key))) AS others) AS parts
+    GROUP BY bucket_index, is_summary, group_key;
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, interval=day, group_by=initiative_id
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
---   $3 = "2026-03-08T12:34:56.789Z"
---   $4 = "2026-03-15T12:34:56.789Z"
---   $5 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
-SELECT bucket_index,
-      GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key,
-      count(wait)::float8 AS started,
-      avg(wait) AS avg_seconds,
-      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50_seconds,
-      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95_seconds,
-      max(wait) AS max_seconds,
-      count(*) FILTER (WHERE wait IS NULL)::float8 AS pending_count,
+--   $3 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $4 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $5 = "2026-03-08T12:34:56.789Z"
+--   $6 = "2026-03-08T13:00:00.000Z"
+--   $7 = "2026-03-15T12:00:00.000Z"
+--   $8 = "2026-03-15T12:34:56.789Z"
+--   $9 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
+--   $10 = "2026-03-08T12:34:56.789Z"
+--   $11 = "2026-03-15T12:34:56.789Z"
+--   $12 = ["2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z","2026-03-15T00:00:00.000Z"]
+SELECT bucket_index, is_summary, group_key,
+      coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
+      max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
+      coalesce(max(pending_count), 0) AS pending_count, coalesce(max(pending_gpus), 0) AS pending_gpus,
+      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at
+    FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at
+          FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
+        (sum(total_wait) / max(started))::float8 AS avg_seconds,
+        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        max(largest)::float8 AS max_seconds
+      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
+                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
+            FROM (SELECT bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key, wait_bucket, sum(started_count) AS n,
+        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
+      FROM (SELECT width_bucket(fact_time, $9::timestamptz[]) AS bucket_index, facts.*
+            FROM (SELECT bucket_start, initiative_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day'
+         AND dimension = 'none' AND bucket_start = ANY($3::timestamptz[])
+ UNION ALL SELECT bucket_start, initiative_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'hour'
+         AND dimension = 'none' AND bucket_start = ANY($4::timestamptz[])
+ UNION ALL SELECT submitted_at, initiative_id, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
+               AND submitted_at >= $5 AND submitted_at < $6) AS started
+ UNION ALL SELECT submitted_at, initiative_id, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
+      GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket), (bucket_index, wait_bucket), (bucket_index, group_key, wait_bucket))) AS hist) AS ranked
+      GROUP BY bucket_index, is_summary, group_key) AS waits
+          UNION ALL
+          SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
+          FROM (SELECT bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      group_key AS group_key, count(*) FILTER (WHERE is_pending)::float8 AS pending_count,
       coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
       coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE wait IS NULL) AS oldest_submitted_at
-    FROM (SELECT width_bucket(submitted_at, $5::timestamptz[]) AS bucket_index, facts.*
-      FROM (SELECT initiative_id, submitted_at, floor(date_part('epoch', started_at - submitted_at)),
-        CASE WHEN status = 'pending' THEN gpu_count END, CASE WHEN status = 'pending' THEN gpu_share_units END
-      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $3 AND submitted_at < $4
-        AND (started_at IS NOT NULL OR status = 'pending')
-      ) AS facts(group_key, submitted_at, wait, gpu_count, gpu_share_units)) AS bucketed
-    GROUP BY GROUPING SETS ((), (group_key), (bucket_index), (bucket_index, group_key));
+      min(submitted_at) FILTER (WHERE is_pending) AS oldest_submitted_at
+      FROM (SELECT width_bucket(submitted_at, $12::timestamptz[]) AS bucket_index, facts.*
+            FROM (SELECT initiative_id, submitted_at, true, gpu_count, gpu_share_units
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status = 'pending'
+        AND submitted_at >= $10 AND submitted_at < $11) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units)) AS bucketed
+      GROUP BY GROUPING SETS ((), (group_key), (bucket_index), (bucket_index, group_key))) AS others) AS parts
+    GROUP BY bucket_index, is_summary, group_key;

@@ -20,7 +20,8 @@ import {
   idleSharesSql,
   runningAggregateJoinSql,
 } from '../rollups/metric-aggregates/metric-aggregates.queries';
-import { WAIT_SECONDS_SQL } from '../common/queue-wait';
+import { rollupStarts } from '../rollups/workload-periods/period-split';
+import { WAIT_FACT_COLUMNS, waitFactsSql, waitFiguresSql } from '../rollups/queue-waits/queue-waits.queries';
 
 export interface CapacityFilters {
   initiativeId: string | null;
@@ -288,15 +289,16 @@ export interface PoolQueueRow {
   pool_id: string;
   /** Share units (src/common/gpu-sharing.ts) asked for by every pending workload in scope. */
   pending_share_units: number;
-  /** percentile_cont(0.95) of the waits (seconds) of the workloads submitted in the window that started. */
+  /** The 95th percentile of the waits (seconds) of the workloads submitted in the window that started, within 1 % of percentile_cont(0.95). */
   queue_wait_p95_seconds: number | null;
 }
 
 /**
  * Pending demand and recent queue wait per pool, by the instance types it owns: every pending
- * workload in scope (through workloads_org_status_submitted: the queue is short) and the waits of
- * the workloads submitted in `window` that started (index-only on workloads_org_submitted_queue), as
- * the statistics read them. A cluster filter narrows both, as it narrows usage.
+ * workload in scope (through workloads_org_status_submitted: the queue is short) and the merged
+ * 'instance_type' wait histograms of the workloads submitted in `window` that started (whole UTC days
+ * and hours from their rows, the edges from raw rows), as the statistics read them. A cluster filter
+ * narrows both, as it narrows usage; the histograms are not kept per cluster, so it reads raw rows.
  */
 export function poolQueueQuery(
   scope: AuthScope,
@@ -306,26 +308,46 @@ export function poolQueueQuery(
   const bound = capacityParameters(scope, filters);
   const { params } = bound;
   const cluster = params.add(filters.clusterId ?? null);
-  const from = params.add(window.from);
-  const to = params.add(window.to);
-  const workloadsInScope = `organization_id = ${params.organization} AND ${scopeAndInitiativeSql('workloads', bound)}
-         AND (${cluster}::text IS NULL OR cluster_id = ${cluster}::text)`;
+  const where = [
+    `organization_id = ${params.organization}`,
+    initiativeScopeSql('initiative_id', bound.scope),
+    `(${bound.initiative}::text IS NULL OR initiative_id = ${bound.initiative}::text)`,
+  ];
+  const clusterWhere = `(${cluster}::text IS NULL OR cluster_id = ${cluster}::text)`;
+  const starts =
+    filters.clusterId == null
+      ? rollupStarts(window.from, window.to)
+      : { days: [], hours: [], raw: [{ from: window.from, to: window.to }] };
+  const waitFacts = waitFactsSql({
+    params,
+    where,
+    rawWhere: [clusterWhere],
+    dimension: 'instance_type',
+    rollupKey: 'dimension_value',
+    rawKey: 'instance_type',
+    ...starts,
+  }).join('\n UNION ALL ');
+  const histogram = `SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+        max(wait_seconds_max) AS largest
+      FROM (${waitFacts}) AS facts(fact_time, instance_type, ${WAIT_FACT_COLUMNS.join(', ')})
+      JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = facts.instance_type
+      WHERE ${poolFilterSql(bound)}
+      GROUP BY p.pool_id, wait_bucket`;
   return scopedStatement(
     scope,
-    `SELECT p.pool_id,
-            coalesce(sum(q.gpu_share_units), 0)::float8 AS pending_share_units,
-            percentile_cont(0.95) WITHIN GROUP (ORDER BY q.wait) AS queue_wait_p95_seconds
+    `SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_units,
+            max(p95_seconds) AS queue_wait_p95_seconds
      FROM (
-       SELECT instance_type, NULL::float8 AS wait, gpu_share_units
-       FROM workloads WHERE ${workloadsInScope} AND status = 'pending'
+       SELECT p.pool_id, w.gpu_share_units AS pending_share_units, NULL::float8 AS p95_seconds
+       FROM workloads w
+       JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = w.instance_type
+       WHERE w.organization_id = ${params.organization} AND ${scopeAndInitiativeSql('w', bound)}
+         AND (${cluster}::text IS NULL OR w.cluster_id = ${cluster}::text) AND w.status = 'pending'
+         AND (${poolFilterSql(bound)})
        UNION ALL
-       SELECT instance_type, ${WAIT_SECONDS_SQL}, NULL
-       FROM workloads WHERE ${workloadsInScope} AND started_at IS NOT NULL
-         AND submitted_at >= ${from}::timestamptz AND submitted_at < ${to}::timestamptz
-     ) q
-     JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = q.instance_type
-     WHERE ${poolFilterSql(bound)}
-     GROUP BY p.pool_id`,
+       SELECT pool_id, NULL, p95_seconds FROM (${waitFiguresSql(histogram, ['pool_id'])}) AS waits
+     ) AS parts
+     GROUP BY pool_id`,
     params.values,
   );
 }

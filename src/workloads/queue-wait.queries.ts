@@ -6,7 +6,8 @@ import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import { idleSharesSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
 import { WAIT_FACT_COLUMNS, waitFactsSql, waitFiguresSql } from '../rollups/queue-waits/queue-waits.queries';
 import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
-import { bucketedSplit, type RollupStarts } from './workload-timeline.queries';
+import type { RollupStarts } from '../rollups/workload-periods/period-split';
+import { bucketedSplit } from './workload-timeline.queries';
 
 /**
  * Queue wait and pending demand of the workloads submitted in a stats range. Waits come from the
@@ -24,7 +25,12 @@ const PENDING_FIGURES_SQL = `count(*) FILTER (WHERE is_pending)::float8 AS pendi
       min(submitted_at) FILTER (WHERE is_pending) AS oldest_submitted_at`;
 
 /** One row per pending workload submitted in the range: `leading` columns, submitted_at, true, its GPUs. */
-function pendingFactsSql(leading: string, where: string[], params: StatementParameters, request: StatsRequest) {
+function pendingFactsSql(
+  leading: string,
+  where: string[],
+  params: StatementParameters,
+  request: StatsRequest,
+) {
   return `SELECT ${leading}, submitted_at, true, gpu_count, gpu_share_units
       FROM workloads WHERE ${where.join(' AND ')} AND status = 'pending'
         AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}`;

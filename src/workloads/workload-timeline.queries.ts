@@ -5,7 +5,7 @@ import {
   STATS_FACT_COLUMNS,
   WORKLOADS_WITH_AGGREGATE,
 } from '../rollups/workload-periods/workload-periods.queries';
-import { type Span, splitByPeriod } from '../rollups/workload-periods/period-split';
+import { type RollupStarts, rollupStarts, type Span } from '../rollups/workload-periods/period-split';
 import {
   GROUPING,
   readsRawRows,
@@ -16,22 +16,6 @@ import {
   type StatsRow,
   statsSplit,
 } from './workload-stats.queries';
-
-/** Whole `unit`s of a span, by their starts. */
-function unitStarts(span: Span, unitMs: number): Date[] {
-  const starts: Date[] = [];
-  for (let at = span.from!.getTime(); at < span.to!.getTime(); at += unitMs) starts.push(new Date(at));
-  return starts;
-}
-
-const HOUR_MS = 3_600_000;
-
-/** The starts of the whole UTC days and hours whose rollup rows a read takes, and the raw spans. */
-export interface RollupStarts {
-  days: Date[];
-  hours: Date[];
-  raw: Span[];
-}
 
 /**
  * The range cut for the rollups bucket by bucket (no rollup row straddles a bucket boundary), or,
@@ -49,12 +33,12 @@ export function bucketedSplit(request: StatsRequest, boundaries?: Date[]): Rollu
   const edges = boundaries ?? [request.from, request.to];
   edges.slice(0, -1).forEach((start, index) => {
     const end = edges[index + 1];
-    const split = splitByPeriod(
+    const split = rollupStarts(
       start < request.from ? request.from : start,
       end > request.to ? request.to : end,
     );
-    if (split.days) days.push(...unitStarts(split.days, 24 * HOUR_MS));
-    for (const span of split.hours) hours.push(...unitStarts(span, HOUR_MS));
+    days.push(...split.days);
+    hours.push(...split.hours);
     raw.push(...split.raw);
   });
   return { days, hours, raw };

@@ -117,7 +117,7 @@ export class CapacityPoolDto extends BudgetFiguresDto {
     nullable: true,
     example: 840,
     description:
-      'Additive: 95th percentile (percentile_cont) of the queue waits, whole seconds from submitted_at to started_at, of the workloads on its instance types submitted in the 7 × 24 hours up to now that started; null when none did',
+      'Additive: 95th percentile of the queue waits (within 1 % of percentile_cont, from wait histograms), whole seconds from submitted_at to started_at, of the workloads on its instance types submitted in the 7 × 24 hours up to now that started; null when none did',
   })
   queue_wait_p95_seconds: number | null;
 

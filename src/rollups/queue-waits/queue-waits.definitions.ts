@@ -23,7 +23,9 @@ type WaitSource = 'new_rows' | 'old_rows' | 'workloads';
 function signedWaitsSql(sources: WaitSource[]): string {
   return sources
     .map(
-      (source) => `SELECT ${source === 'old_rows' ? -1 : 1} AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      (
+        source,
+      ) => `SELECT ${source === 'old_rows' ? -1 : 1} AS sign, organization_id, initiative_id, submitted_by, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait

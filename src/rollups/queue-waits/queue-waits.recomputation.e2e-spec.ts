@@ -73,7 +73,7 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
       initiatives: ['init-1', 'init-2', 'init-3'],
     });
     await generate(testApp.dataSource, organizationId, 2500);
-    const token = async (role: string, initiativeIds?: string[]) =>
+    const token = async (role: 'ORG_ADMIN' | 'TEAM_LEAD' | 'MEMBER', initiativeIds?: string[]) =>
       authHeaders(
         await createApiToken(testApp.dataSource, organizationId, { role, initiativeIds }),
         organizationId,
@@ -81,7 +81,11 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
     scopes = [
       { name: 'ORG_ADMIN', headers: await token('ORG_ADMIN'), initiatives: null },
       { name: 'TEAM_LEAD', headers: await token('TEAM_LEAD', ['init-2']), initiatives: ['init-2'] },
-      { name: 'MEMBER', headers: await token('MEMBER', ['init-1', 'init-3']), initiatives: ['init-1', 'init-3'] },
+      {
+        name: 'MEMBER',
+        headers: await token('MEMBER', ['init-1', 'init-3']),
+        initiatives: ['init-1', 'init-3'],
+      },
     ];
   });
 
@@ -170,7 +174,11 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
       for (const range of ranges)
         for (const filter of filters)
           for (const groupBy of groups) {
-            if (filter.initiative_id && scope.initiatives && !scope.initiatives.includes(filter.initiative_id))
+            if (
+              filter.initiative_id &&
+              scope.initiatives &&
+              !scope.initiatives.includes(filter.initiative_id)
+            )
               continue;
             const { body } = await request(testApp.server)
               .get('/v1/workloads/stats')
@@ -217,7 +225,10 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
               ] as const) {
                 const value = entry.figures[figure]!;
                 const bound = (reference as number) * 0.01 + 0.0001;
-                expect({ figure, off: Math.abs(value - (reference as number)) <= bound }).toEqual({ figure, off: true });
+                expect({ figure, off: Math.abs(value - (reference as number)) <= bound }).toEqual({
+                  figure,
+                  off: true,
+                });
               }
               compared++;
             }

@@ -49,3 +49,27 @@ export function splitByPeriod(from: Date | undefined, to: Date | undefined): Per
   }
   return { days: byDay.whole, hours, raw };
 }
+
+/** The starts of the whole UTC days and hours whose rollup rows a read takes, and the raw spans. */
+export interface RollupStarts {
+  days: Date[];
+  hours: Date[];
+  raw: Span[];
+}
+
+/** Whole `unit`s of a bounded span, by their starts. */
+function unitStarts(span: Span, unit: number): Date[] {
+  const starts: Date[] = [];
+  for (let at = span.from!.getTime(); at < span.to!.getTime(); at += unit) starts.push(new Date(at));
+  return starts;
+}
+
+/** [from, to) as splitByPeriod cuts it, each whole day and hour by its start. */
+export function rollupStarts(from: Date, to: Date): RollupStarts {
+  const split = splitByPeriod(from, to);
+  return {
+    days: split.days ? unitStarts(split.days, DAY_MS) : [],
+    hours: split.hours.flatMap((span) => unitStarts(span, HOUR_MS)),
+    raw: split.raw,
+  };
+}

@@ -150,13 +150,15 @@ export class QueueWaitDto {
   @ApiProperty({
     type: Number,
     nullable: true,
-    description: "median wait_seconds (PostgreSQL's percentile_cont(0.5)); null when none started",
+    description:
+      "median wait_seconds, within 1 % of PostgreSQL's percentile_cont(0.5) (from wait histograms); null when none started",
   })
   p50_seconds: number | null;
   @ApiProperty({
     type: Number,
     nullable: true,
-    description: '95th percentile of wait_seconds (percentile_cont(0.95)); null when none started',
+    description:
+      '95th percentile of wait_seconds, within 1 % of percentile_cont(0.95) (from wait histograms); null when none started',
   })
   p95_seconds: number | null;
   @ApiProperty({ type: 'integer', nullable: true, description: 'the longest wait; null when none started' })

@@ -13,7 +13,7 @@ import {
   writeAs,
 } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
-import { percentileCont, queueFiguresOf, waitOf } from './queue-figures';
+import { percentileCont, percentileFigure, queueFiguresOf, waitOf } from './queue-figures';
 
 /*
  * Queue wait and pending demand — wait_seconds on the list and the detail, queue_wait and pending in
@@ -293,7 +293,9 @@ describe('queue wait and pending demand, recomputed from the rows', () => {
           }).toEqual({
             pool: pool.pool_id,
             pending: Math.round((pendingUnits / 5040) * 10_000) / 10_000,
-            p95: waits.length === 0 ? null : Math.round(percentileCont(waits, 0.95) * 10_000) / 10_000,
+            p95: percentileFigure(
+              waits.length === 0 ? null : Math.round(percentileCont(waits, 0.95) * 10_000) / 10_000,
+            ),
           });
         }
       }
