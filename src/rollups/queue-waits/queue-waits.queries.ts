@@ -28,7 +28,8 @@ export interface WaitFactsRequest {
 /**
  * SELECTs whose rows together hold the wait histogram of every workload submitted in the request's
  * days, hours and raw spans that started: `fact_time` (a bucket start, or the submission), `group_key`,
- * then WAIT_FACT_COLUMNS; a raw row is one wait in its own bucket, by the triggers' function.
+ * then WAIT_FACT_COLUMNS; a raw row is one wait in its own bucket, by the triggers' function. Never
+ * empty: an empty range gets a typed source without rows.
  */
 export function waitFactsSql(request: WaitFactsRequest): string[] {
   const { params, where } = request;
@@ -42,11 +43,17 @@ export function waitFactsSql(request: WaitFactsRequest): string[] {
        FROM (SELECT *, ${WAIT_SECONDS_SQL}::bigint AS wait FROM workloads
              WHERE ${[...where, ...(request.rawWhere ?? [])].join(' AND ')} AND started_at IS NOT NULL
                AND submitted_at >= ${params.add(span.from)} AND submitted_at < ${params.add(span.to)}) AS started`;
-  return [
+  const facts = [
     ...(request.days.length ? [rollup('day', request.days)] : []),
     ...(request.hours.length ? [rollup('hour', request.hours)] : []),
     ...request.raw.map(raw),
   ];
+  // An empty range still needs a typed row source.
+  return facts.length
+    ? facts
+    : [
+        'SELECT NULL::timestamptz, NULL::text, NULL::smallint, NULL::bigint, NULL::bigint, NULL::bigint WHERE false',
+      ];
 }
 
 /**
