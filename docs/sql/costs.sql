@@ -14,9 +14,9 @@ WITH page AS MATERIALIZED (
       SELECT w.organization_id, w.workload_id, w.name, w.initiative_id, w.instance_type, w.submitted_by,
              w.cluster_id, w.gpu_share_units, w.submitted_at, w.submitted_at::text AS submitted_at_key,
              greatest(w.started_at, $2::timestamptz) AS charged_from,
-             least((w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $4::timestamptz) - w.started_at))) * interval '1 second'), $3::timestamptz) AS charged_to
+             least(greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)), $3::timestamptz) AS charged_to
       FROM workloads w
-      WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $4::timestamptz) - w.started_at))) * interval '1 second') > $2::timestamptz
+      WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)) > $2::timestamptz
       ORDER BY w.submitted_at, w.workload_id
       LIMIT $5
     ),
@@ -62,9 +62,9 @@ WITH page AS MATERIALIZED (
       SELECT w.organization_id, w.workload_id, w.name, w.initiative_id, w.instance_type, w.submitted_by,
              w.cluster_id, w.gpu_share_units, w.submitted_at, w.submitted_at::text AS submitted_at_key,
              greatest(w.started_at, $2::timestamptz) AS charged_from,
-             least((w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $4::timestamptz) - w.started_at))) * interval '1 second'), $3::timestamptz) AS charged_to
+             least(greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)), $3::timestamptz) AS charged_to
       FROM workloads w
-      WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $4::timestamptz) - w.started_at))) * interval '1 second') > $2::timestamptz AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[])) AND w.initiative_id = $6 AND (w.submitted_at, w.workload_id) > ($7::timestamptz, $8)
+      WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)) > $2::timestamptz AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[])) AND w.initiative_id = $6 AND (w.submitted_at, w.workload_id) > ($7::timestamptz, $8)
       ORDER BY w.submitted_at, w.workload_id
       LIMIT $9
     ),

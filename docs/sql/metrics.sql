@@ -342,14 +342,15 @@ WITH running AS MATERIALIZED (
 --   $2 = ["wl-0042","wl-0043"]
 --   $3 = "2026-03-15T12:34:56.789Z"
 --   $4 = ["init-a","init-b"]
-SELECT w.workload_id, CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))), 0) * 1000000
+SELECT w.workload_id, CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $3::timestamptz)) - w.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
-        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
+        THEN round(price.whole_price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
                    price.minor_units)::text END AS idle_cost
      FROM workloads w LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(w.started_at, coalesce(w.completed_at, $3::timestamptz))) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(w.started_at, coalesce(w.completed_at, $3::timestamptz))) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $3::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
@@ -481,8 +482,9 @@ WITH ranked AS MATERIALIZED (
       FROM workloads w
       LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz))) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz))) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
@@ -491,7 +493,7 @@ WITH ranked AS MATERIALIZED (
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
         AND ($7::text IS NULL OR w.cluster_id = $7::text)
         AND w.instance_type IN (SELECT p.instance_type FROM gpu_prices p WHERE p.organization_id = $1)
-        AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))), 0) * 1000000
+        AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz)) - w.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
     )
     SELECT page.workload_id, page.name, page.initiative_id, page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas,

@@ -7,12 +7,13 @@
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
   (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -33,12 +34,13 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $11::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))), 0) * 1000000
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
   (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -54,12 +56,13 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
   (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -78,12 +81,13 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
 SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
   (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -154,12 +158,13 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
       SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
   (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -188,16 +193,17 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
-       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))), 0) * 1000000
+       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
-        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
+        THEN round(price.whole_price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
                    price.minor_units)::text END AS idle_cost, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
      FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -218,16 +224,17 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
-  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+  CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
-       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))), 0) * 1000000
+       CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
-        THEN round(price.price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
+        THEN round(price.whole_price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
                    price.minor_units)::text END AS idle_cost, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency
      FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
@@ -689,15 +696,16 @@ SELECT bucket_index, is_summary, group_key,
         AND submitted_at >= $9 AND submitted_at < $10) AS pending
          UNION ALL
          SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
-        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us,
-        CASE WHEN (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $12 AND workloads.submitted_at < $13) OR (workloads.submitted_at >= $14 AND workloads.submitted_at < $15)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
+        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.whole_us,
+        CASE WHEN (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $12 AND workloads.submitted_at < $13) OR (workloads.submitted_at >= $14 AND workloads.submitted_at < $15)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.whole_us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.whole_us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
       FROM workloads
       JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
                    effective_from, effective_to, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
           AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
             FROM gpu_prices WHERE organization_id = $1) AS price
         ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
-      CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us) AS part
+      CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us,
+                                 CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS whole_us) AS part
       LEFT JOIN LATERAL (
         SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
         WHERE (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $12 AND workloads.submitted_at < $13) OR (workloads.submitted_at >= $14 AND workloads.submitted_at < $15)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
@@ -705,7 +713,7 @@ SELECT bucket_index, is_summary, group_key,
       ) AS a ON true
       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
         AND submitted_at >= $16 AND submitted_at < $17
-        AND started_at IS NOT NULL AND effective_from < (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')
+        AND started_at IS NOT NULL AND effective_from < greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))
         AND (effective_to IS NULL OR effective_to > started_at)
          UNION ALL
          SELECT dimension_value, bucket_start, false, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,

@@ -649,6 +649,50 @@ export function clusterUsageByInitiativeAndPoolQuery(
 }
 
 /**
+ * costByWindowQuery for one cluster's workloads, from raw rows: each run's use in each price window
+ * it overlaps (the period so far cut at every price change) at the price in force at the window's
+ * start, its idle part by the rollups' functions on that part, as clusterUsageByInitiativeAndPoolQuery
+ * counts the cluster's use.
+ */
+export function clusterCostByWindowQuery(
+  scope: AuthScope,
+  filters: CapacityFilters & { clusterId: string },
+  windows: UsageWindow[],
+  now: Date,
+): ScopedStatement {
+  const bound = clusterRunParameters(scope, filters, windows[0].from, windows[windows.length - 1].to, now);
+  const { params } = bound;
+  const froms = params.add(windows.map((window) => window.from));
+  const tos = params.add(windows.map((window) => window.to));
+  const [sampled, busy] = idleSharesSql('u.us', 'u');
+  return scopedStatement(
+    scope,
+    `WITH windows AS (
+       SELECT * FROM unnest(${froms}::timestamptz[], ${tos}::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     ),
+     parts AS (
+       SELECT r.initiative_id, r.instance_type, x.window_from, r.sample_count, r.gpu_utilization_sum,
+              ${overlapSql('x.window_from', 'x.window_to')} AS us
+       FROM (${clusterRunsSql(true, bound)}) r
+       CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, ${froms}::timestamptz[]), 1),
+                                          width_bucket(r.ended_at, ${froms}::timestamptz[])) AS b (ordinal)
+       JOIN windows x ON x.ordinal = b.ordinal
+     )
+     SELECT u.initiative_id, p.pool_id,
+            coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
+            coalesce(sum((${sampled} - ${busy}) * pr.price_per_gpu_hour), 0)::text AS idle_price_unit_us,
+            coalesce(sum(u.us) FILTER (WHERE pr.price_per_gpu_hour IS NULL), 0)::float8 AS unpriced_unit_us
+     FROM parts u
+     LEFT JOIN gpu_prices pr ON pr.organization_id = ${params.organization} AND pr.instance_type = u.instance_type
+       AND pr.effective_from <= u.window_from AND (pr.effective_to IS NULL OR pr.effective_to > u.window_from)
+     LEFT JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = u.instance_type
+     WHERE ${poolFilterSql(bound)}
+     GROUP BY u.initiative_id, p.pool_id`,
+    params.values,
+  );
+}
+
+/**
  * usageByWindowQuery for one cluster's workloads, from raw rows: each run is cut at the windows it
  * spans (consecutive local days, found by width_bucket), so a run costs the days it ran, not one
  * row per window.

@@ -19,6 +19,7 @@ import {
   BudgetPeriod,
   budgetPeriodQuery,
   CapacityFilters,
+  clusterCostByWindowQuery,
   clusterUsageByInitiativeAndPoolQuery,
   clusterUsageByWindowQuery,
   InitiativeRow,
@@ -161,9 +162,8 @@ export class CapacityService {
   }
 
   /**
-   * The cost of the period so far, cut at every price change inside it (costByWindowQuery); null
-   * without a price, and with a cluster filter (the cluster's usage is read from raw runs, which
-   * this statement does not cut by price).
+   * The cost of the period so far, cut at every price change inside it (costByWindowQuery; with a
+   * cluster filter, from that cluster's runs, as its usage is read); null without a price.
    */
   private async costs(
     scope: AuthScope,
@@ -172,12 +172,16 @@ export class CapacityService {
     now: Date,
     prices: OrganizationPeriodRow,
   ): Promise<CostRow[] | null> {
-    if (prices.currency === null || filters.clusterId !== null) return null;
+    if (prices.currency === null) return null;
     if (periodSoFar.from >= periodSoFar.to) return [];
     const cuts = prices.price_boundaries.filter((at) => at > periodSoFar.from && at < periodSoFar.to);
     const edges = [periodSoFar.from, ...cuts, periodSoFar.to];
     const windows = edges.slice(0, -1).map((from, index) => ({ from, to: edges[index + 1] }));
-    return this.database.run<CostRow>(costByWindowQuery(scope, filters, windows, now));
+    return this.database.run<CostRow>(
+      filters.clusterId == null
+        ? costByWindowQuery(scope, filters, windows, now)
+        : clusterCostByWindowQuery(scope, { ...filters, clusterId: filters.clusterId }, windows, now),
+    );
   }
 
   /**

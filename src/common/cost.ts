@@ -10,23 +10,25 @@ import { StatementParameters } from './database/statement-parameters';
 import { currencyMinorUnits, UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
 
 /**
- * Cost SQL shared by every reader (docs/architecture.md, "Cost"). A run is charged from started_at
- * for its whole seconds (the floor the GPU-hours use), up to completed_at or, running, the answer's
- * as_of; each part at the price of the period it falls in. Time is whole microseconds (bigint: float
- * epoch arithmetic rounded to the microsecond, exact below 2^53 µs, as capacity counts it; numeric
- * `extract` cost ~2 µs a row more). Amounts are numeric: share units × microseconds × price, summed
- * exactly, divided once by one GPU-hour's unit-microseconds and rounded once, at the end, to the
- * currency's minor units (PostgreSQL's round: half away from zero).
+ * Cost SQL shared by every reader (docs/architecture.md, "Cost"). Money is charged on the exact run,
+ * from started_at to completed_at or, running, the answer's as_of, as capacity counts it, so list,
+ * detail, statistics, capacity and FOCUS agree; each part at the price of the period it falls in.
+ * GPU-time figures beside the money (unpriced GPU-hours; idle GPU-hours and their idle cost) keep
+ * the GPU-hours' own basis, the run's whole seconds. Time is whole microseconds (bigint: float epoch
+ * arithmetic rounded to the microsecond, exact below 2^53 µs; numeric `extract` cost ~2 µs a row
+ * more). Amounts are numeric: share units × microseconds × price, summed exactly, divided once by one
+ * GPU-hour's unit-microseconds and rounded once, at the end, to the currency's minor units
+ * (PostgreSQL's round: half away from zero).
  */
 
-/** The run's charged seconds from started_at (null when it never started). */
-function chargedSecondsSql(workload: string, asOf: string): string {
-  return `floor(greatest(0, date_part('epoch', coalesce(${workload}.completed_at, ${asOf}::timestamptz) - ${workload}.started_at)))`;
+/** The end of the charged run of a workloads row (exact), or null when it never started. */
+export function chargedEndSql(workload: string, asOf: string): string {
+  return `greatest(${workload}.started_at, coalesce(${workload}.completed_at, ${asOf}::timestamptz))`;
 }
 
-/** The end of the charged run of a workloads row, or null when it never started. */
-export function chargedEndSql(workload: string, asOf: string): string {
-  return `(${workload}.started_at + ${chargedSecondsSql(workload, asOf)} * interval '1 second')`;
+/** The end of the run's whole seconds from started_at (the GPU-hours' basis), or null when it never started. */
+export function wholeSecondsEndSql(workload: string, asOf: string): string {
+  return `(${workload}.started_at + floor(greatest(0, date_part('epoch', coalesce(${workload}.completed_at, ${asOf}::timestamptz) - ${workload}.started_at))) * interval '1 second')`;
 }
 
 /** Microseconds of [from, to) inside price period `price` (0 when disjoint or `from` is null). */
@@ -38,14 +40,17 @@ export function overlapMicrosecondsSql(price: string, from: string, to: string):
 /**
  * Per row of workloads `workload`, a LATERAL over its instance type's prices (primary key):
  * `price_count` (0 when the instance type has none), `price_unit_us` (Σ price × microseconds of each
- * part, × share units: the cost before the division) and `priced_us` (microseconds that have a price).
+ * part, × share units: the cost before the division), `priced_us` (microseconds that have a price)
+ * and `whole_price_unit_us` (price_unit_us over the run's whole seconds: what idle cost shares).
  */
 export function runCostLateralSql(workload: string, asOf: string, alias: string): string {
   const overlap = overlapMicrosecondsSql('p', `${workload}.started_at`, chargedEndSql(workload, asOf));
+  const whole = overlapMicrosecondsSql('p', `${workload}.started_at`, wholeSecondsEndSql(workload, asOf));
   return `LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       ${workload}.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * ${overlap}), 0) AS price_unit_us,
       coalesce(sum(${overlap}), 0) AS priced_us,
+      ${workload}.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * ${whole}), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = ${workload}.organization_id AND p.instance_type = ${workload}.instance_type
@@ -57,18 +62,20 @@ export function runCostLateralSql(workload: string, asOf: string, alias: string)
  * or part of its run falls outside every price period (never 0 for "unknown").
  */
 export function workloadCostSql(workload: string, asOf: string, alias: string): string {
-  return `CASE WHEN ${alias}.price_count > 0 AND ${alias}.priced_us >= coalesce(${chargedSecondsSql(workload, asOf)}, 0) * 1000000
+  const chargedUs = `round(date_part('epoch', ${chargedEndSql(workload, asOf)} - ${workload}.started_at) * 1e6)`;
+  return `CASE WHEN ${alias}.price_count > 0 AND ${alias}.priced_us >= coalesce(${chargedUs}, 0)
     THEN round(${alias}.price_unit_us / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${alias}.minor_units)::text END`;
 }
 
 /**
- * The idle part of a workload's cost (text, the currency's decimals): its cost × (1 − average GPU
- * utilization / 100), in numeric like the rollups' busy shares, rounded once; null without a cost or
- * without samples (`aggregate`: sample_count and gpu_utilization_sum, null without samples).
+ * The idle part of a workload's cost (text, the currency's decimals): the cost of its whole seconds
+ * (the idle GPU-hours' basis) × (1 − average GPU utilization / 100), in numeric like the rollups' busy
+ * shares, rounded once; null without a cost or without samples (`aggregate`: sample_count and
+ * gpu_utilization_sum, null without samples).
  */
 export function idleCostSql(workload: string, asOf: string, alias: string, aggregate: string): string {
   return `CASE WHEN ${aggregate}.sample_count > 0 AND ${workloadCostSql(workload, asOf, alias)} IS NOT NULL
-        THEN round(${alias}.price_unit_us * (1 - ${aggregate}.gpu_utilization_sum / (${aggregate}.sample_count * 100)) / ${UNIT_MICROSECONDS_PER_GPU_HOUR},
+        THEN round(${alias}.whole_price_unit_us * (1 - ${aggregate}.gpu_utilization_sum / (${aggregate}.sample_count * 100)) / ${UNIT_MICROSECONDS_PER_GPU_HOUR},
                    ${alias}.minor_units)::text END`;
 }
 

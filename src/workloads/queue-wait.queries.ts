@@ -1,7 +1,7 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { StatementParameters } from '../common/database/statement-parameters';
-import { chargedEndSql, overlapMicrosecondsSql } from '../common/cost';
+import { chargedEndSql, overlapMicrosecondsSql, wholeSecondsEndSql } from '../common/cost';
 import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import { idleSharesSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
 import { WAIT_FACT_COLUMNS, waitFactsSql, waitFiguresSql } from '../rollups/queue-waits/queue-waits.queries';
@@ -38,14 +38,16 @@ function pendingFactsSql(
 
 /**
  * The priced parts of the runs of the workloads submitted in the range, one row per run and price
- * period it overlaps (wait and GPUs null, so the queue figures skip them): share units × seconds ×
- * price, and share units × microseconds, up to now. A workload's cost belongs to its whole run, counted by
+ * period it overlaps (not pending, no GPUs): share units × microseconds × price over the exact run
+ * (the cost), and share units × microseconds over its whole seconds (the GPU-hours' basis: the priced
+ * GPU-time), up to now. A workload's cost belongs to its whole run, counted by
  * submission like its GPU-hours, wherever its prices change: no rollup row keyed by submission can
  * hold it (docs/architecture.md, "Cost"), so it is read here, from the range the queue figures read,
  * the prices joined by hash. What the runs' GPU-seconds leave unpriced is their total less this.
  *
  * The last column is the idle part × price of the runs that idleRollupFactsSql does not cover
- * (`needsRun`), by the rollups' functions on the part's amount; only those runs look up their aggregate.
+ * (`needsRun`), by the rollups' functions on the whole-seconds amount, as the rollups hold idle time;
+ * only those runs look up their aggregate.
  */
 function pricedFactsSql(
   leading: string,
@@ -56,19 +58,21 @@ function pricedFactsSql(
 ) {
   const now = params.add(request.now);
   const end = chargedEndSql('workloads', now);
+  const wholeEnd = wholeSecondsEndSql('workloads', now);
   const needs = needsRun('price.pivot');
-  const amount = '(gpu_share_units::bigint * part.us)::numeric';
+  const amount = '(gpu_share_units::bigint * part.whole_us)::numeric';
   const [sampled, busy] = idleSharesSql(amount, 'a');
   // Renamed price columns: the unqualified group keys and conditions stay the workload's.
   return `SELECT ${leading}, submitted_at, false, NULL::integer, NULL::integer,
-        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.us,
+        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.whole_us,
         CASE WHEN ${needs} THEN (${sampled} - ${busy}) * price_per_gpu_hour END
       FROM workloads
       JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
                    effective_from, effective_to, price_per_gpu_hour, ${PIVOT_SQL} AS pivot
             FROM gpu_prices WHERE organization_id = ${params.organization}) AS price
         ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
-      CROSS JOIN LATERAL (SELECT ${overlapMicrosecondsSql('price', 'workloads.started_at', end)} AS us) AS part
+      CROSS JOIN LATERAL (SELECT ${overlapMicrosecondsSql('price', 'workloads.started_at', end)} AS us,
+                                 ${overlapMicrosecondsSql('price', 'workloads.started_at', wholeEnd)} AS whole_us) AS part
       LEFT JOIN LATERAL (
         SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
         WHERE ${needs} AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id

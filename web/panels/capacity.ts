@@ -66,8 +66,8 @@ export async function loadCapacity(): Promise<void> {
   byId('capacity-summary').replaceChildren(...summarySentences(summary, periodEnd, currency, cluster));
   byId('capacity-summary').dataset.timezone = state.timeZone;
   byId('capacity-note').textContent = cluster
-    ? `Used cost is not kept per cluster, so it reads "—" while one cluster is chosen; allocated cost ` +
-      `belongs to the whole pool.`
+    ? `Used cost is this cluster's use at the prices in force; allocated cost belongs to the whole pool, ` +
+      `as allocations do.`
     : `Allocated cost is the allocation at its pool's one price over the whole period; "—" where a pool's ` +
       `instance types differ in price or its price changes inside the period.`;
   const entries = [
@@ -121,6 +121,7 @@ function summarySentences(
       ' GPU-hours allocated, leaving ',
       remaining,
       `; ${clusterExhaustionSentence(summary.projected_exhaustion_date, periodEnd)}.`,
+      ...costSentence('summary-cost', summary.total_used_cost, currency, null),
       efficiency,
     ];
   return [

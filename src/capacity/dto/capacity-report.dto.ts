@@ -44,9 +44,9 @@ export class ThresholdCrossingDto {
 }
 
 const USED_COST_DESCRIPTION =
-  'Additive: what the priced part of the GPU-hours used inside the period cost, each instance type at the price in force as it was used (running workloads up to as_of), in metadata.currency, exact, rounded once to its minor units; null when the organization has no price or with cluster_id';
+  "Additive: what the priced part of the GPU-hours used inside the period cost, each instance type at the price in force as it was used (running workloads up to as_of), in metadata.currency, exact, rounded once to its minor units; null when the organization has no price. With cluster_id, the cost of that cluster's use, read from its runs";
 const UNPRICED_DESCRIPTION =
-  'Additive: GPU-hours used inside the period that no price covers (left out of the cost; all of them while the organization has no price); null with cluster_id when it has prices';
+  'Additive: GPU-hours used inside the period that no price covers (left out of the cost; all of them while the organization has no price)';
 
 const IDLE_COST_DESCRIPTION =
   "Additive: the money of idle_gpu_hours' priced part: each part of sampled use × (1 − its workload's average GPU utilization / 100) × the price in force as it was used, exact, rounded once; idle time without a price is left out (it is within unpriced_gpu_hours); null when used_cost is";

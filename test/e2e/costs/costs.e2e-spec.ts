@@ -110,7 +110,7 @@ const UTILIZATION: Record<string, number[]> = {
   'p5-settled': [10, 20, 90],
 };
 
-/** The idle part × price of a set's priced parts (`parts` of each run), rounded once. */
+/** The idle part × price of a set's priced parts (`parts` of each run: their whole seconds), rounded once. */
 function idleAmount(runs: Run[], parts: (w: Run) => Part[]): string {
   // Σ numerator × (100 × count − Σ utilization) ÷ (100 × count), over one common denominator.
   const common = 100n * 60n;
@@ -151,12 +151,15 @@ function priceUnits(price: string | number): bigint {
   return BigInt(whole) * PRICE_SCALE + BigInt(fraction.padEnd(10, '0'));
 }
 
-/** The charged run [start, start + whole seconds), running ones up to asOf; null when never started. */
-function chargedSpan(workload: Run, asOf: number): [number, number] | null {
+/**
+ * The charged run [start, end), running ones up to asOf; with `whole`, its whole seconds only (the
+ * GPU-hours' basis, which unpriced and idle GPU-time keep); null when never started.
+ */
+function chargedSpan(workload: Run, asOf: number, whole = false): [number, number] | null {
   if (workload.started_at === null) return null;
   const start = Date.parse(workload.started_at);
   const end = workload.completed_at === null ? asOf : Date.parse(workload.completed_at);
-  return [start, start + Math.max(0, Math.floor((end - start) / 1000)) * 1000];
+  return [start, whole ? start + Math.max(0, Math.floor((end - start) / 1000)) * 1000 : Math.max(start, end)];
 }
 
 interface Part {
@@ -166,8 +169,14 @@ interface Part {
 }
 
 /** The priced parts of a run, cut at price changes, optionally at UTC midnights and a window. */
-function pricedParts(workload: Run, asOf: number, byDay = false, window?: [number, number]): Part[] {
-  const span = chargedSpan(workload, asOf);
+function pricedParts(
+  workload: Run,
+  asOf: number,
+  byDay = false,
+  window?: [number, number],
+  whole = false,
+): Part[] {
+  const span = chargedSpan(workload, asOf, whole);
   if (!span) return [];
   const parts: Part[] = [];
   for (const price of PRICES.filter((p) => p.instance_type === workload.instance_type)) {
@@ -207,6 +216,11 @@ function amount(sum: bigint, minor = 2, count = 1n): string {
   return minor === 0 ? text : `${text.slice(0, -minor)}.${text.slice(-minor)}`;
 }
 
+/** The priced parts of a run's whole seconds up to NOW: what idle cost shares. */
+function wholeParts(workload: Run): Part[] {
+  return pricedParts(workload, NOW, false, undefined, true);
+}
+
 function expectedCost(workload: Run, asOf: number): string | null {
   if (!PRICES.some((p) => p.instance_type === workload.instance_type)) return null;
   const span = chargedSpan(workload, asOf);
@@ -219,9 +233,12 @@ function expectedCost(workload: Run, asOf: number): string | null {
 function unpricedGpuHours(workloads: Run[], asOf: number): number {
   let unitMs = 0n;
   for (const workload of workloads) {
-    const span = chargedSpan(workload, asOf);
+    const span = chargedSpan(workload, asOf, true);
     if (!span) continue;
-    const priced = pricedParts(workload, asOf).reduce((sum, part) => sum + part.to - part.from, 0);
+    const priced = pricedParts(workload, asOf, false, undefined, true).reduce(
+      (sum, part) => sum + part.to - part.from,
+      0,
+    );
     unitMs += workload.units * BigInt(span[1] - span[0] - priced);
   }
   return Math.round((Number(unitMs) / 5040 / HOUR) * 10_000) / 10_000;
@@ -332,7 +349,7 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     expect(detail.body.data.cost).toBe(expectedCost(mig, NOW));
     expect(detail.body.metadata.currency).toBe('EUR');
     // 70 % average utilization: 30 % of its cost is idle.
-    expect(detail.body.data.idle_cost).toBe(amount(numerator(mig, pricedParts(mig, NOW)) * 3n, 2, 10n));
+    expect(detail.body.data.idle_cost).toBe(amount(numerator(mig, wholeParts(mig)) * 3n, 2, 10n));
     const csv = await get(admin, '/v1/workloads?limit=100').set('Accept', 'text/csv').expect(200);
     const rows = parse<{ workload_id: string; cost: string }>(csv.text, { columns: true });
     for (const workload of RUNS) {
@@ -368,7 +385,7 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     }
   });
 
-  const charged = (w: Run) => pricedParts(w, NOW);
+  const charged = wholeParts;
 
   it("costs the statistics' idle GPU-hours: from the rollups where one price covers them, else run by run", async () => {
     const inRange = (from: string) => RUNS.filter((w) => Date.parse(w.submitted_at) >= Date.parse(from));
@@ -489,9 +506,30 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
     );
     expect(teams).toEqual({ vision: '16.66', nlp: null });
     expect(response.body.data.summary.total_allocated_cost).toBeNull();
-    const member = await get(admin, '/v1/capacity?cluster_id=c-east').expect(200);
-    expect(member.body.data.summary.total_used_cost).toBeNull();
-    expect(member.body.data.summary.idle_cost).toBeNull();
+    // A cluster's cost is that cluster's use, from its runs, at the same prices (every run is in c-east).
+    const east = await get(admin, '/v1/capacity?cluster_id=c-east').expect(200);
+    const eastUse = used(RUNS);
+    expect([east.body.data.summary.total_used_cost, east.body.data.summary.unpriced_gpu_hours]).toEqual([
+      eastUse.cost,
+      eastUse.unpriced,
+    ]);
+  });
+
+  it("adds FOCUS's records of the period so far up to capacity's used cost, each within its own rounding", async () => {
+    // One time basis: both charge the exact run, so the only difference left is each record's rounding.
+    const used = (await get(admin, '/v1/capacity').expect(200)).body.data.summary.total_used_cost;
+    const records: { BilledCost: string }[] = [];
+    let token: string | undefined;
+    do {
+      const path: string = `/v1/costs/focus?start_date=2026-11-01&end_date=2026-11-21${token ? `&next_token=${token}` : ''}`;
+      const page = await get(admin, path).expect(200);
+      records.push(...page.body.data.records);
+      token = page.body.metadata.next_token ?? undefined;
+    } while (token);
+    const cents = (text: string) => Math.round(Number(text) * 100);
+    const billed = records.reduce((sum, record) => sum + cents(record.BilledCost), 0);
+    expect(records.length).toBeGreaterThan(5);
+    expect(Math.abs(billed - cents(used))).toBeLessThanOrEqual(Math.ceil((records.length + 1) / 2));
   });
 
   it("costs the capacity's idle GPU-hours: each priced part × its run's idle fraction × its price", async () => {
@@ -544,7 +582,7 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
       if (expectedCost(w, NOW) === null || values === undefined) return null;
       const count = BigInt(values.length);
       const idleShare = 100n * count - BigInt(values.reduce((a, b) => a + b, 0));
-      return amount(numerator(w, pricedParts(w, NOW)) * idleShare, 2, 100n * count);
+      return amount(numerator(w, wholeParts(w)) * idleShare, 2, 100n * count);
     };
     for (const [token, runs] of [
       [admin, RUNS],

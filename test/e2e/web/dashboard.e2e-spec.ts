@@ -1072,7 +1072,12 @@ describeInBrowser('the dashboard page at GET /', () => {
         `^Cluster ${first}'s use against the whole pools' budgets \\(allocations belong to pools, not to clusters\\): its workloads used `,
       ),
     );
-    expect(await page.textContent('#capacity-note')).toContain('Used cost is not kept per cluster');
+    expect(await page.textContent('#capacity-note')).toContain("Used cost is this cluster's use");
+    const clusterCapacity = await api(adminToken, `/v1/capacity?cluster_id=${first}`);
+    expect(clusterCapacity.summary.total_used_cost).toMatch(/^\d+\.\d{2}$/);
+    expect(await page.getAttribute('#summary-cost', 'data-value')).toBe(
+      clusterCapacity.summary.total_used_cost,
+    );
     const inCluster = Number(await page.getAttribute('#stats-workloads', 'data-value'));
     expect(inCluster).toBeGreaterThan(0);
     expect(inCluster).toBeLessThan(everywhere);
