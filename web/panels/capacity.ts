@@ -63,7 +63,9 @@ export async function loadCapacity(): Promise<void> {
   period.textContent = `${formatDate(data.period.start)} – ${formatLastDay(periodEnd)}, ${state.timeZone}`;
   period.dataset.start = data.period.start;
   period.dataset.end = periodEnd;
-  byId('capacity-summary').replaceChildren(...summarySentences(summary, periodEnd, currency, cluster));
+  byId('capacity-summary').replaceChildren(
+    ...summarySentences(summary, periodEnd, currency, cluster, exhaustedClause(data)),
+  );
   byId('capacity-summary').dataset.timezone = state.timeZone;
   byId('capacity-note').textContent = cluster
     ? `Used cost is this cluster's use at the prices in force; allocated cost belongs to the whole pool, ` +
@@ -107,6 +109,7 @@ function summarySentences(
   periodEnd: string,
   currency: string | null,
   cluster: string,
+  exhausted: string,
 ): (string | HTMLElement)[] {
   const used = figure('summary-used', summary.total_used_gpu_hours, 'used');
   const allocated = figure('summary-allocated', summary.total_allocated_gpu_hours, 'allocated');
@@ -120,7 +123,7 @@ function summarySentences(
       allocated,
       ' GPU-hours allocated, leaving ',
       remaining,
-      `; ${clusterExhaustionSentence(summary.projected_exhaustion_date, periodEnd)}.`,
+      `; ${clusterExhaustionSentence(summary.projected_exhaustion_date, periodEnd)}${exhausted}.`,
       ...costSentence('summary-cost', summary.total_used_cost, currency, null),
       efficiency,
     ];
@@ -130,10 +133,23 @@ function summarySentences(
     allocated,
     ' GPU-hours used; ',
     remaining,
-    ` remaining; ${exhaustionSentence(summary.projected_exhaustion_date, periodEnd)}.`,
+    ` remaining; ${exhaustionSentence(summary.projected_exhaustion_date, periodEnd)}${exhausted}.`,
     ...costSentence('summary-cost', summary.total_used_cost, currency, null, summary.total_allocated_cost),
     efficiency,
   ];
+}
+
+/**
+ * The pools and teams already past their budget: the total can last past the period's end while
+ * some of them have run out, and the sentence says so rather than contradict the table.
+ */
+function exhaustedClause(data: Capacity): string {
+  const count = (entries: BudgetEntry[], noun: string) => {
+    const n = entries.filter((entry) => entry.budget_status === 'exhausted').length;
+    return n === 0 ? '' : `${n} ${noun}${n === 1 ? '' : 's'}`;
+  };
+  const parts = [count(data.pools, 'pool'), count(data.initiatives, 'team')].filter(Boolean);
+  return parts.length === 0 ? '' : `, though ${parts.join(' and ')} already ran out`;
 }
 
 /** How much of the use the efficiency covers: only workloads with samples have one. */

@@ -233,6 +233,14 @@ describeInBrowser('the dashboard page at GET /', () => {
   async function checkPanels(page: Page, token: string, label: string, cluster?: string) {
     const scope = clusterQuery(cluster);
     const capacity = await api(token, `/v1/capacity?interval=day${scope}`);
+    // The total may last while pools or teams have run out: the sentence says so, never contradicts the table.
+    const ranOut = [...capacity.pools, ...capacity.initiatives].filter(
+      (entry: { budget_status: string }) => entry.budget_status === 'exhausted',
+    ).length;
+    expect([label, (await page.textContent('#capacity-summary'))!.includes('already ran out')]).toEqual([
+      label,
+      ranOut > 0,
+    ]);
     const stats = await api(
       token,
       `/v1/workloads/stats?time_range=last_30_days&group_by=initiative_id&interval=day${scope}`,
