@@ -1,25 +1,47 @@
-import type { QueryRunner } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { changedBucketsSql } from '../../rollups/queue-waits/queue-waits.definitions';
 import type { Backfill } from './backfill';
 
+/** One part: an organization's workloads submitted in one UTC month, whose histogram rows it rebuilds. */
+interface MonthPart {
+  organizationId: string;
+  from: Date;
+}
+
 /**
- * Fills workload_period_waits from the workloads, grouped as its triggers group a statement's rows.
- * It first takes every organization's writer lock (rule 1), so no writer runs meanwhile: rows the
- * triggers added between the definitions and this transaction are replaced by the recomputation, not
- * counted twice. Readers are never blocked; until it commits they see the table as it was (empty on
- * an upgrade: queue-wait figures read as if nothing had started).
+ * Fills workload_period_waits from the workloads, grouped as its triggers group a statement's rows,
+ * one organization's UTC month per transaction under that organization's writer lock (rule 1): a
+ * writer waits for at most one month's rebuild, never for the whole table. A part deletes and
+ * recomputes exactly the rows keyed in its month (every day and hour lies in one month), so rows the
+ * triggers kept meanwhile, in that month or any other, are never counted twice, and a stopped run
+ * repeats its parts safely. The service of the previous release reads none of this; this release's
+ * serves once `gpucap migrate` has finished (docs/architecture.md, "Schema").
  */
 export const queueWaitHistogramsBackfill: Backfill = {
   name: '1763800032000-queue-wait-histograms',
-  async up(runner: QueryRunner): Promise<void> {
-    await runner.query(
-      'SELECT gpucap_lock_organizations(coalesce(array_agg(organization_id), ARRAY[]::text[])) FROM organizations',
+  async parts(dataSource: DataSource): Promise<MonthPart[]> {
+    const rows = await dataSource.query<{ organization_id: string; month: Date }[]>(
+      `SELECT DISTINCT organization_id, date_trunc('month', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month
+       FROM workloads WHERE started_at IS NOT NULL ORDER BY 1, 2`,
     );
-    await runner.query('DELETE FROM workload_period_waits');
-    await runner.query(`
-      INSERT INTO workload_period_waits (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
-      SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
-             started_count, wait_seconds_sum, added_max
-      FROM (${changedBucketsSql(['workloads'])}) AS c`);
+    return rows.map((row) => ({ organizationId: row.organization_id, from: row.month }));
+  },
+  async up(runner: QueryRunner, part: unknown): Promise<void> {
+    const { organizationId, from } = part as MonthPart;
+    const month = `$2::timestamptz AND bucket_start < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'`;
+    await runner.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [organizationId]);
+    await runner.query(
+      `DELETE FROM workload_period_waits WHERE organization_id = $1 AND bucket_start >= ${month}`,
+      [organizationId, from],
+    );
+    const rows = `(SELECT * FROM workloads WHERE organization_id = $1 AND submitted_at >= $2::timestamptz
+        AND submitted_at < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC') AS part`;
+    await runner.query(
+      `INSERT INTO workload_period_waits (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+       SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+              started_count, wait_seconds_sum, added_max
+       FROM (${changedBucketsSql([{ rows, sign: 1 }])}) AS c`,
+      [organizationId, from],
+    );
   },
 };

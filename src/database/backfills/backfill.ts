@@ -8,7 +8,13 @@ import type { DataSource, QueryRunner } from 'typeorm';
  */
 export interface Backfill {
   readonly name: string;
-  up(runner: QueryRunner): Promise<void>;
+  /**
+   * The parts it runs in, each in its own transaction (one part when absent), so a long rewrite
+   * holds its locks a part at a time; every part must be safe to run again, as all of them run again
+   * when a stopped backfill resumes (the record is written with the last).
+   */
+  parts?(dataSource: DataSource): Promise<unknown[]>;
+  up(runner: QueryRunner, part?: unknown): Promise<void>;
 }
 
 export const BACKFILLS_TABLE = 'schema_backfills';
@@ -31,7 +37,21 @@ export async function pendingBackfills(
   return backfills.filter((backfill) => !done.has(backfill.name));
 }
 
-/** Runs the pending backfills, each in its own transaction with its record; returns their names. */
+async function inTransaction(dataSource: DataSource, work: (runner: QueryRunner) => Promise<void>) {
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.startTransaction();
+    await work(runner);
+    await runner.commitTransaction();
+  } catch (error) {
+    if (runner.isTransactionActive) await runner.rollbackTransaction();
+    throw error;
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Runs the pending backfills, each part in its own transaction, the record with the last; returns their names. */
 export async function runBackfills(
   dataSource: DataSource,
   backfills: readonly Backfill[],
@@ -41,21 +61,18 @@ export async function runBackfills(
   );
   const ran: string[] = [];
   for (const backfill of await pendingBackfills(dataSource, backfills)) {
-    const runner = dataSource.createQueryRunner();
-    try {
-      await runner.startTransaction();
-      await backfill.up(runner);
-      await runner.query(`INSERT INTO ${BACKFILLS_TABLE} (name, applied_at) VALUES ($1, now())`, [
-        backfill.name,
-      ]);
-      await runner.commitTransaction();
-      ran.push(backfill.name);
-    } catch (error) {
-      if (runner.isTransactionActive) await runner.rollbackTransaction();
-      throw error;
-    } finally {
-      await runner.release();
+    const parts = backfill.parts ? await backfill.parts(dataSource) : [undefined];
+    for (let index = 0; index < Math.max(parts.length, 1); index++) {
+      await inTransaction(dataSource, async (runner) => {
+        if (index < parts.length) await backfill.up(runner, parts[index]);
+        if (index >= parts.length - 1) {
+          await runner.query(`INSERT INTO ${BACKFILLS_TABLE} (name, applied_at) VALUES ($1, now())`, [
+            backfill.name,
+          ]);
+        }
+      });
     }
+    ran.push(backfill.name);
   }
   return ran;
 }

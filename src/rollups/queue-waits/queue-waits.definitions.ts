@@ -16,28 +16,33 @@ import { defineFunction, defineTrigger, type Definition } from '../../database/d
  */
 const GAMMA = 1.02;
 
-/** Rows whose waits count: a statement's `new_rows` (+1) and `old_rows` (−1), or `workloads` (+1). */
-type WaitSource = 'new_rows' | 'old_rows' | 'workloads';
+/** Rows of workloads whose waits count, added (+1) or removed (−1): a relation, or a subquery with its alias. */
+export interface WaitSource {
+  rows: string;
+  sign: 1 | -1;
+}
+
+const ADDED: WaitSource = { rows: 'new_rows', sign: 1 };
+const REMOVED: WaitSource = { rows: 'old_rows', sign: -1 };
 
 /** The signed waits of the started rows of `sources`. */
 function signedWaitsSql(sources: WaitSource[]): string {
   return sources
     .map(
-      (
-        source,
-      ) => `SELECT ${source === 'old_rows' ? -1 : 1} AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      (source) => `SELECT ${source.sign} AS sign, organization_id, initiative_id, submitted_by, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
-        FROM ${source} WHERE started_at IS NOT NULL`,
+        FROM ${source.rows} WHERE started_at IS NOT NULL`,
     )
     .join('\n        UNION ALL ');
 }
 
 /**
- * Per rollup key and wait bucket, what the statement changed (over `workloads`: the whole histogram), netted per wait value first: a wait
- * that leaves and comes back (a status change, a re-import) changes nothing; `removed` says a value
- * left, so the row's largest wait may have to be recomputed.
+ * Per rollup key and wait bucket, what the statement changed (over plain workloads rows: their
+ * histogram), netted per wait value first: a wait that leaves and comes back (a status change, a
+ * re-import) changes nothing; `removed` says a value left, so the row's largest wait may have to be
+ * recomputed.
  */
 export function changedBucketsSql(sources: WaitSource[]): string {
   return `SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
@@ -78,7 +83,7 @@ function histogramBody(sources: WaitSource[]): string {
       started_count = r.started_count + excluded.started_count,
       wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
       wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);`;
-  if (!sources.includes('old_rows')) return upsert;
+  if (sources.every((source) => source.sign > 0)) return upsert;
   // A removed wait may have been the row's largest: empty rows go, the others are recomputed from
   // the workloads of their key and bucket (one initiative's hour or day, by an index range).
   return `${upsert}
@@ -117,8 +122,8 @@ export const queueWaitDefinitions: Definition[] = [
     SELECT CASE WHEN wait_bucket = 0 THEN 0
                 ELSE least(largest, 2 * power(${GAMMA}::float8, wait_bucket - 1) / (1 + ${GAMMA}::float8)) END
     $$`),
-  triggerFunction('gpucap_workload_waits_delete', ['old_rows']),
-  triggerFunction('gpucap_workload_waits_insert', ['new_rows']),
+  triggerFunction('gpucap_workload_waits_delete', [REMOVED]),
+  triggerFunction('gpucap_workload_waits_insert', [ADDED]),
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_workload_waits_truncate() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
@@ -126,7 +131,7 @@ export const queueWaitDefinitions: Definition[] = [
       RETURN NULL;
     END
     $$`),
-  triggerFunction('gpucap_workload_waits_update', ['new_rows', 'old_rows']),
+  triggerFunction('gpucap_workload_waits_update', [ADDED, REMOVED]),
   defineTrigger(
     'CREATE OR REPLACE TRIGGER workloads_waits_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_delete()',
   ),
