@@ -1,29 +1,12 @@
-import type { StatementParameters } from '../../common/database/statement-parameters';
 import { WAIT_SECONDS_SQL } from '../../common/queue-wait';
-import type { PeriodDimension } from '../workload-periods/workload-periods.queries';
-import type { Span } from '../workload-periods/period-split';
+import type { PeriodFactsRequest } from '../workload-periods/workload-periods.queries';
+import type { RollupStarts, Span } from '../workload-periods/period-split';
 
 /** Columns of every wait fact row, after its time and group key (histogram rows and raw rows alike). */
 export const WAIT_FACT_COLUMNS = ['wait_bucket', 'started_count', 'wait_seconds_sum', 'wait_seconds_max'];
 
-export interface WaitFactsRequest {
-  params: StatementParameters;
-  /** Conditions on organization_id and initiative_id, valid on both the histograms and workloads. */
-  where: string[];
-  /** Further conditions only histogram rows take (on dimension_value)... */
-  rollupWhere?: string[];
-  /** ...and the same filter on workloads rows. */
-  rawWhere?: string[];
-  dimension: PeriodDimension;
-  /** The group key on histogram rows (`initiative_id`, `dimension_value`, or `NULL::text`)... */
-  rollupKey: string;
-  /** ...and the same key on workloads rows. */
-  rawKey: string;
-  /** Whole UTC days and hours read from the histograms, by their starts; raw spans from workloads. */
-  days: Date[];
-  hours: Date[];
-  raw: Span[];
-}
+/** A period facts request's conditions and keys, with the range as whole days and hours and raw spans. */
+export type WaitFactsRequest = Omit<PeriodFactsRequest, 'withIdle'> & RollupStarts;
 
 /**
  * SELECTs whose rows together hold the wait histogram of every workload submitted in the request's
