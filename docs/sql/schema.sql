@@ -400,8 +400,8 @@ CREATE TABLE workload_period_waits (
     started_count bigint NOT NULL,
     wait_seconds_sum bigint NOT NULL,
     wait_seconds_max bigint NOT NULL,
-    CONSTRAINT workload_period_waits_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket),
-    CONSTRAINT workload_period_waits_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'submitted_by'::text, 'instance_type'::text])),
+    CONSTRAINT workload_period_waits_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) INCLUDE (started_count, wait_seconds_sum, wait_seconds_max),
+    CONSTRAINT workload_period_waits_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'instance_type'::text])),
     CONSTRAINT workload_period_waits_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
 );
 
@@ -2158,20 +2158,17 @@ AS $function$
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
-      FROM (SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
@@ -2188,20 +2185,17 @@ AS $function$
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
-      FROM (SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
@@ -2214,7 +2208,6 @@ AS $function$
         AND w.submitted_at >= r.bucket_start
         AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
         AND w.started_at IS NOT NULL
-        AND (r.dimension <> 'submitted_by' OR w.submitted_by = r.dimension_value)
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
     FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
@@ -2224,20 +2217,17 @@ AS $function$
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
-      FROM (SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
@@ -2264,20 +2254,17 @@ AS $function$
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
@@ -2318,25 +2305,22 @@ AS $function$
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
-        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
@@ -2353,25 +2337,22 @@ AS $function$
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
-        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
@@ -2384,7 +2365,6 @@ AS $function$
         AND w.submitted_at >= r.bucket_start
         AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
         AND w.started_at IS NOT NULL
-        AND (r.dimension <> 'submitted_by' OR w.submitted_by = r.dimension_value)
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
     FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
@@ -2394,25 +2374,22 @@ AS $function$
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
-        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, submitted_by, instance_type,
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c

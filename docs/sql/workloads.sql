@@ -586,10 +586,10 @@ SELECT bucket_index, is_summary, group_key,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
             FROM (SELECT NULL::integer AS bucket_index, true AS is_summary,
-      NULL::text AS group_key, wait_bucket, sum(started_count) AS n,
-        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
-      FROM (SELECT NULL::integer AS bucket_index, facts.*
-            FROM (SELECT bucket_start, NULL::text, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+      NULL::text AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+             max(wait_seconds_max) AS largest
+           FROM (SELECT NULL::integer AS bucket_index, facts.*
+      FROM (SELECT bucket_start, NULL::text, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
        WHERE organization_id = $1 AND period = 'day'
          AND dimension = 'none' AND bucket_start = ANY($2::timestamptz[])
@@ -604,8 +604,7 @@ SELECT bucket_index, is_summary, group_key,
  UNION ALL SELECT submitted_at, NULL::text, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND started_at IS NOT NULL
-               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
-      GROUP BY GROUPING SETS ((wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket))) AS hist) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
@@ -659,10 +658,10 @@ SELECT bucket_index, is_summary, group_key,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
             FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key, wait_bucket, sum(started_count) AS n,
-        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
-      FROM (SELECT NULL::integer AS bucket_index, facts.*
-            FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+      group_key AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+             max(wait_seconds_max) AS largest
+           FROM (SELECT NULL::integer AS bucket_index, facts.*
+      FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
        WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day'
          AND dimension = 'instance_type' AND bucket_start = ANY($3::timestamptz[])
@@ -677,8 +676,7 @@ SELECT bucket_index, is_summary, group_key,
  UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
-               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
-      GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at, total_cost, idle_cost, priced_unit_seconds
@@ -754,10 +752,10 @@ SELECT bucket_index, is_summary, group_key,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
             FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key, wait_bucket, sum(started_count) AS n,
-        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
-      FROM (SELECT NULL::integer AS bucket_index, facts.*
-            FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+      group_key AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+             max(wait_seconds_max) AS largest
+           FROM (SELECT NULL::integer AS bucket_index, facts.*
+      FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
        WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day'
          AND dimension = 'instance_type' AND bucket_start = ANY($3::timestamptz[])
@@ -772,8 +770,7 @@ SELECT bucket_index, is_summary, group_key,
  UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
-               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
-      GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
@@ -816,10 +813,10 @@ SELECT bucket_index, is_summary, group_key,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
                    sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
             FROM (SELECT bucket_index, GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key, wait_bucket, sum(started_count) AS n,
-        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
-      FROM (SELECT width_bucket(fact_time, $9::timestamptz[]) AS bucket_index, facts.*
-            FROM (SELECT bucket_start, initiative_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+      group_key AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+             max(wait_seconds_max) AS largest
+           FROM (SELECT width_bucket(fact_time, $9::timestamptz[]) AS bucket_index, facts.*
+      FROM (SELECT bucket_start, initiative_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
        WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day'
          AND dimension = 'none' AND bucket_start = ANY($3::timestamptz[])
@@ -834,8 +831,7 @@ SELECT bucket_index, is_summary, group_key,
  UNION ALL SELECT submitted_at, initiative_id, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
-               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed
-      GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket), (bucket_index, wait_bucket), (bucket_index, group_key, wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket), (bucket_index, wait_bucket), (bucket_index, group_key, wait_bucket))) AS hist) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at

@@ -4,7 +4,12 @@ import { StatementParameters } from '../common/database/statement-parameters';
 import { chargedEndSql, overlapMicrosecondsSql, wholeSecondsEndSql } from '../common/cost';
 import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import { idleSharesSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
-import { WAIT_FACT_COLUMNS, waitFactsSql, waitFiguresSql } from '../rollups/queue-waits/queue-waits.queries';
+import {
+  exactWaitFiguresSql,
+  WAIT_FACT_COLUMNS,
+  waitFactsSql,
+  waitFiguresSql,
+} from '../rollups/queue-waits/queue-waits.queries';
 import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
 import type { RollupStarts } from '../rollups/workload-periods/period-split';
 import { bucketedSplit } from './workload-timeline.queries';
@@ -12,7 +17,7 @@ import { bucketedSplit } from './workload-timeline.queries';
 /**
  * Queue wait and pending demand of the workloads submitted in a stats range. Waits come from the
  * queue-wait histograms (src/rollups/queue-waits/): whole UTC days and hours from their rows, the
- * partial hours at the edges (and every cluster read) from raw rows; started, average and largest are
+ * partial hours at the edges (and every cluster or submitter read) from raw rows; started, average and largest are
  * exact, p50 and p95 within 1 % (docs/architecture.md, "Queue wait"). Pending workloads are the short
  * stored queue, read as stored through workloads_org_status_submitted, like the running workloads of
  * the statistics.
@@ -146,12 +151,24 @@ export function queueWaitQuery(
       ${request.groupBy ? 'group_key' : 'NULL::text'} AS group_key`;
   const setKeys = ['bucket_index', 'is_summary', 'group_key'];
 
-  const waitFacts = waitFactsSql({ params, where, ...grouping, ...starts }).join('\n UNION ALL ');
-  const histogram = `SELECT ${setColumns}, wait_bucket, sum(started_count) AS n,
-        sum(wait_seconds_sum) AS total_wait, max(wait_seconds_max) AS largest
-      FROM (SELECT ${bucketOf('fact_time')} AS bucket_index, facts.*
-            FROM (${waitFacts}) AS facts(fact_time, group_key, ${WAIT_FACT_COLUMNS.join(', ')})) AS bucketed
-      GROUP BY GROUPING SETS (${sets(['wait_bucket'])})`;
+  // No histograms per submitter (queue-waits.definitions.ts): their waits are read from the queue index.
+  const waitStarts =
+    request.groupBy === 'submitted_by'
+      ? { days: [], hours: [], raw: [{ from: request.from, to: request.to }] }
+      : starts;
+  const waitFacts = waitFactsSql({ params, where, ...grouping, ...waitStarts }).join('\n UNION ALL ');
+  const bucketedWaits = `SELECT ${bucketOf('fact_time')} AS bucket_index, facts.*
+      FROM (${waitFacts}) AS facts(fact_time, group_key, ${WAIT_FACT_COLUMNS.join(', ')})`;
+  // Read raw alone, the waits themselves are cheaper to take exactly than to merge as histograms.
+  const waits =
+    waitStarts.days.length + waitStarts.hours.length === 0
+      ? exactWaitFiguresSql(bucketedWaits, setColumns, sets([]))
+      : waitFiguresSql(
+          `SELECT ${setColumns}, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+             max(wait_seconds_max) AS largest
+           FROM (${bucketedWaits}) AS bucketed GROUP BY GROUPING SETS (${sets(['wait_bucket'])})`,
+          setKeys,
+        );
 
   const pending = pendingFactsSql(grouping.rawKey, where, params, request);
   const facts = minorUnits === null ? pending : costFactsSql(pending, request, where, params, starts);
@@ -191,7 +208,7 @@ export function queueWaitQuery(
       coalesce(max(priced_unit_seconds), 0) AS priced_unit_seconds`
       }
     FROM (SELECT ${setKeys.join(', ')}, ${waitColumns.join(', ')}, ${nulls(otherColumns)}
-          FROM (${waitFiguresSql(histogram, setKeys)}) AS waits
+          FROM (${waits}) AS waits
           UNION ALL
           SELECT ${setKeys.join(', ')}, ${nulls(waitColumns)}, ${otherColumns.join(', ')}
           FROM (${others}) AS others) AS parts

@@ -1,8 +1,10 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
 /**
- * Queue-wait histograms: per period rollup key (UTC day or hour; dimension none, submitter or instance
- * type), one row per non-empty wait bucket, kept by statement triggers on workloads.
+ * Queue-wait histograms: per period rollup key (UTC day or hour; dimension none or instance type),
+ * one row per non-empty wait bucket, kept by statement triggers on workloads. None per submitter: a
+ * submitter's day holds a few waits, so a histogram there is about a row per wait, no cheaper to read
+ * than the workloads' queue index, which statistics read instead.
  *
  * Buckets follow DDSketch: bucket k ≥ 1 holds the waits in (γ^(k−2), γ^(k−1)] with γ = 1.02 (each 2 %
  * wide), bucket 0 a wait of 0; a bucket stands for 2γ^(k−1)/(γ+1), within (γ−1)/(γ+1) < 1 % of every
@@ -29,7 +31,7 @@ const REMOVED: WaitSource = { rows: 'old_rows', sign: -1 };
 function signedWaitsSql(sources: WaitSource[]): string {
   return sources
     .map(
-      (source) => `SELECT ${source.sign} AS sign, organization_id, initiative_id, submitted_by, instance_type,
+      (source) => `SELECT ${source.sign} AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
@@ -52,16 +54,13 @@ export function changedBucketsSql(sources: WaitSource[]): string {
     FROM (
       SELECT organization_id,
              CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
-             CASE WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                  WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
+             CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
-             CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                  WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
+             CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              wait, sum(sign) AS net
       FROM (${signedWaitsSql(sources)}) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, submitted_by, wait),
-        (organization_id, day, initiative_id, instance_type, wait), (organization_id, hour, initiative_id, wait),
-        (organization_id, hour, initiative_id, submitted_by, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
+        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)`;
@@ -95,7 +94,6 @@ function histogramBody(sources: WaitSource[]): string {
         AND w.submitted_at >= r.bucket_start
         AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
         AND w.started_at IS NOT NULL
-        AND (r.dimension <> 'submitted_by' OR w.submitted_by = r.dimension_value)
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
     FROM (${changedBucketsSql(sources)}) AS c

@@ -68,3 +68,15 @@ export function waitFiguresSql(hist: string, setKeys: string[]): string {
             FROM (${hist}) AS hist) AS ranked
       GROUP BY ${partition}`;
 }
+
+/**
+ * waitFiguresSql's figures of raw wait rows alone (`facts`: waitFactsSql rows, one wait each, as
+ * `wait_seconds_max`) grouped by `sets` into `setColumns`: percentile_cont itself, exact.
+ */
+export function exactWaitFiguresSql(facts: string, setColumns: string, sets: string): string {
+  return `SELECT ${setColumns}, count(*)::float8 AS started, avg(wait_seconds_max)::float8 AS avg_seconds,
+        percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_seconds_max) AS p50_seconds,
+        percentile_cont(0.95) WITHIN GROUP (ORDER BY wait_seconds_max) AS p95_seconds,
+        max(wait_seconds_max)::float8 AS max_seconds
+      FROM (${facts}) AS waits GROUP BY GROUPING SETS (${sets})`;
+}

@@ -50,7 +50,7 @@ async function differences(dataSource: DataSource, organizationId: string): Prom
               count(*)::bigint, sum(wait)::bigint, max(wait)::bigint
        FROM waits
        CROSS JOIN (VALUES ('day'), ('hour')) AS p (period)
-       CROSS JOIN LATERAL (VALUES ('none', ''), ('submitted_by', submitted_by), ('instance_type', instance_type))
+       CROSS JOIN LATERAL (VALUES ('none', ''), ('instance_type', instance_type))
          AS d (dimension, dimension_value)
        GROUP BY 1, 2, 3, 4, 5, 6, 7),
      rolled AS (SELECT * FROM workload_period_waits WHERE organization_id = $1)
