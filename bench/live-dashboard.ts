@@ -182,13 +182,17 @@ async function openTabs(url: string, fixtures: Fixtures, count: number, root?: s
   );
 }
 
-/** Every request name of the page that each dashboard's one load answered 2xx (or 304) on `build`. */
+/**
+ * The page's requests `build` answers: those no dashboard's one load was refused (4xx: an endpoint or
+ * a parameter the build lacks). A 5xx is no verdict on the request, and stays in.
+ */
 async function preflight({ build, url, tabs }: Target): Promise<Set<string>> {
   return withServer(await startService(url, false, log, build), async (service) => {
     const answers: Answer[] = [];
-    await Promise.all(tabs.map((tab) => loadPage(service.baseUrl, tab, null, answers)));
-    const failed = new Set(answers.filter((a) => !answeredOk(a.status)).map((a) => a.request));
-    for (const name of failed) log(`${build.label}: ${name} answered non-2xx; left out of both columns`);
+    await openPage(service.baseUrl, tabs, null, answers);
+    const refused = (a: Answer) => a.status >= 400 && a.status < 500;
+    const failed = new Set(answers.filter(refused).map((a) => a.request));
+    for (const name of failed) log(`${build.label}: ${name} answered 4xx; left out of both columns`);
     return new Set(PAGE_REQUESTS.filter((name) => !failed.has(name)));
   });
 }
@@ -203,8 +207,7 @@ async function liveRun(
   durationMs: number,
 ): Promise<BuildRun> {
   return withServer(await startService(url, false, log, build), async (service) => {
-    for (const tab of tabs) tab.held.clear();
-    await Promise.all(tabs.map((tab) => loadPage(service.baseUrl, tab, kept, [])));
+    await openPage(service.baseUrl, tabs, kept, []);
     const cacheBefore = await cacheOutcomes(service.baseUrl);
     const answers: Answer[] = [];
     const pages: number[] = [];
@@ -242,6 +245,17 @@ async function liveRun(
     );
     return { label: build.label, answers, pages, writer: writes, cache };
   });
+}
+
+/** Every tab opens the page once on a service it has not seen yet (no answer held). */
+async function openPage(
+  baseUrl: string,
+  tabs: Dashboard[],
+  kept: Set<string> | null,
+  answers: Answer[],
+): Promise<void> {
+  for (const tab of tabs) tab.held.clear();
+  await Promise.all(tabs.map((tab) => loadPage(baseUrl, tab, kept, answers)));
 }
 
 function sleepUntil(at: number): Promise<void> {

@@ -76,7 +76,12 @@ export async function runWriter(
       }
       stats.batches += 1;
       stats.seconds.push((Date.now() - started) / 1000);
-      await Promise.race([stop, new Promise((done) => setTimeout(done, started + intervalMs - Date.now()))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        stop,
+        new Promise((done) => (timer = setTimeout(done, started + intervalMs - Date.now()))),
+      ]);
+      clearTimeout(timer);
     }
   } finally {
     await client.end();
