@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import type { UnfinishedWorkload } from '../src/ingest/kubernetes/kubernetes-source';
 import { ORGANIZATION_ID } from './fixtures';
 import { runCompiledCli, type ServiceBuild } from './processes';
 
@@ -24,19 +25,12 @@ export interface WriterStats {
   seconds: number[];
 }
 
-interface Unfinished {
-  workload_id: string;
-  initiative_id: string;
-  name: string;
+/** A pending or running workload as the sync reads it (sharing aside), with its status. */
+interface Unfinished extends Omit<
+  UnfinishedWorkload,
+  'gpu_share_units' | 'gpu_sharing_mode' | 'gpu_sharing_profile' | 'gpu_sharing_replicas'
+> {
   status: 'pending' | 'running';
-  submitted_by: string;
-  instance_type: string;
-  gpu_count: number;
-  is_managed: boolean;
-  cluster_id: string;
-  namespace: string;
-  submitted_at: Date;
-  started_at: Date | null;
   /** Whole GPUs: its record needs no gpu_share or gpu_sharing, so its status can change here. */
   whole: boolean;
 }
