@@ -14,7 +14,7 @@
  * - the bar: the raw node+pg baseline on the cold detail pool (as bench/warm-cold.ts measures it),
  *   3 × its p99, which every endpoint's p95 is held to;
  * - with --before COMMIT the same against that commit's service in the same run (--before-dataset:
- *   on a dataset its own CLI built), only over the page's requests both builds answer 2xx.
+ *   on a dataset its own CLI built), only over the page's requests neither build refuses (4xx).
  * --duration is the live window in seconds; --connections, and the default 10 s + 3 s, drive the bar.
  */
 import { describe, ensureDataset } from './dataset';
@@ -91,8 +91,8 @@ async function main(): Promise<void> {
   const dashboards = takeOption(duration.rest, '--dashboards');
   const options = parseOptions([...dashboards.rest, '--keep-dataset']);
   const settings = {
-    durationMs: Number(duration.value ?? 120) * 1000,
-    dashboards: Number(dashboards.value ?? 20),
+    durationMs: count(duration.value ?? '120', '--duration') * 1000,
+    dashboards: count(dashboards.value ?? '20', '--dashboards'),
   };
   const size = options.sizes.at(-1)!;
   const dataset = await ensureDataset(options.adminUrl, size, options.seed, options, log);
@@ -143,6 +143,11 @@ async function main(): Promise<void> {
     replaceMarkedBlock('live-dashboard', table);
     log('table written to docs/benchmarks.md');
   }
+}
+
+function count(text: string, name: string): number {
+  if (!/^[1-9]\d*$/.test(text)) throw new Error(`${name} must be a positive integer, got '${text}'`);
+  return Number(text);
 }
 
 /** That commit's own dataset (same size and seed), built by its CLI: for a change of schema. */
