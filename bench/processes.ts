@@ -1,6 +1,7 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import type { Role } from '../src/core/roles';
 
 export const ROOT = resolve(__dirname, '..');
 const GPUCAP = join(ROOT, 'bin', 'gpucap.js');
@@ -26,21 +27,51 @@ export function runCli(
   divert: (line: string) => boolean = () => false,
   root = ROOT,
 ): Promise<string> {
+  return runNode([join(root, 'bin', 'gpucap.js'), ...args], root, env, log, divert);
+}
+
+/**
+ * A gpucap command of a compiled build (buildService), as the production image runs it: no ts-node
+ * start-up, which would take seconds of a command that runs every few seconds.
+ */
+export function runCompiledCli(
+  build: ServiceBuild,
+  args: string[],
+  env: Record<string, string>,
+  log: (line: string) => void,
+): Promise<string> {
+  return runNode(
+    [join(build.buildDir, 'src', 'cli', 'main.js'), ...args],
+    build.sourceDir,
+    { NODE_ENV: 'production', ...env },
+    log,
+    () => false,
+  );
+}
+
+function runNode(
+  argv: string[],
+  cwd: string,
+  env: Record<string, string>,
+  log: (line: string) => void,
+  divert: (line: string) => boolean,
+): Promise<string> {
+  const command = argv[1];
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(root, 'bin', 'gpucap.js'), ...args], {
-      cwd: root,
+    const child = spawn(process.execPath, argv, {
+      cwd,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     forwardLines(child, (line) => {
-      if (!divert(line)) log(`  gpucap ${args[0]}: ${line}`);
+      if (!divert(line)) log(`  gpucap ${command}: ${line}`);
     });
     child.on('error', reject);
     child.on('exit', (code) => {
       if (code === 0) resolvePromise(stdout);
-      else reject(new Error(`gpucap ${args.join(' ')} exited with ${code}`));
+      else reject(new Error(`gpucap ${argv.slice(1).join(' ')} exited with ${code}`));
     });
   });
 }
@@ -78,7 +109,8 @@ export interface ServiceBuild {
   buildDir: string;
 }
 
-const CURRENT: ServiceBuild = { label: 'service', sourceDir: ROOT, buildDir: BUILD_DIR };
+/** This checkout's service, the default of the functions below. */
+export const CURRENT: ServiceBuild = { label: 'service', sourceDir: ROOT, buildDir: BUILD_DIR };
 
 /**
  * Compiles the service as the production image runs it (plain JavaScript, no ts-node in memory), into
@@ -202,6 +234,15 @@ function startBenchServer(
   return waitUntilHealthy(server(name, port, child), '/health');
 }
 
+/** Runs `use` with a started server, and stops the server whatever happens. */
+export async function withServer<T>(server: Server, use: (server: Server) => Promise<T>): Promise<T> {
+  try {
+    return await use(server);
+  } finally {
+    await server.stop();
+  }
+}
+
 function server(name: string, port: number, child: ChildProcess): Server {
   return {
     name,
@@ -259,7 +300,7 @@ function stopProcess(child: ChildProcess): Promise<void> {
 export async function createToken(
   databaseUrl: string,
   organizationId: string,
-  role: 'ORG_ADMIN' | 'MEMBER',
+  role: Role,
   initiativeIds: string[],
   log: (line: string) => void,
   root = ROOT,

@@ -44,6 +44,20 @@ export function writeDocs(markdown: string): string {
   return file;
 }
 
+/**
+ * Replaces what lies between `<!-- NAME:start -->` and `<!-- NAME:end -->` in docs/benchmarks.md: the
+ * table a side benchmark writes, with the prose around it left as it is.
+ */
+export function replaceMarkedBlock(name: string, table: string): void {
+  const file = join(ROOT, 'docs', 'benchmarks.md');
+  const text = readFileSync(file, 'utf8');
+  const [start, end] = [`<!-- ${name}:start -->`, `<!-- ${name}:end -->`];
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from === -1 || to === -1) throw new Error(`docs/benchmarks.md lacks the ${start} … ${end} markers`);
+  writeFileSync(file, `${text.slice(0, from + start.length)}\n${table}\n${text.slice(to)}`);
+}
+
 export function renderMarkdown(run: BenchRun): string {
   const main = run.runs[run.runs.length - 1];
   return [

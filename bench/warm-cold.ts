@@ -17,7 +17,7 @@
  * Prints a markdown table; with --write it replaces the block between the warm-cold markers of
  * docs/benchmarks.md.
  */
-import { writeFileSync, readFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, ensureDataset } from './dataset';
@@ -27,13 +27,14 @@ import { type BenchOptions, parseOptions, takeOption } from './options';
 import {
   buildService,
   createToken,
-  ROOT,
   Server,
   serviceAtCommit,
   startBaseline,
   startCeiling,
   startService,
+  withServer,
 } from './processes';
+import { replaceMarkedBlock } from './report';
 import { roleHeaders } from './scenarios';
 import { RANK_METRICS, TIME_RANGES as TIME_RANGES_OF_METRICS } from '../src/metrics/metric-names';
 
@@ -56,7 +57,6 @@ interface Row {
 const COLD_P99_BAR = 3;
 
 const WARM_POOL = 50;
-const MARKERS = ['<!-- warm-cold:start -->', '<!-- warm-cold:end -->'];
 
 const started = Date.now();
 function log(line: string): void {
@@ -119,7 +119,10 @@ async function main(): Promise<void> {
   }));
   const table = render(rows, size.label, options, rawDetail[0], before?.label ?? null);
   process.stdout.write(`\n${table}\n`);
-  if (write) writeDocs(table);
+  if (write) {
+    replaceMarkedBlock('warm-cold', table);
+    log('table written to docs/benchmarks.md');
+  }
 }
 
 /**
@@ -166,14 +169,6 @@ async function coldBefore(
     return { label: build.label, results, warm };
   } finally {
     if (ttl !== undefined) process.env.RESPONSE_CACHE_TTL_SECONDS = ttl;
-  }
-}
-
-async function withServer<T>(server: Server, use: (server: Server) => Promise<T>): Promise<T> {
-  try {
-    return await use(server);
-  } finally {
-    await server.stop();
   }
 }
 
@@ -348,17 +343,6 @@ function render(
     );
   }
   return lines.join('\n');
-}
-
-function writeDocs(table: string): void {
-  const file = join(ROOT, 'docs', 'benchmarks.md');
-  const text = readFileSync(file, 'utf8');
-  const [start, end] = MARKERS;
-  const from = text.indexOf(start);
-  const to = text.indexOf(end);
-  if (from === -1 || to === -1) throw new Error(`docs/benchmarks.md lacks the ${start} … ${end} markers`);
-  writeFileSync(file, `${text.slice(0, from + start.length)}\n${table}\n${text.slice(to)}`);
-  log('table written to docs/benchmarks.md');
 }
 
 main().catch((error: unknown) => {
