@@ -124,6 +124,17 @@ export class AppConfig {
   @Min(0)
   RESPONSE_CACHE_MAX_BYTES = 8 * 1024 * 1024;
 
+  /**
+   * How long an idle keep-alive connection is kept open. Above a load balancer's own idle timeout
+   * (60 s on AWS ALB, the default of most), so the balancer always closes first: a connection the
+   * service closed while the balancer reused it would be answered 502.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS = 65;
+
   /** Bearer token `/metrics` requires; unset: `/metrics` is open (keep it off the public network). */
   @IsOptional()
   @IsString()
