@@ -19,6 +19,7 @@ import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
 import { ResponseCache } from './server/response-cache/response-cache';
+import { ReadReplicas } from './database/read-replicas';
 import { AggregateReadGate } from './common/http/aggregate-read/aggregate-read-gate';
 import { metricsEndpoint, ServiceMetrics } from './server/observability/service-metrics';
 
@@ -61,7 +62,12 @@ export async function createApp(
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
   app.use(hostRequired());
-  const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache), app.get(AggregateReadGate));
+  const metrics = new ServiceMetrics(
+    app.get(DataSource),
+    app.get(ResponseCache),
+    app.get(AggregateReadGate),
+    app.get(ReadReplicas),
+  );
   app.use(metrics.recordRequests);
   app.use(compressionWhenAccepted());
   app.use(methodPolicy.middleware);
