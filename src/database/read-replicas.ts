@@ -2,6 +2,8 @@ import { Global, Injectable, Logger, Module, OnModuleDestroy, OnModuleInit } fro
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig, readUrls } from '../core/config/app-config';
+import { dataSourceOptions } from './data-source-options';
+import { isDatabaseUnavailable } from './database-unavailable';
 import { sidePool, VERSION_READ_BOUNDS } from './side-pool';
 
 /** How often the primary's WAL position is sampled and each replica's replay position read. */
@@ -25,6 +27,9 @@ export interface ReadReplica {
   readonly probePool: Pool;
   /** The data version reads of requests routed here (kept off the request connections). */
   readonly versionPool: Pool;
+  /** Credential reads while the primary cannot be reached: made on first need. */
+  credentials?: Promise<DataSource>;
+  readonly url: string;
   reachable: boolean;
   /** At the last probe: how long before the primary's latest sample it was at the replayed position. */
   lagMs: number | null;
@@ -78,6 +83,7 @@ export class ReadReplicas implements OnModuleInit, OnModuleDestroy {
         application_name: 'gpucap-lag',
       }),
       versionPool: sidePool(dataSource, { ...VERSION_READ_BOUNDS, connectionString: url }),
+      url,
       reachable: false,
       lagMs: null,
       inUse: false,
@@ -104,6 +110,12 @@ export class ReadReplicas implements OnModuleInit, OnModuleDestroy {
     await this.probing;
     await Promise.all([
       this.primaryProbe?.end(),
+      ...this.replicas.map((replica) =>
+        replica.credentials?.then(
+          (source) => source.destroy(),
+          () => undefined,
+        ),
+      ),
       ...this.replicas.flatMap((replica) =>
         [replica.pool, replica.probePool, replica.versionPool].map((pool) => pool.end()),
       ),
@@ -138,6 +150,25 @@ export class ReadReplicas implements OnModuleInit, OnModuleDestroy {
       }
     }
     return found?.at;
+  }
+
+  /**
+   * `read` on the primary, where credentials (API tokens, memberships) are read so a revocation applies
+   * within a second; only while the primary cannot be reached, on a replica in the read pool, so reads
+   * go on from the replicas, as fresh as the bound, during a primary outage.
+   */
+  async readCredentials<T>(primary: DataSource, read: (source: DataSource) => Promise<T>): Promise<T> {
+    try {
+      return await read(primary);
+    } catch (error) {
+      const replica = isDatabaseUnavailable(error) ? this.pick() : undefined;
+      if (!replica) throw error;
+      replica.credentials ??= new DataSource(
+        dataSourceOptions(replica.url, { poolSize: 2, clientSideTimeout: true, noJit: true }),
+      ).initialize();
+      replica.credentials.catch(() => (replica.credentials = undefined));
+      return read(await replica.credentials);
+    }
   }
 
   /** A replica that failed a request's read leaves the pool until a probe reaches it again. */

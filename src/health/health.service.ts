@@ -23,8 +23,10 @@ export class HealthService {
     if (this.rateLimitStore instanceof RedisRateLimitStore) checks.redis = this.rateLimitStore.health;
     // What the last lag probe found (every second): reading it never waits on a replica.
     if (this.readReplicas.configured) checks.replicas = this.readReplicas.report();
+    // Replicas in the read pool go on answering while the primary is away: still ready to serve reads.
+    const readable = checks.database === 'ok' || (checks.replicas ?? []).some((replica) => replica.in_use);
     return {
-      status: checks.database === 'ok' ? 'healthy' : 'unhealthy',
+      status: readable ? 'healthy' : 'unhealthy',
       version: API_VERSION,
       timestamp: new Date().toISOString(),
       checks,

@@ -1,11 +1,12 @@
 import { LRUCache } from 'lru-cache';
 import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
 import type { Role } from '../../core/roles';
 import { generateApiToken, hashSecret, parseApiToken, secretMatches } from './api-token-format';
 import { ApiToken } from '../../database/entities/api-token.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
+import { ReadReplicas } from '../../database/read-replicas';
 import { SingleFlight } from '../single-flight';
 
 export interface NewApiToken {
@@ -46,6 +47,7 @@ export class ApiTokenService {
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
     // The service's watch; the command line's token commands have none and wait out their own bounds.
     @Optional() private readonly stallWatch?: DatabaseStallWatch,
+    @Optional() private readonly readReplicas?: ReadReplicas,
   ) {}
 
   /** Stores only the hash; the returned token text is the one time the secret is seen. */
@@ -96,13 +98,17 @@ export class ApiTokenService {
   }
 
   private async lookup(tokenId: string, secret: string, now: Date): Promise<TokenCheck> {
-    const read = () =>
-      this.tokens
+    const read = (source: DataSource) => () =>
+      source
+        .getRepository(ApiToken)
         .createQueryBuilder('token')
         .addSelect('token.secretHash')
         .where('token.token_id = :tokenId', { tokenId })
         .getOne();
-    const token = await (this.stallWatch ? this.stallWatch.watch(read) : read());
+    const watched = (source: DataSource) =>
+      this.stallWatch ? this.stallWatch.watch(read(source)) : read(source)();
+    const primary = this.tokens.manager.connection;
+    const token = await (this.readReplicas?.readCredentials(primary, watched) ?? watched(primary));
     if (!secretMatches(secret, token?.secretHash ?? DECOY_HASH) || !token) {
       return { ok: false, reason: 'unknown' };
     }

@@ -46,7 +46,8 @@ export class ReplicaHealthDto {
 export class HealthReport {
   @ApiProperty({
     enum: ['healthy', 'unhealthy'],
-    description: 'healthy (HTTP 200) when the database answers, unhealthy (HTTP 503) otherwise',
+    description:
+      'healthy (HTTP 200) when the database answers (or, with DATABASE_READ_URLS, a replica in use does), unhealthy (HTTP 503) otherwise',
   })
   status: 'healthy' | 'unhealthy';
 

@@ -5,7 +5,7 @@ import { migrate } from '../../../src/database/database-target';
 import { ReadReplicas } from '../../../src/database/read-replicas';
 import { authHeaders, createApiToken, insertWorkloads, seedOrganization } from '../../support/factories';
 import { redisAvailableForTests, TEST_REDIS_URL } from '../../support/redis';
-import { type ServeProcess, startServe } from '../../support/serve-process';
+import { runGpucap, type ServeProcess, startServe } from '../../support/serve-process';
 import { replicasAvailableForTests, StreamingPair } from '../../support/streaming-replica';
 import { createTestApp, type TestApp } from '../../support/test-app';
 import { waitFor } from '../../support/wait-for';
@@ -250,6 +250,42 @@ describe('reads on streaming replicas', () => {
       }
     }
   }, 180_000);
+
+  it('with the primary down, reads go on from the standby stating their freshness, and writers fail clearly', async () => {
+    if (!available) return;
+    await waitFor(replicaInUse, 20_000);
+    const before = (await list().expect(200)).body as ListBody;
+    await pair.primary.stop();
+    try {
+      const stoppedAt = Date.now();
+      for (let index = 0; index < 10; index++) {
+        const response = await request(testApp.server).get('/v1/workloads?limit=100').set(memberOfA);
+        expect(response.status).toBe(200);
+        const body = response.body as ListBody;
+        expect(body.data.workloads.every((row) => row.initiative_id === 'init-a')).toBe(true);
+        // What the primary last wrote, no later than it went away.
+        expect(Date.parse(body.metadata.data_as_of)).toBeLessThanOrEqual(stoppedAt);
+        expect(response.headers['x-data-as-of']).toBe(body.metadata.data_as_of);
+      }
+      expect(ids((await list().expect(200)).body as ListBody)).toEqual(ids(before));
+      const health = await request(testApp.server).get('/v1/health').expect(200);
+      expect(health.body.data).toMatchObject({
+        status: 'healthy',
+        checks: { database: 'down', replicas: [{ replica: 1, in_use: true }] },
+      });
+      const writer = await runGpucap(['tokens', 'create', '--org', organizationId, '--role', 'ORG_ADMIN'], {
+        DATABASE_URL: pair.primary.url,
+      });
+      expect(writer.code).not.toBe(0);
+      expect(writer.stderr).toMatch(/^gpucap tokens create failed: connect ECONNREFUSED/);
+    } finally {
+      await pair.primary.start();
+    }
+    await waitFor(
+      async () => (await request(testApp.server).get('/v1/health')).body.data.checks.database === 'ok',
+    );
+    await waitFor(replicaInUse, 30_000);
+  }, 90_000);
 
   it('goes on from the primary when the standby is stopped mid-run: 0 non-2xx', async () => {
     if (!available) return;
