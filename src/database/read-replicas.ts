@@ -157,9 +157,12 @@ export class ReadReplicas implements OnModuleInit, OnModuleDestroy {
    * within a second; only while the primary cannot be reached, on a replica in the read pool, so reads
    * go on from the replicas, as fresh as the bound, during a primary outage.
    */
-  async readCredentials<T>(primary: DataSource, read: (source: DataSource) => Promise<T>): Promise<T> {
+  async readCredentials<T>(
+    onPrimary: () => Promise<T>,
+    onReplica: (source: DataSource) => Promise<T>,
+  ): Promise<T> {
     try {
-      return await read(primary);
+      return await onPrimary();
     } catch (error) {
       const replica = isDatabaseUnavailable(error) ? this.pick() : undefined;
       if (!replica) throw error;
@@ -167,7 +170,7 @@ export class ReadReplicas implements OnModuleInit, OnModuleDestroy {
         dataSourceOptions(replica.url, { poolSize: 2, clientSideTimeout: true, noJit: true }),
       ).initialize();
       replica.credentials.catch(() => (replica.credentials = undefined));
-      return read(await replica.credentials);
+      return onReplica(await replica.credentials);
     }
   }
 

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import type { Role } from '../../core/roles';
 import { generateApiToken, hashSecret, parseApiToken, secretMatches } from './api-token-format';
 import { ApiToken } from '../../database/entities/api-token.entity';
@@ -98,17 +98,18 @@ export class ApiTokenService {
   }
 
   private async lookup(tokenId: string, secret: string, now: Date): Promise<TokenCheck> {
-    const read = (source: DataSource) => () =>
-      source
-        .getRepository(ApiToken)
+    const read = (tokens: Repository<ApiToken>) => () =>
+      tokens
         .createQueryBuilder('token')
         .addSelect('token.secretHash')
         .where('token.token_id = :tokenId', { tokenId })
         .getOne();
-    const watched = (source: DataSource) =>
-      this.stallWatch ? this.stallWatch.watch(read(source)) : read(source)();
-    const primary = this.tokens.manager.connection;
-    const token = await (this.readReplicas?.readCredentials(primary, watched) ?? watched(primary));
+    const watched = (tokens: Repository<ApiToken>) =>
+      this.stallWatch ? this.stallWatch.watch(read(tokens)) : read(tokens)();
+    const token = await (this.readReplicas?.readCredentials(
+      () => watched(this.tokens),
+      (replica) => watched(replica.getRepository(ApiToken)),
+    ) ?? watched(this.tokens));
     if (!secretMatches(secret, token?.secretHash ?? DECOY_HASH) || !token) {
       return { ok: false, reason: 'unknown' };
     }

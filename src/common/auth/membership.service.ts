@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { DataSource, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { Member } from '../../database/entities/member.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
 import { ReadReplicas } from '../../database/read-replicas';
@@ -36,12 +36,12 @@ export class MembershipService {
     const known = this.recent.get(key);
     if (known) return known.member;
     return this.lookups.run(key, async () => {
-      const read = (source: DataSource) =>
-        this.stallWatch.watch(() =>
-          source.getRepository(Member).findOne({ where: { organizationId, subject } }),
-        );
-      const primary = this.members.manager.connection;
-      const member = await (this.readReplicas?.readCredentials(primary, read) ?? read(primary));
+      const read = (members: Repository<Member>) =>
+        this.stallWatch.watch(() => members.findOne({ where: { organizationId, subject } }));
+      const member = await (this.readReplicas?.readCredentials(
+        () => read(this.members),
+        (replica) => read(replica.getRepository(Member)),
+      ) ?? read(this.members));
       this.recent.set(key, { member });
       return member;
     });
