@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { csvStream } from '../../../src/common/http/csv/csv-table';
+import { KeysetCursorCodec, pageTokenVersion } from '../../../src/common/pagination/keyset-cursor';
 import { currentReadTarget, runOnReadTarget } from '../../../src/database/read-target';
 
 describe('read target', () => {
@@ -24,5 +25,21 @@ describe('read target', () => {
     expect(bytes).toBeGreaterThan(100_000);
     expect(seen).toHaveLength(50);
     expect(new Set(seen)).toEqual(new Set(['replica-1']));
+  });
+
+  it('puts the data version a page was read at in its page token, for the next page to be routed by', () => {
+    const codec = KeysetCursorCodec.fromSecret('secret');
+    const position = { key: '2026-11-20 10:15:00.123456+00', id: 'w-1' };
+    const routed = runOnReadTarget({ server: 'replica-1', version: '42', dataAsOf: new Date() }, () =>
+      codec.encode(position, 'filters'),
+    );
+    expect(pageTokenVersion(routed)).toBe('42');
+    expect(codec.decode(routed, 'filters')).toEqual(position);
+    // Outside a routed request (no replicas configured) the token is as before, and still read back.
+    const plain = codec.encode(position, 'filters');
+    expect(pageTokenVersion(plain)).toBeUndefined();
+    expect(codec.decode(plain, 'filters')).toEqual(position);
+    expect(pageTokenVersion('not a token')).toBeUndefined();
+    expect(pageTokenVersion(['x'])).toBeUndefined();
   });
 });
