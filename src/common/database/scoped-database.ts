@@ -24,14 +24,8 @@ export class ScopedDatabase {
   private async query<T>(statement: ScopedStatement): Promise<T[]> {
     // A request routed to a replica runs every statement there (server/read-routing/).
     const replica = currentReadTarget()?.pool;
-    if (replica) {
-      const { rows } = await replica.query({
-        name: statement.name,
-        text: statement.text,
-        values: statement.values,
-      });
-      return rows as T[];
-    }
+    const { name, text, values } = statement;
+    if (replica) return (await replica.query({ name, text, values })).rows as T[];
     if (statement.name === undefined) return this.dataSource.query<T[]>(statement.text, statement.values);
     // TypeORM's query() has no named statements: the same pool (its settings, its errors), by pg itself.
     const { rows } = await this.pool().query({

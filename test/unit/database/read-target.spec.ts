@@ -16,12 +16,14 @@ describe('read target', () => {
     const file = runOnReadTarget({ server: 'replica-1', version: '1', dataAsOf: new Date() }, () =>
       csvStream(['id'], pages(), 'export.csv'),
     );
-    // Read from outside the request's context, slowly: back-pressure pauses and resumes the source.
+    // Read from another context, slowly: back-pressure pauses the source, and the reader resumes it.
     let bytes = 0;
-    for await (const chunk of file.getStream()) {
-      bytes += (chunk as Buffer).length;
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+    await runOnReadTarget({ server: 'elsewhere', version: '1', dataAsOf: new Date() }, async () => {
+      for await (const chunk of file.getStream()) {
+        bytes += (chunk as Buffer).length;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    });
     expect(bytes).toBeGreaterThan(100_000);
     expect(seen).toHaveLength(50);
     expect(new Set(seen)).toEqual(new Set(['replica-1']));
