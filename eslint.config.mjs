@@ -36,7 +36,7 @@ export default tseslint.config(
       'src/common/database/**',
       'src/common/auth/**',
       'src/server/observability/**',
-      'src/server/response-cache/data-versions.ts',
+      'src/server/read-routing/**',
       'src/server/database-ready.guard.ts',
       'src/import/**',
       'src/ingest/*.ts',

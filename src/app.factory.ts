@@ -5,7 +5,7 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import type { DestinationStream, Logger as RootLogger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './core/config/app-config';
-import { hardenHttpServer, hostRequired } from './server/harden-http-server';
+import { hardenHttpServer, hostRequired, keepIdleConnections } from './server/harden-http-server';
 import type { DatabaseConnectOptions } from './database/database-connector';
 import { MethodPolicy } from './server/method-policy.middleware';
 import { setupOpenApi } from './server/openapi';
@@ -19,6 +19,7 @@ import compression from 'compression';
 import express, { type Express, type RequestHandler } from 'express';
 import { DataSource } from 'typeorm';
 import { ResponseCache } from './server/response-cache/response-cache';
+import { ReadReplicas } from './database/read-replicas';
 import { AggregateReadGate } from './common/http/aggregate-read/aggregate-read-gate';
 import { metricsEndpoint, ServiceMetrics } from './server/observability/service-metrics';
 
@@ -57,10 +58,16 @@ export async function createApp(
   app.set('trust proxy', trustedProxyList(config.TRUSTED_PROXIES));
   const methodPolicy = new MethodPolicy();
   hardenHttpServer(app.getHttpServer(), rootLogger, methodPolicy);
+  keepIdleConnections(app.getHttpServer(), config.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS);
   // Logged first, so the answers methodPolicy gives itself (OPTIONS, 405) are logged too.
   app.use(requestLogging(rootLogger));
   app.use(hostRequired());
-  const metrics = new ServiceMetrics(app.get(DataSource), app.get(ResponseCache), app.get(AggregateReadGate));
+  const metrics = new ServiceMetrics(
+    app.get(DataSource),
+    app.get(ResponseCache),
+    app.get(AggregateReadGate),
+    app.get(ReadReplicas),
+  );
   app.use(metrics.recordRequests);
   app.use(compressionWhenAccepted());
   app.use(methodPolicy.middleware);

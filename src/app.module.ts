@@ -14,6 +14,9 @@ import { ContractValidationPipe } from './common/http/contract-validation.pipe';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { ResponseCacheInterceptor } from './server/response-cache/response-cache.interceptor';
 import { ResponseCacheModule } from './server/response-cache/response-cache.module';
+import { ReadRoutingInterceptor } from './server/read-routing/read-routing.interceptor';
+import { ReadRoutingModule } from './server/read-routing/read-routing.module';
+import { ReadReplicasModule } from './database/read-replicas';
 import { CredentialRateLimitGuard } from './server/rate-limit/credential-rate-limit.guard';
 import { RateLimitModule } from './server/rate-limit/rate-limit.module';
 import { dataSourceOptions } from './database/data-source-options';
@@ -58,6 +61,8 @@ export class AppModule {
           dataSourceFactory: (options) => connector.connect(new DataSource(options!)),
         }),
         DatabaseStallWatchModule,
+        ReadReplicasModule,
+        ReadRoutingModule,
         AggregateReadGateModule,
         RateLimitModule.forRoot(config),
         ResponseCacheModule,
@@ -79,6 +84,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: DatabaseReadyGuard },
         { provide: APP_GUARD, useExisting: CredentialGuard },
         { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
+        // Routing outside the cache: the cache keys on the version read on the server routed to.
+        { provide: APP_INTERCEPTOR, useExisting: ReadRoutingInterceptor },
         // The cache outside the envelope: it keeps enveloped answers and gives each its own request id.
         { provide: APP_INTERCEPTOR, useExisting: ResponseCacheInterceptor },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },

@@ -2,6 +2,7 @@ import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { guarded } from './lib/api';
 import { byId, showMessage } from './lib/dom';
+import { resetFreshness } from './lib/freshness';
 import {
   CLUSTER_KEY,
   credentials,
@@ -37,6 +38,7 @@ async function loadPanels(): Promise<void> {
 async function show(discover = true): Promise<void> {
   state.view += 1;
   showMessage(null);
+  resetFreshness();
   clearSeries();
   const panels = byId('panels');
   panels.hidden = false;

@@ -13,3 +13,11 @@ export function sidePool(dataSource: DataSource, bounds: PoolConfig): Pool {
   pool.on('error', () => undefined);
   return pool;
 }
+
+/** Two connections and a tight statement bound: a data version read is one primary-key lookup per organization. */
+export const VERSION_READ_BOUNDS: PoolConfig = {
+  max: 2,
+  statement_timeout: 2000,
+  query_timeout: 3000,
+  application_name: 'gpucap-versions',
+};

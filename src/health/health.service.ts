@@ -3,6 +3,7 @@ import { TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { API_VERSION } from '../core/version';
 import { RATE_LIMIT_STORE, RateLimitStore } from '../common/rate-limit/rate-limit.store';
 import { RedisRateLimitStore } from '../common/rate-limit/redis-rate-limit.store';
+import { ReadReplicas } from '../database/read-replicas';
 import { HealthChecksDto, HealthReport, LivenessReport } from './dto/health-report.dto';
 
 const DATABASE_PING_TIMEOUT_MS = 1500;
@@ -12,6 +13,7 @@ export class HealthService {
   constructor(
     private readonly database: TypeOrmHealthIndicator,
     @Inject(RATE_LIMIT_STORE) private readonly rateLimitStore: RateLimitStore,
+    private readonly readReplicas: ReadReplicas,
   ) {}
 
   /** Readiness: whether this replica can answer data requests, which needs the database. */
@@ -19,8 +21,12 @@ export class HealthService {
     const checks: HealthChecksDto = { database: await this.databaseStatus() };
     // Redis's state is what the rate limiter last saw: reading it never waits on Redis.
     if (this.rateLimitStore instanceof RedisRateLimitStore) checks.redis = this.rateLimitStore.health;
+    // What the last lag probe found (every second): reading it never waits on a replica.
+    if (this.readReplicas.configured) checks.replicas = this.readReplicas.report();
+    // Replicas in the read pool go on answering while the primary is away: still ready to serve reads.
+    const readable = checks.database === 'ok' || (checks.replicas ?? []).some((replica) => replica.in_use);
     return {
-      status: checks.database === 'ok' ? 'healthy' : 'unhealthy',
+      status: readable ? 'healthy' : 'unhealthy',
       version: API_VERSION,
       timestamp: new Date().toISOString(),
       checks,

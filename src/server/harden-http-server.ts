@@ -37,6 +37,18 @@ export function hardenHttpServer(server: Server, logger: ConnectionLogger, metho
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
 }
 
+/**
+ * Keeps an idle keep-alive connection open for `seconds`. Node's 5 s default is shorter than a load
+ * balancer's idle timeout, so the balancer would reuse a connection just as the service closes it and
+ * answer that request 502 itself. The headers timeout stays above it (and the whole-request bound no
+ * shorter), so the two timers never race on a connection reused late in its idle time.
+ */
+export function keepIdleConnections(server: Server, seconds: number): void {
+  server.keepAliveTimeout = seconds * 1000;
+  server.headersTimeout = server.keepAliveTimeout + 1000;
+  server.requestTimeout = Math.max(server.requestTimeout, server.headersTimeout);
+}
+
 /** Refuses an HTTP/1.1 request without `Host` (RFC 9112 §3.2); mounted after the request log. */
 export function hostRequired(): RequestHandler {
   return (request, response, next) => {

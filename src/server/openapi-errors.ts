@@ -75,6 +75,11 @@ const HEADERS: Record<string, HeaderObject> = {
       'Names this answer (data version, your scope and query, as_of); send it back as If-None-Match for a 304',
     schema: { type: 'string', example: 'W/"Zk3n0f5w8c1Jq2mXbA7yH4tL9sPeR6uD"' },
   },
+  'X-Data-As-Of': {
+    description:
+      'Every write before this instant is in the data the answer was computed from (`metadata.data_as_of`; on a CSV export too): earlier than now when a streaming replica served it',
+    schema: { type: 'string', format: 'date-time' },
+  },
   'Cache-Control': {
     description: '`private, max-age=<seconds this answer stays valid>` (JSON answers)',
     schema: { type: 'string', example: 'private, max-age=10' },
@@ -207,6 +212,7 @@ function addConditionalRequests(operation: OperationObject): void {
     ok.headers = {
       ETag: { $ref: '#/components/headers/ETag' },
       'Cache-Control': { $ref: '#/components/headers/Cache-Control' },
+      'X-Data-As-Of': { $ref: '#/components/headers/X-Data-As-Of' },
       ...ok.headers,
     };
   }

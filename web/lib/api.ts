@@ -1,4 +1,5 @@
 import { showMessage } from './dom';
+import { noteFreshness } from './freshness';
 import { credentials, selectedCluster, state } from './state';
 
 /*
@@ -14,6 +15,8 @@ export interface Envelope<T> {
     currency?: string | null;
     /** The instant the answer describes: running workloads' figures are as of then. */
     as_of?: string;
+    /** Every write before this instant is in the data the answer was computed from. */
+    data_as_of?: string;
   };
 }
 
@@ -53,6 +56,7 @@ export async function api<T>(path: string): Promise<Envelope<T>> {
   if (asked !== state.view) throw new Superseded();
   if (!response.ok || !body)
     throw new ApiFailure(body?.error?.message ?? `The API answered ${response.status}`, response.status);
+  noteFreshness(body.metadata?.data_as_of);
   return body;
 }
 

@@ -6,6 +6,7 @@ import type { Role } from '../../core/roles';
 import { generateApiToken, hashSecret, parseApiToken, secretMatches } from './api-token-format';
 import { ApiToken } from '../../database/entities/api-token.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
+import { ReadReplicas } from '../../database/read-replicas';
 import { SingleFlight } from '../single-flight';
 
 export interface NewApiToken {
@@ -46,6 +47,7 @@ export class ApiTokenService {
     @InjectRepository(ApiToken) private readonly tokens: Repository<ApiToken>,
     // The service's watch; the command line's token commands have none and wait out their own bounds.
     @Optional() private readonly stallWatch?: DatabaseStallWatch,
+    @Optional() private readonly readReplicas?: ReadReplicas,
   ) {}
 
   /** Stores only the hash; the returned token text is the one time the secret is seen. */
@@ -96,13 +98,18 @@ export class ApiTokenService {
   }
 
   private async lookup(tokenId: string, secret: string, now: Date): Promise<TokenCheck> {
-    const read = () =>
-      this.tokens
+    const read = (tokens: Repository<ApiToken>) => () =>
+      tokens
         .createQueryBuilder('token')
         .addSelect('token.secretHash')
         .where('token.token_id = :tokenId', { tokenId })
         .getOne();
-    const token = await (this.stallWatch ? this.stallWatch.watch(read) : read());
+    const watched = (tokens: Repository<ApiToken>) =>
+      this.stallWatch ? this.stallWatch.watch(read(tokens)) : read(tokens)();
+    const token = await (this.readReplicas?.readCredentials(
+      () => watched(this.tokens),
+      (replica) => watched(replica.getRepository(ApiToken)),
+    ) ?? watched(this.tokens));
     if (!secretMatches(secret, token?.secretHash ?? DECOY_HASH) || !token) {
       return { ok: false, reason: 'unknown' };
     }

@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import { Repository } from 'typeorm';
 import { Member } from '../../database/entities/member.entity';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
+import { ReadReplicas } from '../../database/read-replicas';
 import { SingleFlight } from '../single-flight';
 
 /**
@@ -26,6 +27,7 @@ export class MembershipService {
   constructor(
     @InjectRepository(Member) private readonly members: Repository<Member>,
     private readonly stallWatch: DatabaseStallWatch,
+    @Optional() private readonly readReplicas?: ReadReplicas,
   ) {}
 
   /** A person's membership in one organization; null when they have none there. */
@@ -34,9 +36,12 @@ export class MembershipService {
     const known = this.recent.get(key);
     if (known) return known.member;
     return this.lookups.run(key, async () => {
-      const member = await this.stallWatch.watch(() =>
-        this.members.findOne({ where: { organizationId, subject } }),
-      );
+      const read = (members: Repository<Member>) =>
+        this.stallWatch.watch(() => members.findOne({ where: { organizationId, subject } }));
+      const member = await (this.readReplicas?.readCredentials(
+        () => read(this.members),
+        (replica) => read(replica.getRepository(Member)),
+      ) ?? read(this.members));
       this.recent.set(key, { member });
       return member;
     });

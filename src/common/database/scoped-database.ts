@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { DatabaseStallWatch } from '../../database/database-stall-watch';
+import { currentReadTarget } from '../../database/read-target';
 import { isIssued, type ScopedStatement } from './scoped-statement';
 
 /**
@@ -21,6 +22,10 @@ export class ScopedDatabase {
   }
 
   private async query<T>(statement: ScopedStatement): Promise<T[]> {
+    // A request routed to a replica runs every statement there (server/read-routing/).
+    const replica = currentReadTarget()?.pool;
+    const { name, text, values } = statement;
+    if (replica) return (await replica.query({ name, text, values })).rows as T[];
     if (statement.name === undefined) return this.dataSource.query<T[]>(statement.text, statement.values);
     // TypeORM's query() has no named statements: the same pool (its settings, its errors), by pg itself.
     const { rows } = await this.pool().query({

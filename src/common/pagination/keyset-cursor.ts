@@ -2,6 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { Logger } from '@nestjs/common';
 import { ApiError } from '../http/api-error';
 import { IDENTIFIER_PATTERN } from '../../core/identifier';
+import { currentReadTarget } from '../../database/read-target';
 
 /** Where the next page starts: the sort key and the id of the last item of the previous page. */
 export interface KeysetPosition {
@@ -77,9 +78,11 @@ export class KeysetCursorCodec {
   }
 
   encode(position: KeysetPosition, fingerprint: string): string {
-    const payload = Buffer.from(JSON.stringify([position.key, position.id, fingerprint])).toString(
-      'base64url',
-    );
+    // The data version the page was read at, where replicas serve reads: the next page is read on a
+    // server at least that fresh (pageTokenVersion), so paging never steps back to older data.
+    const version = currentReadTarget()?.version;
+    const parts = [position.key, position.id, fingerprint, ...(version === undefined ? [] : [version])];
+    const payload = Buffer.from(JSON.stringify(parts)).toString('base64url');
     const signed = `${payload}.${this.keyId}`;
     return `${signed}.${this.sign(signed)}`;
   }
@@ -140,11 +143,22 @@ export class KeysetCursorCodec {
   }
 }
 
-function parsePayload(payload: string): [string, string, string] | null {
+/**
+ * The data version a page token was issued at, read before routing and unverified: a forged one can
+ * only send its request to a fresher server. Undefined for a token without one.
+ */
+export function pageTokenVersion(token: unknown): string | undefined {
+  if (typeof token !== 'string') return undefined;
+  const version = parsePayload(token.split('.')[0] ?? '')?.[3];
+  return version !== undefined && /^\d{1,19}$/.test(version) ? version : undefined;
+}
+
+function parsePayload(payload: string): [string, string, string, string?] | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 3 && value.every((part) => typeof part === 'string')) {
-      return value as [string, string, string];
+    const length = Array.isArray(value) ? value.length : 0;
+    if ((length === 3 || length === 4) && (value as unknown[]).every((part) => typeof part === 'string')) {
+      return value as [string, string, string, string?];
     }
   } catch {
     // Only reached with a payload signed by a leaked key: refused like any other forgery.

@@ -78,6 +78,21 @@ export class AppConfig {
   DATABASE_POOL_SIZE = 20;
 
   /**
+   * PostgreSQL streaming replicas the HTTP service reads from (comma-separated URLs); the primary
+   * (DATABASE_URL) keeps every write and every credential read.
+   */
+  @IsOptional()
+  @IsString()
+  DATABASE_READ_URLS?: string;
+
+  /** A replica further behind the primary than this is not read until it catches up. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  READ_REPLICA_MAX_LAG_SECONDS = 10;
+
+  /**
    * Statistics and capacity reads computing at once per replica; more wait their turn in
    * arrival order (AggregateReadGate). Their statements are CPU-bound in PostgreSQL: about the
    * database server's cores divided among the replicas.
@@ -124,6 +139,17 @@ export class AppConfig {
   @Min(0)
   RESPONSE_CACHE_MAX_BYTES = 8 * 1024 * 1024;
 
+  /**
+   * How long an idle keep-alive connection is kept open. Above a load balancer's own idle timeout
+   * (60 s on AWS ALB, the default of most), so the balancer always closes first: a connection the
+   * service closed while the balancer reused it would be answered 502.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3600)
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS = 65;
+
   /** Bearer token `/metrics` requires; unset: `/metrics` is open (keep it off the public network). */
   @IsOptional()
   @IsString()
@@ -154,6 +180,14 @@ export class AppConfig {
   @IsOptional()
   @IsString()
   KUBERNETES_SERVICE_HOST?: string;
+}
+
+/** The replicas of DATABASE_READ_URLS, in the order given (their position names them). */
+export function readUrls(config: Pick<AppConfig, 'DATABASE_READ_URLS'>): string[] {
+  return (config.DATABASE_READ_URLS ?? '')
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
 }
 
 export class ConfigError extends Error {}
@@ -200,6 +234,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     problems.push(
       'DATABASE_URL: must be a postgres:// or postgresql:// URL, e.g. postgres://user:pass@host:5432/db',
     );
+  }
+  if (config.DATABASE_READ_URLS !== undefined && !readUrls(config).every(isPostgresUrl)) {
+    problems.push('DATABASE_READ_URLS: must be comma-separated postgres:// or postgresql:// URLs');
   }
   if (config.JWT_PUBLIC_KEY !== undefined && !isPublicKey(config.JWT_PUBLIC_KEY)) {
     problems.push('JWT_PUBLIC_KEY: must be a PEM public key (RSA or EC); newlines may be written as \\n');

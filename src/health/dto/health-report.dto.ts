@@ -15,12 +15,39 @@ export class HealthChecksDto {
       'own; requests are still served, so this alone never makes the service unhealthy.',
   })
   redis?: 'ok' | 'degraded';
+
+  @ApiPropertyOptional({
+    type: () => [ReplicaHealthDto],
+    description:
+      'Only with DATABASE_READ_URLS set: each streaming replica, by its position in that list, with its lag and whether reads go to it. A replica out of use never makes the service unhealthy: its reads go to the primary.',
+  })
+  replicas?: ReplicaHealthDto[];
+}
+
+export class ReplicaHealthDto {
+  @ApiProperty({ example: 1, description: 'its position in DATABASE_READ_URLS, from 1' })
+  replica: number;
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0.4,
+    description:
+      'seconds between the newest WAL position the primary reported and the moment the primary was at the position the replica has replayed; null while unreachable or not yet measured',
+  })
+  lag_seconds: number | null;
+
+  @ApiProperty({
+    description: 'whether reads go to it: reachable and lagging at most READ_REPLICA_MAX_LAG_SECONDS',
+  })
+  in_use: boolean;
 }
 
 export class HealthReport {
   @ApiProperty({
     enum: ['healthy', 'unhealthy'],
-    description: 'healthy (HTTP 200) when the database answers, unhealthy (HTTP 503) otherwise',
+    description:
+      'healthy (HTTP 200) when the database answers (or, with DATABASE_READ_URLS, a replica in use does), unhealthy (HTTP 503) otherwise',
   })
   status: 'healthy' | 'unhealthy';
 

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import type { AggregateReadGate } from '../../common/http/aggregate-read/aggregate-read-gate';
+import type { ReadReplicas } from '../../database/read-replicas';
 import type { ResponseCache } from '../response-cache/response-cache';
 
 interface PgPool {
@@ -35,11 +36,12 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
-  constructor(dataSource: DataSource, cache: ResponseCache, gate: AggregateReadGate) {
+  constructor(dataSource: DataSource, cache: ResponseCache, gate: AggregateReadGate, replicas: ReadReplicas) {
     collectDefaultMetrics({ register: this.registry });
     this.poolGauges(dataSource);
     this.cacheMetrics(cache);
     this.gateGauges(gate);
+    if (replicas.configured) this.replicaMetrics(replicas);
   }
 
   /** Express middleware: counts and times every answer once it is finished. */
@@ -93,6 +95,52 @@ export class ServiceMetrics {
       'Statistics and capacity reads waiting for their turn to compute',
       () => gate.waitingCount,
     );
+  }
+
+  private replicaMetrics(replicas: ReadReplicas): void {
+    new Gauge({
+      name: 'gpucap_read_replica_lag_seconds',
+      help: 'How far each streaming replica (by position in DATABASE_READ_URLS) is behind the primary; NaN while unreachable',
+      labelNames: ['replica'],
+      registers: [this.registry],
+      collect() {
+        for (const replica of replicas.replicas) {
+          this.set(
+            { replica: String(replica.position) },
+            replica.lagMs === null ? NaN : replica.lagMs / 1000,
+          );
+        }
+      },
+    });
+    new Gauge({
+      name: 'gpucap_read_replica_in_use',
+      help: 'Whether reads go to each streaming replica (1) or it is out of the read pool (0)',
+      labelNames: ['replica'],
+      registers: [this.registry],
+      collect() {
+        for (const replica of replicas.replicas)
+          this.set({ replica: String(replica.position) }, replica.inUse ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'gpucap_read_requests_total',
+      help: 'Requests routed to each database server: primary or replica-<position>',
+      labelNames: ['server'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [server, count] of replicas.routed) this.inc({ server }, count);
+      },
+    });
+    new Counter({
+      name: 'gpucap_read_conflicts_retried_total',
+      help: 'Requests whose statement a replica cancelled for a recovery conflict, run again on the primary',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(replicas.conflictsRetried);
+      },
+    });
   }
 
   /** A gauge whose value is read at each scrape. */

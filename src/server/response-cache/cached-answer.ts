@@ -7,6 +7,8 @@ export interface CachedAnswer {
   /** `{"data":…,"metadata":…` — the envelope without its request id and closing brace. */
   bodyPrefix: string;
   etag: string;
+  /** `metadata.data_as_of`, repeated in `X-Data-As-Of` whenever the answer is served. */
+  dataAsOf?: string;
   /** Epoch milliseconds after which the answer is recomputed even at the same version. */
   expiresAt: number;
   /** From here on, a request it answers also starts its recomputation (refresh ahead of expiry). */
@@ -15,7 +17,7 @@ export interface CachedAnswer {
 
 export interface Envelope {
   data: unknown;
-  metadata: { as_of: string } & Record<string, unknown>;
+  metadata: { as_of: string; data_as_of?: string } & Record<string, unknown>;
   request_id: string;
 }
 
@@ -37,6 +39,7 @@ export function cachedAnswer(
     version,
     bodyPrefix,
     etag: `W/"${digest.slice(0, 32)}"`,
+    dataAsOf: metadata.data_as_of,
     expiresAt: validity.to,
     refreshAt: (validity.from + validity.to) / 2,
   };

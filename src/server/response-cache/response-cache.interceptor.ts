@@ -1,14 +1,14 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { from, lastValueFrom, map, Observable, switchMap } from 'rxjs';
+import { from, lastValueFrom, map, Observable } from 'rxjs';
 import type { RequestWithScope } from '../../common/auth/auth-scope.decorator';
+import type { RequestWithReadTarget } from '../../database/read-target';
 import { Clock } from '../../common/clock';
 import { AppConfig } from '../../core/config/app-config';
 import { prefersCsv } from '../../common/http/csv/csv-table';
 import { requestIdOf } from '../../common/http/request-id';
 import { answerBody, type CachedAnswer, cachedAnswer, type Envelope } from './cached-answer';
 import { cacheKey } from './cache-key';
-import { DataVersions } from './data-versions';
 import { ResponseCache } from './response-cache';
 
 /**
@@ -24,7 +24,6 @@ export class ResponseCacheInterceptor implements NestInterceptor {
 
   constructor(
     private readonly cache: ResponseCache,
-    private readonly versions: DataVersions,
     private readonly clock: Clock,
     config: AppConfig,
   ) {
@@ -32,15 +31,23 @@ export class ResponseCacheInterceptor implements NestInterceptor {
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<Request & RequestWithScope>();
+    const request = context.switchToHttp().getRequest<Request & RequestWithScope & RequestWithReadTarget>();
     const scope = request.authScope;
-    if (!scope || prefersCsv(request)) return next.handle();
+    const target = request.readTarget;
+    if (!scope || !target || prefersCsv(request)) return next.handle();
     const response = context.switchToHttp().getResponse<Response>();
     const key = cacheKey(request, scope);
-    return from(this.versions.current(scope.organizationId)).pipe(
-      switchMap((version) =>
-        this.cache.answer(key, version, this.clock.now().getTime(), () => this.compute(key, version, next)),
+    const { version, server } = target;
+    // Keyed by the version read on the server the request was routed to: never an older answer than it.
+    return from(
+      this.cache.answer(
+        key,
+        version,
+        this.clock.now().getTime(),
+        () => this.compute(key, version, next),
+        server,
       ),
+    ).pipe(
       map(({ answer }) => {
         this.label(response, answer);
         return answerBody(answer, requestIdOf(request));
@@ -58,6 +65,7 @@ export class ResponseCacheInterceptor implements NestInterceptor {
   private label(response: Response, answer: CachedAnswer): void {
     const remainingSeconds = Math.max(0, Math.floor((answer.expiresAt - this.clock.now().getTime()) / 1000));
     response.setHeader('ETag', answer.etag);
+    if (answer.dataAsOf) response.setHeader('X-Data-As-Of', answer.dataAsOf);
     response.setHeader('Cache-Control', `private, max-age=${remainingSeconds}`);
     // Accept-Encoding too: the compression middleware, which would add it, skips requests without one.
     response.setHeader('Vary', 'Authorization, X-Organization-Id, Accept, Accept-Encoding');

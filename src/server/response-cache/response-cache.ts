@@ -4,8 +4,9 @@ import { AppConfig } from '../../core/config/app-config';
 import { SingleFlight } from '../../common/single-flight';
 import type { CachedAnswer } from './cached-answer';
 
-function flightKey(key: string, version: string): string {
-  return `${version}\n${key}`;
+/** Requests routed to different servers never share a computation: one server's failure stays its own. */
+function flightKey(key: string, version: string, server: string): string {
+  return `${server}\n${version}\n${key}`;
 }
 
 export type CacheOutcome = 'hit' | 'miss' | 'coalesced';
@@ -59,35 +60,42 @@ export class ResponseCache {
     version: string,
     now: number,
     compute: () => Promise<CachedAnswer>,
+    server = 'primary',
   ): Promise<{ answer: CachedAnswer; outcome: CacheOutcome }> {
     const stored = this.answers?.get(key);
     if (stored && stored.version === version && stored.expiresAt > now) {
-      if (now >= stored.refreshAt) this.refreshInBackground(key, version, compute);
+      if (now >= stored.refreshAt) this.refreshInBackground(key, version, compute, server);
       return this.counted({ answer: stored, outcome: 'hit' });
     }
-    const running = this.inFlight.get(flightKey(key, version));
+    const running = this.inFlight.get(flightKey(key, version, server));
     if (running) return this.counted({ answer: await running, outcome: 'coalesced' });
-    return this.counted({ answer: await this.computeOnce(key, version, compute), outcome: 'miss' });
+    return this.counted({ answer: await this.computeOnce(key, version, compute, server), outcome: 'miss' });
   }
 
   private computeOnce(
     key: string,
     version: string,
     compute: () => Promise<CachedAnswer>,
+    server: string,
   ): Promise<CachedAnswer> {
-    return this.inFlight.run(flightKey(key, version), async () => {
+    return this.inFlight.run(flightKey(key, version, server), async () => {
       const answer = await compute();
       this.store(key, answer);
       return answer;
     });
   }
 
-  private refreshInBackground(key: string, version: string, compute: () => Promise<CachedAnswer>): void {
-    if (this.inFlight.get(flightKey(key, version))) return;
+  private refreshInBackground(
+    key: string,
+    version: string,
+    compute: () => Promise<CachedAnswer>,
+    server: string,
+  ): void {
+    if (this.inFlight.get(flightKey(key, version, server))) return;
     if (this.backgroundRefreshes >= MAX_BACKGROUND_REFRESHES) return;
     this.backgroundRefreshes += 1;
     // A failed refresh leaves the stored answer to expire; the next request then computes in the open.
-    this.computeOnce(key, version, compute)
+    this.computeOnce(key, version, compute, server)
       .catch(() => undefined)
       .finally(() => (this.backgroundRefreshes -= 1));
   }

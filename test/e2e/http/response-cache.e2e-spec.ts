@@ -82,18 +82,28 @@ describe('response cache, ETag and as_of', () => {
     request(app.server).get(`/v1/workloads${query}`).set(headers);
 
   it('labels an answer with as_of, a stable ETag and its validity, and answers If-None-Match with 304', async () => {
+    const before = Date.now();
     const first = await list(a, admin).expect(200);
     expect(first.body.metadata).toEqual({
       next_token: null,
       total_count: 2,
       as_of: NOW.toISOString(),
+      data_as_of: expect.any(String),
       currency: null,
     });
+    // On the primary: when its read began, on the database's clock (the same machine's here).
+    const dataAsOf = Date.parse(first.body.metadata.data_as_of);
+    expect(dataAsOf).toBeGreaterThanOrEqual(before - 1000);
+    expect(dataAsOf).toBeLessThanOrEqual(Date.now() + 1000);
+    expect(first.headers['x-data-as-of']).toBe(first.body.metadata.data_as_of);
     expect(first.headers['cache-control']).toBe('private, max-age=10');
     expect(first.headers.etag).toMatch(/^W\/"[A-Za-z0-9_-]{32}"$/);
 
     const again = await list(a, admin).expect(200);
     expect(again.headers.etag).toBe(first.headers.etag);
+    // A kept answer states the freshness it was computed with, in its body and its header alike.
+    expect(again.body.metadata.data_as_of).toBe(first.body.metadata.data_as_of);
+    expect(again.headers['x-data-as-of']).toBe(first.body.metadata.data_as_of);
     expect(again.body.data).toEqual(first.body.data);
     expect(again.body.request_id).not.toBe(first.body.request_id);
 
@@ -102,7 +112,11 @@ describe('response cache, ETag and as_of', () => {
     expect(notModified.headers.etag).toBe(first.headers.etag);
 
     const detail = await request(a.server).get('/v1/workloads/w-a').set(admin).expect(200);
-    expect(detail.body.metadata).toEqual({ as_of: NOW.toISOString(), currency: null });
+    expect(detail.body.metadata).toEqual({
+      as_of: NOW.toISOString(),
+      data_as_of: expect.any(String),
+      currency: null,
+    });
     expect(detail.headers.etag).not.toBe(first.headers.etag);
   });
 

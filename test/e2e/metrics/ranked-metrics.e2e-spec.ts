@@ -110,7 +110,11 @@ describe('GET /v1/workloads/metrics (ranked)', () => {
       ['wl-c', { avg: 20, current: 20 }],
     ]);
     expect(response.body.data.scope_average).toEqual({ gpu_utilization: 40 });
-    expect(response.body.metadata).toEqual({ total_count: 4, as_of: expect.any(String) });
+    expect(response.body.metadata).toEqual({
+      total_count: 4,
+      as_of: expect.any(String),
+      data_as_of: expect.any(String),
+    });
   });
 
   it('asc keeps ties by workload_id ascending', async () => {
@@ -216,7 +220,11 @@ describe('GET /v1/workloads/metrics (ranked)', () => {
     const response = await get('?limit=1&order=asc&sort_by=power_usage').expect(200);
     expect(ranking(response.body.data.workloads, 'power_usage')).toEqual([['wl-c', { avg: 0, current: 0 }]]);
     expect(response.body.data.scope_average).toEqual({ power_usage: 412.625 });
-    expect(response.body.metadata).toEqual({ total_count: 4, as_of: expect.any(String) });
+    expect(response.body.metadata).toEqual({
+      total_count: 4,
+      as_of: expect.any(String),
+      data_as_of: expect.any(String),
+    });
     const hours = await get('?limit=2&sort_by=gpu_hours').expect(200);
     expect(hours.body.data.workloads).toHaveLength(2);
     expect(hours.body.metadata.total_count).toBe(6);
@@ -231,7 +239,11 @@ describe('GET /v1/workloads/metrics (ranked)', () => {
     expect(initiative.body.data.scope_average).toEqual({ gpu_hours: 6.5 });
     const unknown = await get('?initiative_id=init-zzz').expect(200);
     expect(unknown.body.data).toEqual({ workloads: [], scope_average: { gpu_utilization: null } });
-    expect(unknown.body.metadata).toEqual({ total_count: 0, as_of: expect.any(String) });
+    expect(unknown.body.metadata).toEqual({
+      total_count: 0,
+      as_of: expect.any(String),
+      data_as_of: expect.any(String),
+    });
   });
 
   it('MEMBER sees only their initiatives; another initiative is 403', async () => {
@@ -240,7 +252,11 @@ describe('GET /v1/workloads/metrics (ranked)', () => {
       ['wl-c', { avg: 20, current: 20 }],
     ]);
     expect(response.body.data.scope_average).toEqual({ gpu_utilization: 20 });
-    expect(response.body.metadata).toEqual({ total_count: 1, as_of: expect.any(String) });
+    expect(response.body.metadata).toEqual({
+      total_count: 1,
+      as_of: expect.any(String),
+      data_as_of: expect.any(String),
+    });
     const hours = await get('?sort_by=gpu_hours', memberOfB).expect(200);
     expect(hours.body.metadata.total_count).toBe(2);
     expect(hours.body.data.scope_average).toEqual({ gpu_hours: 6.5 });

@@ -478,6 +478,7 @@ describe('GET /v1/recommendations', () => {
       total_count: expected.length,
       currency: 'EUR',
       as_of: iso(NOW),
+      data_as_of: expect.any(String),
       totals_by_initiative: Object.values(TEAM_TOTALS).filter(
         (total) => teams === null || teams.includes(total.initiative_id),
       ),

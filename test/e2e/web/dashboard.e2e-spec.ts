@@ -688,6 +688,13 @@ describeInBrowser('the dashboard page at GET /', () => {
     const { page, consoleErrors, foreignRequests, close } = await openPage();
     await signIn(page, adminToken);
     expect(await page.getAttribute('body', 'data-state')).toBe('loaded');
+    // The oldest data_as_of of the panels' answers: just now, on one database, so not marked.
+    expect(await page.textContent('#freshness')).toMatch(
+      /^Data as of \d{4}-\d{2}-\d{2},? \d{2}:\d{2}:\d{2}$/,
+    );
+    expect(await page.getAttribute('#freshness', 'data-stale')).toBe('false');
+    const shownAsOf = Date.parse((await page.getAttribute('#freshness', 'data-value'))!);
+    expect(Date.now() - shownAsOf).toBeLessThan(60_000);
     const idle = await checkPanels(page, adminToken, 'org-admin');
     expect(idle.length).toBeGreaterThan(0);
     // The demo has workloads that could run smaller: the panel's rows are compared, not only its

@@ -100,6 +100,7 @@ describe('GET /v1/workloads', () => {
       next_token: null,
       total_count: 40,
       as_of: expect.any(String),
+      data_as_of: expect.any(String),
       currency: null,
     });
     const pending = rows.find((row) => row.status === 'pending') as WorkloadRow;
@@ -158,6 +159,7 @@ describe('GET /v1/workloads', () => {
       next_token: null,
       total_count: 40,
       as_of: expect.any(String),
+      data_as_of: expect.any(String),
       currency: null,
     });
   });
@@ -375,6 +377,7 @@ describe('GET /v1/workloads', () => {
       next_token: null,
       total_count: 0,
       as_of: expect.any(String),
+      data_as_of: expect.any(String),
       currency: null,
     });
   });

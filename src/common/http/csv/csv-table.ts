@@ -2,6 +2,7 @@ import { Logger, StreamableFile } from '@nestjs/common';
 import accepts from 'accepts';
 import { stringify } from 'csv-stringify';
 import type { Request, Response } from 'express';
+import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { loggableError } from '../../logging/loggable-error';
@@ -130,11 +131,14 @@ export function csvTable(rows: CsvRow[], filename: string): StreamableFile {
  */
 export function csvStream(columns: string[], rows: AsyncIterable<CsvRow>, filename: string): StreamableFile {
   const stringifier = csvStringifier(columns);
-  const source = Readable.from(
-    (async function* () {
-      for await (const row of rows) yield sanitize(row, columns);
-    })(),
-  );
+  const pages = (async function* () {
+    for await (const row of rows) yield sanitize(row, columns);
+  })();
+  // Every page is read in the request's async context (its database server), whatever resumes the stream.
+  const next = AsyncResource.bind(() => pages.next());
+  const source = Readable.from({
+    [Symbol.asyncIterator]: () => ({ next, return: () => pages.return(undefined) }),
+  });
   source.on('error', (error) => stringifier.destroy(error));
   source.pipe(stringifier);
   return csvFile(stringifier, filename);
