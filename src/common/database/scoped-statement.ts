@@ -80,6 +80,7 @@ export const TENANT_TABLES = [
   'metric_sample_days',
   'metric_samples',
   'workload_period_rollups',
+  'workload_sample_summaries',
   'workload_status_totals',
   'workloads',
 ] as const;

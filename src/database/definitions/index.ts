@@ -3,6 +3,7 @@ import { dataVersionDefinitions } from '../../rollups/data-versions/data-version
 import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metric-aggregates.definitions';
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
+import { workloadSummaryDefinitions } from '../../rollups/workload-summaries/workload-summaries.definitions';
 import type { Definition } from './definition';
 import { priceDefinitions } from './prices.definitions';
 import { sampleStoreDefinitions } from './sample-store.definitions';
@@ -23,4 +24,5 @@ export const definitions: Definition[] = [
   ...workloadPeriodDefinitions,
   ...capacityUsageDefinitions,
   ...rankedTotalDefinitions,
+  ...workloadSummaryDefinitions,
 ];
