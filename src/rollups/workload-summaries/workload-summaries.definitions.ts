@@ -72,7 +72,10 @@ const changedBlocksSql = (rows: string) =>
    FROM ${rows} GROUP BY organization_id, workload_id`;
 
 /** The statement-level trigger body that settles the keys its transition tables name, one query per operation. */
-function triggerFunctionSql(name: string, keysOf: { insert: string; update: string; delete: string }): string {
+function triggerFunctionSql(
+  name: string,
+  keysOf: { insert: string; update: string; delete: string },
+): string {
   return `
     CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
