@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { WorkloadSampleSummaries1763800032000 } from '../../../migrations/1763800032000-workload-sample-summaries';
 import { pruneSamples } from '../../cli/commands/prune.command';
 import type { AuthScope } from '../../common/auth/auth-scope';
 import { sealSamples } from '../../import/sample-seal';
@@ -375,5 +376,24 @@ describe('workload sample summaries stay equal to a recomputation from raw sampl
     await pruneSamples(db.dataSource, new Date(WEEK_2));
     await expectExact();
     expect(await answeredBySummary(db.dataSource, scope, RANGES[0].range)).toEqual(['midnight', 'mig']);
+  });
+
+  it('the migration fills the same summaries for stored workloads as the triggers settled', async () => {
+    const summaries = () =>
+      db.dataSource.query('SELECT * FROM workload_sample_summaries WHERE organization_id = $1 ORDER BY 2', [
+        orgId,
+      ]);
+    const settled = await summaries();
+    expect(settled.length).toBeGreaterThan(0);
+    const runner = db.dataSource.createQueryRunner();
+    try {
+      const migration = new WorkloadSampleSummaries1763800032000();
+      await migration.down(runner);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    expect(await summaries()).toEqual(settled);
+    expect(await workloadSummaryDifferences(db.dataSource, orgId)).toEqual([]);
   });
 });
