@@ -304,6 +304,18 @@ function endpointPools(fixtures: Fixtures): EndpointPools[] {
       warm: capacity.map((query) => `/v1/capacity${query && `?${query}`}`),
       cold: capacity.map((query) => `/v1/capacity${query && `?${query}`}`),
     },
+    {
+      endpoint: 'GET /v1/recommendations',
+      warm: TIME_RANGES.flatMap((range) =>
+        ['', ...fixtures.initiatives.map((initiative) => `&initiative_id=${initiative.id}`)].map(
+          (query) => `/v1/recommendations?time_range=${range}${query}`,
+        ),
+      ),
+      // A threshold applied after the rule leaves the statement whole: each is a distinct full read.
+      cold: range(5000).map(
+        (i) => `/v1/recommendations?time_range=last_7_days&min_gpu_hours_saved=${(i / 100).toFixed(2)}`,
+      ),
+    },
   ].map((pool) => ({ ...pool, warm: pool.warm.slice(0, WARM_POOL) }));
 }
 

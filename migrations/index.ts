@@ -26,6 +26,7 @@ import { SampleDays1763800028000 } from './1763800028000-sample-days';
 import { HourlySeal1763800029000 } from './1763800029000-hourly-seal';
 import { InstanceTypeGpus1763800031000 } from './1763800031000-instance-type-gpus';
 import { QueueWaitHistograms1763800032000 } from './1763800032000-queue-wait-histograms';
+import { WorkloadSampleSummaries1763800033000 } from './1763800033000-workload-sample-summaries';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   HourlySeal1763800029000,
   InstanceTypeGpus1763800031000,
   QueueWaitHistograms1763800032000,
+  WorkloadSampleSummaries1763800033000,
 ];

@@ -265,6 +265,10 @@ CREATE TRIGGER metric_sample_days_aggregates_update AFTER UPDATE ON metric_sampl
 CREATE TRIGGER metric_sample_days_data_version_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
 CREATE TRIGGER metric_sample_days_data_version_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER metric_sample_days_data_version_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER metric_sample_days_summaries_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_sample_days();
+CREATE TRIGGER metric_sample_days_summaries_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_sample_days();
+CREATE TRIGGER metric_sample_days_summaries_truncate AFTER TRUNCATE ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples_truncate();
+CREATE TRIGGER metric_sample_days_summaries_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_sample_days();
 CREATE TRIGGER metric_sample_days_writer_check_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_days_writer_check();
 CREATE TRIGGER metric_sample_days_writer_check_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_days_writer_check();
 CREATE TRIGGER metric_sample_days_writer_check_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_days_writer_check();
@@ -291,6 +295,10 @@ CREATE TRIGGER metric_samples_data_version_delete AFTER DELETE ON metric_samples
 CREATE TRIGGER metric_samples_data_version_insert AFTER INSERT ON metric_samples REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER metric_samples_data_version_truncate AFTER TRUNCATE ON metric_samples FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
 CREATE TRIGGER metric_samples_data_version_update AFTER UPDATE ON metric_samples REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER metric_samples_summaries_delete AFTER DELETE ON metric_samples REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples();
+CREATE TRIGGER metric_samples_summaries_insert AFTER INSERT ON metric_samples REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples();
+CREATE TRIGGER metric_samples_summaries_truncate AFTER TRUNCATE ON metric_samples FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples_truncate();
+CREATE TRIGGER metric_samples_summaries_update AFTER UPDATE ON metric_samples REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples();
 CREATE TRIGGER metric_samples_writer_check_delete AFTER DELETE ON metric_samples REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_samples_writer_check();
 CREATE TRIGGER metric_samples_writer_check_insert AFTER INSERT ON metric_samples REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_samples_writer_check();
 CREATE TRIGGER metric_samples_writer_check_update AFTER UPDATE ON metric_samples REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_samples_writer_check();
@@ -342,6 +350,8 @@ CREATE TABLE sample_retention (
     CONSTRAINT sample_retention_pkey PRIMARY KEY (organization_id),
     CONSTRAINT sample_retention_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(organization_id) ON DELETE CASCADE
 );
+CREATE TRIGGER sample_retention_summaries_insert AFTER INSERT ON sample_retention REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_retention();
+CREATE TRIGGER sample_retention_summaries_update AFTER UPDATE ON sample_retention REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_retention();
 
 -- Table sample_seal_watermarks
 CREATE TABLE sample_seal_watermarks (
@@ -403,6 +413,19 @@ CREATE TABLE workload_period_waits (
     CONSTRAINT workload_period_waits_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) INCLUDE (started_count, wait_seconds_sum, wait_seconds_max),
     CONSTRAINT workload_period_waits_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'instance_type'::text])),
     CONSTRAINT workload_period_waits_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
+);
+
+-- Table workload_sample_summaries
+CREATE TABLE workload_sample_summaries (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    sample_count integer NOT NULL,
+    sampled_seconds double precision,
+    p95_gpu_utilization double precision,
+    p99_memory_utilization double precision,
+    top_memory_utilization double precision[],
+    CONSTRAINT workload_sample_summaries_pkey PRIMARY KEY (organization_id, workload_id),
+    CONSTRAINT workload_sample_summaries_sample_count_check CHECK (sample_count >= 0)
 );
 
 -- Table workload_status_totals
@@ -476,6 +499,10 @@ CREATE TRIGGER workloads_ranked_delete AFTER DELETE ON workloads REFERENCING OLD
 CREATE TRIGGER workloads_ranked_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_ranked_insert();
 CREATE TRIGGER workloads_ranked_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_ranked_truncate();
 CREATE TRIGGER workloads_ranked_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_ranked_update();
+CREATE TRIGGER workloads_summaries_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_workloads();
+CREATE TRIGGER workloads_summaries_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_workloads();
+CREATE TRIGGER workloads_summaries_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_workloads_truncate();
+CREATE TRIGGER workloads_summaries_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_workloads();
 CREATE TRIGGER workloads_waits_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_delete();
 CREATE TRIGGER workloads_waits_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_insert();
 CREATE TRIGGER workloads_waits_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_waits_truncate();
@@ -2140,6 +2167,482 @@ AS $function$
       WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
     ) u
     ORDER BY u.sampled_at
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_summaries_retention()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      DELETE FROM workload_sample_summaries s
+      USING new_rows r, workloads w
+      WHERE s.organization_id = r.organization_id
+        AND w.organization_id = s.organization_id AND w.workload_id = s.workload_id
+        AND w.started_at < r.samples_before;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_summaries_sample_days()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      -- A seal moves readings between the stores: the run's samples stay the same.
+      IF gpucap_sealing() THEN
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(day_start) AS first_at, max(day_start) + interval '1 day' AS last_at
+   FROM new_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(day_start) AS first_at, max(day_start) + interval '1 day' AS last_at
+   FROM new_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      ELSIF TG_OP = 'UPDATE' THEN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(day_start) AS first_at, max(day_start) + interval '1 day' AS last_at
+   FROM (SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows) c GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(day_start) AS first_at, max(day_start) + interval '1 day' AS last_at
+   FROM (SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows) c GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      ELSE
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(day_start) AS first_at, max(day_start) + interval '1 day' AS last_at
+   FROM old_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(day_start) AS first_at, max(day_start) + interval '1 day' AS last_at
+   FROM old_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_summaries_samples()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      -- A seal moves readings between the stores: the run's samples stay the same.
+      IF gpucap_sealing() THEN
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(sampled_at) AS first_at, max(sampled_at) AS last_at
+   FROM new_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(sampled_at) AS first_at, max(sampled_at) AS last_at
+   FROM new_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      ELSIF TG_OP = 'UPDATE' THEN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(sampled_at) AS first_at, max(sampled_at) AS last_at
+   FROM (SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows) c GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(sampled_at) AS first_at, max(sampled_at) AS last_at
+   FROM (SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows) c GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      ELSE
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(sampled_at) AS first_at, max(sampled_at) AS last_at
+   FROM old_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT c.organization_id, c.workload_id
+      FROM (SELECT organization_id, workload_id, min(sampled_at) AS first_at, max(sampled_at) AS last_at
+   FROM old_rows GROUP BY organization_id, workload_id) c
+      JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
+      WHERE w.completed_at IS NOT NULL AND c.first_at <= w.completed_at AND c.last_at >= w.started_at) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_summaries_samples_truncate()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT organization_id, workload_id FROM workload_sample_summaries) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT organization_id, workload_id FROM workload_sample_summaries) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_summaries_settle(organization_ids text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT organization_id, workload_id FROM workloads WHERE organization_id = ANY (organization_ids) AND completed_at IS NOT NULL) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT organization_id, workload_id FROM workloads WHERE organization_id = ANY (organization_ids) AND completed_at IS NOT NULL) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_summaries_workloads()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      -- A seal moves readings between the stores: the run's samples stay the same.
+      IF gpucap_sealing() THEN
+        RETURN NULL;
+      END IF;
+      IF TG_OP = 'INSERT' THEN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT organization_id, workload_id FROM new_rows WHERE completed_at IS NOT NULL) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT organization_id, workload_id FROM new_rows WHERE completed_at IS NOT NULL) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      ELSIF TG_OP = 'UPDATE' THEN
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT n.organization_id, n.workload_id FROM new_rows n
+        LEFT JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
+        WHERE (o.started_at, o.completed_at) IS DISTINCT FROM (n.started_at, n.completed_at)
+        UNION ALL
+        SELECT o.organization_id, o.workload_id FROM old_rows o
+        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.organization_id = o.organization_id AND n.workload_id = o.workload_id)) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT n.organization_id, n.workload_id FROM new_rows n
+        LEFT JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
+        WHERE (o.started_at, o.completed_at) IS DISTINCT FROM (n.started_at, n.completed_at)
+        UNION ALL
+        SELECT o.organization_id, o.workload_id FROM old_rows o
+        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.organization_id = o.organization_id AND n.workload_id = o.workload_id)) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      ELSE
+      DELETE FROM workload_sample_summaries s
+      USING (SELECT organization_id, workload_id FROM old_rows) k
+      WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
+        AND NOT EXISTS (
+          SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+          WHERE w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+            AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+            AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
+      INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
+      SELECT w.organization_id, w.workload_id, e.*
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT organization_id, workload_id FROM old_rows) d) k
+      JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
+      LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+      CROSS JOIN LATERAL (
+        SELECT count(*)::int AS sample_count,
+  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
+  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
+  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
+  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
+        FROM gpucap_workload_samples(w.organization_id, w.workload_id, w.started_at, w.completed_at) s
+      ) e
+      WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+        AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+      ORDER BY w.organization_id, w.workload_id
+      ON CONFLICT (organization_id, workload_id) DO UPDATE SET
+        sample_count = excluded.sample_count, sampled_seconds = excluded.sampled_seconds, p95_gpu_utilization = excluded.p95_gpu_utilization, p99_memory_utilization = excluded.p99_memory_utilization, top_memory_utilization = excluded.top_memory_utilization
+      -- A re-import that changed nothing of the run's samples rewrites no row.
+      WHERE (a.sample_count, a.sampled_seconds, a.p95_gpu_utilization, a.p99_memory_utilization, a.top_memory_utilization)
+            IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_summaries_workloads_truncate()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      TRUNCATE workload_sample_summaries;
+      RETURN NULL;
+    END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_delete()

@@ -9,6 +9,7 @@ import {
 import { StatementParameters } from '../common/database/statement-parameters';
 import { GPU_SHARE_COLUMNS, type GpuShareColumns, type MigProfile } from '../common/gpu-sharing';
 import type { WorkloadStatus } from '../core/workload-status';
+import { sampleEvidenceSql } from '../rollups/workload-summaries/workload-summaries.queries';
 
 /** The workloads whose samples the advice reads (docs/api.md, "Could run smaller"). */
 export interface EvidenceRequest {
@@ -55,8 +56,9 @@ export interface WorkloadEvidenceRow extends GpuShareColumns {
  * Every workload in scope whose run overlaps [from, to) and that holds GPUs, with its run inside the
  * range and the statistics of its samples there, from both sample stores: count, span, the
  * percentiles the rule takes (percentile_cont), and the top 1 % of memory readings (and one more)
- * from which the risk of any recommendation is counted. Samples are read only for whole GPUs and MIG
- * slices of a known instance type; the others are listed so the answer can say why they got none.
+ * from which the risk of any recommendation is counted; a finished run wholly inside the range from
+ * its stored summary (sampleEvidenceSql). Samples are read only for whole GPUs and MIG slices of a
+ * known instance type; the others are listed so the answer can say why they got none.
  */
 export function workloadEvidenceQuery(scope: AuthScope, request: EvidenceRequest): ScopedStatement {
   const params = new StatementParameters(scope);
@@ -94,17 +96,15 @@ export function workloadEvidenceQuery(scope: AuthScope, request: EvidenceRequest
      CROSS JOIN LATERAL (
        SELECT greatest(w.started_at, ${from}) AS run_from, least(coalesce(w.completed_at, ${now}), ${to}) AS run_to
      ) r
-     CROSS JOIN LATERAL (
-       SELECT count(*)::int AS sample_count,
-              date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
-              percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
-              percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
-              (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int]
-                AS top_memory_utilization
-       FROM gpucap_workload_samples(w.organization_id, w.workload_id, r.run_from, r.run_to) s
-       WHERE s.sampled_at < ${to} AND w.instance_type = ANY (${known}::text[])
-         AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig')
-     ) e
+     ${sampleEvidenceSql({
+       workload: 'w',
+       from,
+       to,
+       runFrom: 'r.run_from',
+       runTo: 'r.run_to',
+       read: `w.instance_type = ANY (${known}::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig')`,
+       alias: 'e',
+     })}
      LEFT JOIN LATERAL (
        SELECT count(*) AS price_count, coalesce(sum(p.price_per_gpu_hour * ${overlap}), 0) AS price_us,
               coalesce(sum(${overlap}), 0) AS priced_us

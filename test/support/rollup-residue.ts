@@ -1,5 +1,6 @@
 import { LOCK_ORGANIZATIONS_SQL } from '../../src/import/writer-lock';
 import type { DataSource } from 'typeorm';
+import { SAMPLE_EVIDENCE_SQL } from '../../src/rollups/workload-summaries/workload-summaries.definitions';
 import { ALL_SAMPLES_SQL } from './samples';
 
 /** Every table kept by triggers from workloads and metric samples, with an organization column. */
@@ -11,6 +12,7 @@ const ROLLUP_TABLES = [
   'metric_ranked_totals',
   'capacity_usage_daily',
   'capacity_usage_hourly',
+  'workload_sample_summaries',
 ];
 
 async function measureColumns(dataSource: DataSource, table: string): Promise<string[]> {
@@ -210,6 +212,40 @@ export async function rankedTotalsDifferences(
      FROM expected e FULL JOIN stored s USING (initiative_id, status)
      WHERE (e.workload_count, e.gpu_sum, e.power_sum, e.idle_sum)
            IS DISTINCT FROM (s.workload_count, s.gpu_sum, s.power_sum, s.idle_sum)`,
+    [organizationId],
+  );
+}
+
+/**
+ * Workload sample summaries of one organization that differ from a recomputation over every stored
+ * reading (both stores, not through gpucap_workload_samples): one per finished workload started at
+ * or after the retention boundary, of the readings from its start to its end, both included.
+ */
+export async function workloadSummaryDifferences(
+  dataSource: DataSource,
+  organizationId: string,
+): Promise<unknown[]> {
+  return dataSource.query(
+    `WITH expected AS (
+       SELECT w.workload_id, e.*
+       FROM workloads w
+       LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
+       CROSS JOIN LATERAL (
+         SELECT ${SAMPLE_EVIDENCE_SQL} FROM ${ALL_SAMPLES_SQL} s
+         WHERE s.organization_id = w.organization_id AND s.workload_id = w.workload_id
+           AND s.sampled_at >= w.started_at AND s.sampled_at <= w.completed_at
+       ) e
+       WHERE w.organization_id = $1 AND w.completed_at IS NOT NULL AND w.started_at IS NOT NULL
+         AND (r.samples_before IS NULL OR w.started_at >= r.samples_before)
+     ),
+     stored AS (
+       SELECT workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization,
+              top_memory_utilization
+       FROM workload_sample_summaries WHERE organization_id = $1
+     )
+     SELECT coalesce(e.workload_id, s.workload_id) AS workload_id, to_jsonb(e) AS expected, to_jsonb(s) AS stored
+     FROM expected e FULL JOIN stored s USING (workload_id)
+     WHERE e IS DISTINCT FROM s`,
     [organizationId],
   );
 }

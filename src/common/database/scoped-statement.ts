@@ -81,6 +81,7 @@ export const TENANT_TABLES = [
   'metric_samples',
   'workload_period_rollups',
   'workload_period_waits',
+  'workload_sample_summaries',
   'workload_status_totals',
   'workloads',
 ] as const;

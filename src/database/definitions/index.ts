@@ -4,6 +4,7 @@ import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metr
 import { queueWaitDefinitions } from '../../rollups/queue-waits/queue-waits.definitions';
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
+import { workloadSummaryDefinitions } from '../../rollups/workload-summaries/workload-summaries.definitions';
 import type { Definition } from './definition';
 import { priceDefinitions } from './prices.definitions';
 import { sampleStoreDefinitions } from './sample-store.definitions';
@@ -25,4 +26,5 @@ export const definitions: Definition[] = [
   ...queueWaitDefinitions,
   ...capacityUsageDefinitions,
   ...rankedTotalDefinitions,
+  ...workloadSummaryDefinitions,
 ];

@@ -13,6 +13,7 @@ import {
   hourlyUsageDifferences,
   rankedTotalsDifferences,
   rollupResidue,
+  workloadSummaryDifferences,
 } from '../../support/rollup-residue';
 import { createTestApp, type TestApp } from '../../support/test-app';
 import { ALL_SAMPLES_SQL } from '../../support/samples';
@@ -416,6 +417,7 @@ describe('writers at once while readers poll every endpoint', () => {
     expect(await rankedTotalsDifferences(db.dataSource, org)).toEqual([]);
     expect(await rollupResidue(db.dataSource, org, AGED)).toEqual({});
     expect(await hourlyUsageDifferences(db.dataSource, org)).toEqual([]);
+    expect(await workloadSummaryDifferences(db.dataSource, org)).toEqual([]);
     // The writers left every kind of share behind (units per device: MIG 1g/2g/3g, replicas, whole).
     const kinds = await db.dataSource.query(
       `SELECT DISTINCT gpu_share_units / gpu_count AS units FROM workloads WHERE organization_id = $1 ORDER BY 1`,
