@@ -8,6 +8,7 @@ const ROLLUP_TABLES = [
   'workload_status_totals',
   'metric_aggregates',
   'metric_ranked_totals',
+  'metric_sample_hours',
   'capacity_usage_daily',
   'capacity_usage_hourly',
 ];

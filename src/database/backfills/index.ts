@@ -1,4 +1,5 @@
 import type { Backfill } from './backfill';
+import { sampleHoursBackfill } from './1763800032000-sample-hours';
 
-/** Every backfill, oldest first. None yet: the first rollup that needs its stored amounts rewritten adds one. */
-export const backfills: Backfill[] = [];
+/** Every backfill, oldest first. */
+export const backfills: Backfill[] = [sampleHoursBackfill];

@@ -1,6 +1,7 @@
 import { capacityUsageDefinitions } from '../../rollups/capacity-usage/capacity-usage.definitions';
 import { dataVersionDefinitions } from '../../rollups/data-versions/data-versions.definitions';
 import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metric-aggregates.definitions';
+import { sampleHourDefinitions } from '../../rollups/metric-aggregates/sample-hours.definitions';
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
 import type { Definition } from './definition';
@@ -20,6 +21,7 @@ export const definitions: Definition[] = [
   ...priceDefinitions,
   ...dataVersionDefinitions,
   ...metricAggregateDefinitions,
+  ...sampleHourDefinitions,
   ...workloadPeriodDefinitions,
   ...capacityUsageDefinitions,
   ...rankedTotalDefinitions,

@@ -1,0 +1,110 @@
+import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+
+const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
+
+/** The summary columns of metric_sample_hours after its day, in the order gpucap_sample_hours returns them. */
+export const SAMPLE_HOUR_COLUMNS = [
+  'hour_start',
+  'first_index',
+  'sample_count',
+  'steps_before',
+  'first_sampled_at',
+  'last_sampled_at',
+  ...METRICS.flatMap((m) => [`${m}_sum`, `${m}_min`, `${m}_max`, `${m}_last`]),
+];
+
+/**
+ * Per-hour summaries of the day blocks (metric_sample_hours): each block's hours are rewritten by
+ * the statement that writes the block (seal, import, prune's detach aside), so they describe exactly
+ * the readings the blocks hold, under the writer's locks.
+ */
+export const sampleHourDefinitions: Definition[] = [
+  // Its own call, like the blocks' weeks (sample-store.definitions.ts says why): a reader locks the
+  // blocks and their hours in either order.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_ensure_sample_hour_partitions(range_from timestamp with time zone, range_to timestamp with time zone) RETURNS integer LANGUAGE plpgsql SET "TimeZone" TO 'UTC' AS $$
+    DECLARE
+      week_start timestamptz := date_trunc('week', range_from);
+      partition_name text;
+      created integer := 0;
+    BEGIN
+      IF range_from > range_to THEN
+        RETURN 0;
+      END IF;
+      PERFORM pg_advisory_xact_lock(1735423344, 2);
+      WHILE week_start <= range_to LOOP
+        partition_name := 'metric_sample_hours_w' || to_char(week_start, 'IYYY_IW');
+        IF to_regclass(partition_name) IS NULL THEN
+          EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_hours FOR VALUES FROM (%L) TO (%L)',
+            partition_name, week_start, week_start + interval '7 days');
+          created := created + 1;
+        END IF;
+        week_start := week_start + interval '7 days';
+      END LOOP;
+      RETURN created;
+    END
+    $$`),
+  // Times as gpucap_unpack_samples computes them (the same float8 running sum from the day's start),
+  // so an hour's first and last times are the ones readers compare with a window's bounds; sums in
+  // time order, so a recomputation from the readings gives the same float8.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sample_hours(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[]) RETURNS TABLE(hour_start timestamp with time zone, first_index integer, sample_count integer, steps_before bigint, first_sampled_at timestamp with time zone, last_sampled_at timestamp with time zone, ${METRICS.map((m) => `${m}_sum double precision, ${m}_min double precision, ${m}_max double precision, ${m}_last double precision`).join(', ')}) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT day_start + r.hour::float8 * interval '1 hour', min(r.i)::integer, count(*)::integer, min(r.before_us)::bigint,
+           min(r.sampled_at), max(r.sampled_at),
+           ${METRICS.map((m, k) => `sum(r.v${k} ORDER BY r.i), min(r.v${k}), max(r.v${k}), ${m.charAt(0)}[max(r.i)]`).join(',\n           ')}
+    FROM (
+      SELECT u.i, u.v0, u.v1, u.v2, u.v3,
+             day_start + sum(u.step::float8) OVER w * interval '1 microsecond' AS sampled_at,
+             sum(u.step) OVER w - u.step AS before_us,
+             div(sum(u.step) OVER w, 3600000000) AS hour
+      FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, v0, v1, v2, v3, i)
+      WINDOW w AS (ORDER BY u.i ROWS UNBOUNDED PRECEDING)
+    ) r
+    GROUP BY r.hour
+    $$`),
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sample_hours_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      TRUNCATE metric_sample_hours;
+      RETURN NULL;
+    END
+    $$`),
+  // A changed block's hours are replaced whole: a day is at most 24 rows, and a merge may add
+  // readings to any of its hours.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sample_hours_write() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN
+        DELETE FROM metric_sample_hours h USING old_rows o
+        WHERE h.organization_id = o.organization_id AND h.workload_id = o.workload_id AND h.day_start = o.day_start;
+      END IF;
+      IF TG_OP <> 'DELETE' THEN
+        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, ${SAMPLE_HOUR_COLUMNS.join(', ')})
+        SELECT n.organization_id, n.workload_id, n.day_start, s.*
+        FROM new_rows n
+        CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
+        ORDER BY 1, 2, 3, 4;
+      END IF;
+      RETURN NULL;
+    END
+    $$`),
+  // An hour's slice of a day block (from its first_index), timed as gpucap_unpack_samples times the
+  // whole day: steps_before is the running sum up to the slice, in whole microseconds.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_unpack_hour(day_start timestamp with time zone, steps_before bigint, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[]) RETURNS TABLE(sampled_at timestamp with time zone, gpu_utilization double precision, memory_utilization double precision, temperature double precision, power_usage double precision) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT day_start + (steps_before::float8 + sum(u.step::float8) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING)) * interval '1 microsecond', u.g, u.m, u.t, u.p
+    FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
+    $$`),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
+  ),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
+  ),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_truncate AFTER TRUNCATE ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_truncate()',
+  ),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
+  ),
+];
