@@ -42,42 +42,8 @@ SELECT w.gpu_share_units,
 --   $3 = "2026-03-15T11:34:56.789000Z"
 --   $4 = "2026-03-15T12:34:56.789000Z"
 --   $5 = null
-  WITH hours AS MATERIALIZED (
-    SELECT h.*, h.first_sampled_at >= $3::timestamptz AND h.last_sampled_at <= $4::timestamptz AS whole
-    FROM metric_sample_hours h
-    WHERE h.organization_id = $1 AND h.workload_id = $2 AND h.day_start >= date_trunc('day', $3::timestamptz, 'UTC') AND h.day_start <= $4::timestamptz
-      AND h.hour_start >= date_trunc('hour', $3::timestamptz, 'UTC') AND h.hour_start <= $4::timestamptz
-      AND h.last_sampled_at >= $3::timestamptz AND h.first_sampled_at <= $4::timestamptz
-  ),
-  pieces (n, last_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last) AS (
-    SELECT h.sample_count, h.last_sampled_at, h.gpu_utilization_sum, h.gpu_utilization_min, h.gpu_utilization_max, h.gpu_utilization_last, h.memory_utilization_sum, h.memory_utilization_min, h.memory_utilization_max, h.memory_utilization_last, h.temperature_sum, h.temperature_min, h.temperature_max, h.temperature_last, h.power_usage_sum, h.power_usage_min, h.power_usage_max, h.power_usage_last
-    FROM hours h
-    WHERE h.whole
-    UNION ALL
-    SELECT 1, e.sampled_at, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.temperature, e.temperature, e.temperature, e.temperature, e.power_usage, e.power_usage, e.power_usage, e.power_usage
-    FROM hours h
-    JOIN metric_sample_days d ON d.organization_id = $1 AND d.workload_id = $2
-                             AND d.day_start = h.day_start AND d.day_start >= date_trunc('day', $3::timestamptz, 'UTC') AND d.day_start <= $4::timestamptz
-    CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1], d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1], d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1], d.temperature[h.first_index : h.first_index + h.sample_count - 1], d.power_usage[h.first_index : h.first_index + h.sample_count - 1]) e
-    WHERE NOT h.whole AND e.sampled_at >= $3::timestamptz AND e.sampled_at <= $4::timestamptz
-    UNION ALL
-    SELECT 1, m.sampled_at, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.temperature, m.temperature, m.temperature, m.temperature, m.power_usage, m.power_usage, m.power_usage, m.power_usage
-    FROM metric_samples m
-    WHERE m.organization_id = $1 AND m.workload_id = $2
-      AND m.sampled_at >= $3::timestamptz AND m.sampled_at <= $4::timestamptz
-  )
-  SELECT agg.sample_count, agg.gpu_utilization_sum, agg.gpu_utilization_min, agg.gpu_utilization_max, agg.gpu_utilization_current,
-         agg.memory_utilization_sum, agg.memory_utilization_min, agg.memory_utilization_max, agg.memory_utilization_current,
-         agg.temperature_sum, agg.temperature_min, agg.temperature_max, agg.temperature_current,
-         agg.power_usage_sum, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
-  FROM (
-    SELECT coalesce(sum(n), 0)::int AS sample_count,
-           sum(gpu_utilization_sum) AS gpu_utilization_sum, min(gpu_utilization_min) AS gpu_utilization_min, max(gpu_utilization_max) AS gpu_utilization_max, (array_agg(gpu_utilization_last ORDER BY last_at DESC))[1] AS gpu_utilization_current,
-           sum(memory_utilization_sum) AS memory_utilization_sum, min(memory_utilization_min) AS memory_utilization_min, max(memory_utilization_max) AS memory_utilization_max, (array_agg(memory_utilization_last ORDER BY last_at DESC))[1] AS memory_utilization_current,
-           sum(temperature_sum) AS temperature_sum, min(temperature_min) AS temperature_min, max(temperature_max) AS temperature_max, (array_agg(temperature_last ORDER BY last_at DESC))[1] AS temperature_current,
-           sum(power_usage_sum) AS power_usage_sum, min(power_usage_min) AS power_usage_min, max(power_usage_max) AS power_usage_max, (array_agg(power_usage_last ORDER BY last_at DESC))[1] AS power_usage_current
-    FROM pieces
-  ) agg
+  SELECT s.*
+  FROM gpucap_window_hour_stats($1, $2, $3::timestamptz, $4::timestamptz) s
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
                   AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]));
@@ -88,42 +54,8 @@ SELECT w.gpu_share_units,
 --   $3 = "2026-03-14T12:34:56.789000Z"
 --   $4 = "2026-03-15T12:34:56.789000Z"
 --   $5 = ["init-a","init-b"]
-  WITH hours AS MATERIALIZED (
-    SELECT h.*, h.first_sampled_at >= $3::timestamptz AND h.last_sampled_at <= $4::timestamptz AS whole
-    FROM metric_sample_hours h
-    WHERE h.organization_id = $1 AND h.workload_id = $2 AND h.day_start >= date_trunc('day', $3::timestamptz, 'UTC') AND h.day_start <= $4::timestamptz
-      AND h.hour_start >= date_trunc('hour', $3::timestamptz, 'UTC') AND h.hour_start <= $4::timestamptz
-      AND h.last_sampled_at >= $3::timestamptz AND h.first_sampled_at <= $4::timestamptz
-  ),
-  pieces (n, last_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last) AS (
-    SELECT h.sample_count, h.last_sampled_at, h.gpu_utilization_sum, h.gpu_utilization_min, h.gpu_utilization_max, h.gpu_utilization_last, h.memory_utilization_sum, h.memory_utilization_min, h.memory_utilization_max, h.memory_utilization_last, h.temperature_sum, h.temperature_min, h.temperature_max, h.temperature_last, h.power_usage_sum, h.power_usage_min, h.power_usage_max, h.power_usage_last
-    FROM hours h
-    WHERE h.whole
-    UNION ALL
-    SELECT 1, e.sampled_at, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.temperature, e.temperature, e.temperature, e.temperature, e.power_usage, e.power_usage, e.power_usage, e.power_usage
-    FROM hours h
-    JOIN metric_sample_days d ON d.organization_id = $1 AND d.workload_id = $2
-                             AND d.day_start = h.day_start AND d.day_start >= date_trunc('day', $3::timestamptz, 'UTC') AND d.day_start <= $4::timestamptz
-    CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1], d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1], d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1], d.temperature[h.first_index : h.first_index + h.sample_count - 1], d.power_usage[h.first_index : h.first_index + h.sample_count - 1]) e
-    WHERE NOT h.whole AND e.sampled_at >= $3::timestamptz AND e.sampled_at <= $4::timestamptz
-    UNION ALL
-    SELECT 1, m.sampled_at, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.temperature, m.temperature, m.temperature, m.temperature, m.power_usage, m.power_usage, m.power_usage, m.power_usage
-    FROM metric_samples m
-    WHERE m.organization_id = $1 AND m.workload_id = $2
-      AND m.sampled_at >= $3::timestamptz AND m.sampled_at <= $4::timestamptz
-  )
-  SELECT agg.sample_count, agg.gpu_utilization_sum, agg.gpu_utilization_min, agg.gpu_utilization_max, agg.gpu_utilization_current,
-         agg.memory_utilization_sum, agg.memory_utilization_min, agg.memory_utilization_max, agg.memory_utilization_current,
-         agg.temperature_sum, agg.temperature_min, agg.temperature_max, agg.temperature_current,
-         agg.power_usage_sum, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
-  FROM (
-    SELECT coalesce(sum(n), 0)::int AS sample_count,
-           sum(gpu_utilization_sum) AS gpu_utilization_sum, min(gpu_utilization_min) AS gpu_utilization_min, max(gpu_utilization_max) AS gpu_utilization_max, (array_agg(gpu_utilization_last ORDER BY last_at DESC))[1] AS gpu_utilization_current,
-           sum(memory_utilization_sum) AS memory_utilization_sum, min(memory_utilization_min) AS memory_utilization_min, max(memory_utilization_max) AS memory_utilization_max, (array_agg(memory_utilization_last ORDER BY last_at DESC))[1] AS memory_utilization_current,
-           sum(temperature_sum) AS temperature_sum, min(temperature_min) AS temperature_min, max(temperature_max) AS temperature_max, (array_agg(temperature_last ORDER BY last_at DESC))[1] AS temperature_current,
-           sum(power_usage_sum) AS power_usage_sum, min(power_usage_min) AS power_usage_min, max(power_usage_max) AS power_usage_max, (array_agg(power_usage_last ORDER BY last_at DESC))[1] AS power_usage_current
-    FROM pieces
-  ) agg
+  SELECT s.*
+  FROM gpucap_window_hour_stats($1, $2, $3::timestamptz, $4::timestamptz) s
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
                   AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]));

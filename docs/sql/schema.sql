@@ -2506,6 +2506,48 @@ AS $function$
       AND (run.s > d.day OR run.e < d.day + interval '1 day')
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_window_hour_stats(org text, wl text, low timestamp with time zone, high timestamp with time zone)
+ RETURNS TABLE(sample_count integer, gpu_utilization_sum double precision, gpu_utilization_min double precision, gpu_utilization_max double precision, gpu_utilization_current double precision, memory_utilization_sum double precision, memory_utilization_min double precision, memory_utilization_max double precision, memory_utilization_current double precision, temperature_sum double precision, temperature_min double precision, temperature_max double precision, temperature_current double precision, power_usage_sum double precision, power_usage_min double precision, power_usage_max double precision, power_usage_current double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.*, h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      pieces (n, last_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last) AS (
+        SELECT h.sample_count, h.last_sampled_at, h.gpu_utilization_sum, h.gpu_utilization_min, h.gpu_utilization_max, h.gpu_utilization_last, h.memory_utilization_sum, h.memory_utilization_min, h.memory_utilization_max, h.memory_utilization_last, h.temperature_sum, h.temperature_min, h.temperature_max, h.temperature_last, h.power_usage_sum, h.power_usage_min, h.power_usage_max, h.power_usage_last
+        FROM hours h
+        WHERE h.whole
+        UNION ALL
+        SELECT 1, e.sampled_at, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.temperature, e.temperature, e.temperature, e.temperature, e.power_usage, e.power_usage, e.power_usage, e.power_usage
+        FROM hours h
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+        CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1], d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1], d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1], d.temperature[h.first_index : h.first_index + h.sample_count - 1], d.power_usage[h.first_index : h.first_index + h.sample_count - 1]) e
+        WHERE NOT h.whole AND e.sampled_at >= low AND e.sampled_at <= high
+        UNION ALL
+        SELECT 1, m.sampled_at, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.temperature, m.temperature, m.temperature, m.temperature, m.power_usage, m.power_usage, m.power_usage, m.power_usage
+        FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      )
+      SELECT coalesce(sum(p.n), 0)::integer,
+             sum(p.gpu_utilization_sum), min(p.gpu_utilization_min), max(p.gpu_utilization_max), (array_agg(p.gpu_utilization_last ORDER BY p.last_at DESC))[1],
+             sum(p.memory_utilization_sum), min(p.memory_utilization_min), max(p.memory_utilization_max), (array_agg(p.memory_utilization_last ORDER BY p.last_at DESC))[1],
+             sum(p.temperature_sum), min(p.temperature_min), max(p.temperature_max), (array_agg(p.temperature_last ORDER BY p.last_at DESC))[1],
+             sum(p.power_usage_sum), min(p.power_usage_min), max(p.power_usage_max), (array_agg(p.power_usage_last ORDER BY p.last_at DESC))[1]
+      FROM pieces p;
+    END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()
  RETURNS trigger
  LANGUAGE plpgsql

@@ -147,17 +147,13 @@ export type HourWindowStats = { sample_count: number } & Record<
   number | null
 >;
 
-/** A day block's arrays sliced to one hour's readings (`h`: its metric_sample_hours row, `d`: the block). */
-function hourSliceSql(column: string): string {
-  return `d.${column}[h.first_index : h.first_index + h.sample_count - 1]`;
-}
-
 /**
  * Sums (float8, in no particular order), extremes, count and latest readings of one workload's
- * samples in [start, end], both ends included: the sealed hours wholly inside the window from their
- * summaries (metric_sample_hours), the readings of the other sealed hours in the window decoded from
- * their slice of the day block, and the open rows. The service bounds each average from these sums
- * and reads windowStatsQuery when a bound leaves the answered figure open (window-averages.ts).
+ * samples in [start, end], both ends included (gpucap_window_hour_stats): the sealed hours wholly
+ * inside the window from their summaries (metric_sample_hours), the readings of its other sealed
+ * hours decoded from their slices of the day blocks, and the open rows. The service bounds each
+ * average from these sums and reads windowStatsQuery when a bound leaves the answered figure open
+ * (window-averages.ts).
  */
 export function windowHourStatsQuery(
   scope: AuthScope,
@@ -166,49 +162,14 @@ export function windowHourStatsQuery(
   windowEnd: string,
 ): ScopedStatement {
   const window = windowParameters(scope, workloadId, windowStart, windowEnd);
-  const organization = window.params.organization;
-  const low = `${window.start}::timestamptz`;
-  const high = `${window.end}::timestamptz`;
-  const days = (alias: string) =>
-    `${alias}.day_start >= date_trunc('day', ${low}, 'UTC') AND ${alias}.day_start <= ${high}`;
-  const reading = (alias: string, time: string) =>
-    `1, ${time}, ${SAMPLE_METRICS.map((m) => `${alias}.${m}, ${alias}.${m}, ${alias}.${m}, ${alias}.${m}`).join(', ')}`;
   return preparedStatement(
     scopedStatement(
       scope,
       `
-  WITH hours AS MATERIALIZED (
-    SELECT h.*, h.first_sampled_at >= ${low} AND h.last_sampled_at <= ${high} AS whole
-    FROM metric_sample_hours h
-    WHERE h.organization_id = ${organization} AND h.workload_id = ${window.workload} AND ${days('h')}
-      AND h.hour_start >= date_trunc('hour', ${low}, 'UTC') AND h.hour_start <= ${high}
-      AND h.last_sampled_at >= ${low} AND h.first_sampled_at <= ${high}
-  ),
-  pieces (n, last_at, ${SAMPLE_METRICS.map((m) => `${m}_sum, ${m}_min, ${m}_max, ${m}_last`).join(', ')}) AS (
-    SELECT h.sample_count, h.last_sampled_at, ${SAMPLE_METRICS.map((m) => `h.${m}_sum, h.${m}_min, h.${m}_max, h.${m}_last`).join(', ')}
-    FROM hours h
-    WHERE h.whole
-    UNION ALL
-    SELECT ${reading('e', 'e.sampled_at')}
-    FROM hours h
-    JOIN metric_sample_days d ON d.organization_id = ${organization} AND d.workload_id = ${window.workload}
-                             AND d.day_start = h.day_start AND ${days('d')}
-    CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, ${['step_us', ...SAMPLE_METRICS].map(hourSliceSql).join(', ')}) e
-    WHERE NOT h.whole AND e.sampled_at >= ${low} AND e.sampled_at <= ${high}
-    UNION ALL
-    SELECT ${reading('m', 'm.sampled_at')}
-    FROM metric_samples m
-    WHERE m.organization_id = ${organization} AND m.workload_id = ${window.workload}
-      AND m.sampled_at >= ${low} AND m.sampled_at <= ${high}
-  )
-  SELECT agg.sample_count, ${SAMPLE_METRICS.map((m) => `agg.${m}_sum, agg.${m}_min, agg.${m}_max, agg.${m}_current`).join(',\n         ')}
-  FROM (
-    SELECT coalesce(sum(n), 0)::int AS sample_count,
-           ${SAMPLE_METRICS.map((m) => `sum(${m}_sum) AS ${m}_sum, min(${m}_min) AS ${m}_min, max(${m}_max) AS ${m}_max, (array_agg(${m}_last ORDER BY last_at DESC))[1] AS ${m}_current`).join(',\n           ')}
-    FROM pieces
-  ) agg
+  SELECT s.*
+  FROM gpucap_window_hour_stats(${window.params.organization}, ${window.workload}, ${window.start}::timestamptz, ${window.end}::timestamptz) s
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
-  JOIN workloads w ON w.organization_id = ${organization} AND w.workload_id = ${window.workload}
+  JOIN workloads w ON w.organization_id = ${window.params.organization} AND w.workload_id = ${window.workload}
                   AND ${initiativeScopeSql('w.initiative_id', window.initiatives)}`,
       window.params.values,
     ),

@@ -95,6 +95,44 @@ export const sampleHourDefinitions: Definition[] = [
     SELECT day_start + (steps_before::float8 + sum(u.step::float8) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING)) * interval '1 microsecond', u.g, u.m, u.t, u.p
     FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
     $$`),
+  // A window's statistics: whole hours from their summaries, the readings of the other hours from
+  // their slices, the open rows as they are; sums in no particular order (src/metrics/window-averages.ts
+  // bounds the time-ordered average from them). A generic plan: a custom one costs more to plan, each
+  // call, than the whole read; the weeks are pruned when it starts.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_window_hour_stats(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(sample_count integer, ${METRICS.map((m) => `${m}_sum double precision, ${m}_min double precision, ${m}_max double precision, ${m}_current double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.*, h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      pieces (n, last_at, ${METRICS.map((m) => `${m}_sum, ${m}_min, ${m}_max, ${m}_last`).join(', ')}) AS (
+        SELECT h.sample_count, h.last_sampled_at, ${METRICS.map((m) => `h.${m}_sum, h.${m}_min, h.${m}_max, h.${m}_last`).join(', ')}
+        FROM hours h
+        WHERE h.whole
+        UNION ALL
+        SELECT 1, e.sampled_at, ${METRICS.map((m) => `e.${m}, e.${m}, e.${m}, e.${m}`).join(', ')}
+        FROM hours h
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+        CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[h.first_index : h.first_index + h.sample_count - 1]`).join(', ')}) e
+        WHERE NOT h.whole AND e.sampled_at >= low AND e.sampled_at <= high
+        UNION ALL
+        SELECT 1, m.sampled_at, ${METRICS.map((m) => `m.${m}, m.${m}, m.${m}, m.${m}`).join(', ')}
+        FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      )
+      SELECT coalesce(sum(p.n), 0)::integer,
+             ${METRICS.map((m) => `sum(p.${m}_sum), min(p.${m}_min), max(p.${m}_max), (array_agg(p.${m}_last ORDER BY p.last_at DESC))[1]`).join(',\n             ')}
+      FROM pieces p;
+    END
+    $$`),
   defineTrigger(
     'CREATE OR REPLACE TRIGGER metric_sample_days_hours_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
   ),
