@@ -155,7 +155,7 @@ SELECT w.gpu_share_units,
     SELECT 1 FROM workloads w
     WHERE w.organization_id = $1 AND w.workload_id = $2
       AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))) AS in_scope
-  FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz);
+  FROM gpucap_window_readings($1, $2, $3::timestamptz, $4::timestamptz);
 
 -- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, desc, ORG_ADMIN
 --   $1 = "org-example"

@@ -225,7 +225,11 @@ export type WindowPercentiles = { in_scope: boolean } & Record<
   number | null
 >;
 
-/** Continuous percentiles (linear interpolation) of each metric over the window's samples. */
+/**
+ * Continuous percentiles (linear interpolation) of each metric over the window's samples, which do
+ * not depend on the readings' order: whole sealed hours are read without decoding their times
+ * (gpucap_window_readings).
+ */
 export function windowPercentilesQuery(
   scope: AuthScope,
   workloadId: string,
@@ -243,7 +247,7 @@ export function windowPercentilesQuery(
       `percentile_cont(0.95) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p95`,
   ).join(',\n         ')},
          ${workloadInScopeSql(window)} AS in_scope
-  FROM ${windowSamplesSql(window)}`,
+  FROM gpucap_window_readings(${window.params.organization}, ${window.workload}, ${window.start}::timestamptz, ${window.end}::timestamptz)`,
       window.params.values,
     ),
   );

@@ -133,6 +133,43 @@ export const sampleHourDefinitions: Definition[] = [
       FROM pieces p;
     END
     $$`),
+  // A window's readings without their times, for figures that do not depend on the readings' order
+  // (percentiles): whole hours' slices as they are, the other hours' slices decoded and cut to the
+  // window, the open rows. A generic plan, as gpucap_window_hour_stats.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_window_readings(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(${METRICS.map((m) => `${m} double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
+               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      slices AS (
+        SELECT h.whole, h.day_start, h.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[h.first_index : h.first_index + h.sample_count - 1] AS ${c}`).join(', ')}
+        FROM hours h
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+      )
+      SELECT ${METRICS.map((m) => `u.${m}`).join(', ')}
+      FROM slices s CROSS JOIN LATERAL unnest(${METRICS.map((m) => `s.${m}`).join(', ')}) AS u(${METRICS.join(', ')})
+      WHERE s.whole
+      UNION ALL
+      SELECT ${METRICS.map((m) => `e.${m}`).join(', ')}
+      FROM slices s
+      CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, ${METRICS.map((m) => `s.${m}`).join(', ')}) e
+      WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
+      UNION ALL
+      SELECT ${METRICS.map((m) => `m.${m}`).join(', ')}
+      FROM metric_samples m
+      WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high;
+    END
+    $$`),
   defineTrigger(
     'CREATE OR REPLACE TRIGGER metric_sample_days_hours_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
   ),

@@ -165,7 +165,7 @@ describe('metric_sample_hours', () => {
     expect(await rollupResidue(db.dataSource, org)).toEqual({});
   }, 120_000);
 
-  it('give the window statistics of the readings in time order, or say they cannot', async () => {
+  it('give the window statistics and percentiles of the readings in time order, or say they cannot', async () => {
     const scope: AuthScope = {
       organizationId: org,
       role: 'ORG_ADMIN',
@@ -210,6 +210,15 @@ describe('metric_sample_hours', () => {
           expect(lowest).toBeLessThanOrEqual(exact[`${m}_avg`]!);
           expect(highest).toBeGreaterThanOrEqual(exact[`${m}_avg`]!);
         }
+        const percentiles = (source: string) =>
+          db.dataSource.query(
+            `SELECT ${METRICS.map((m) => `percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY ${m}) AS ${m}`).join(', ')}
+             FROM ${source}($1, $2, $3, $4)`,
+            [org, workloadId, ...bounds],
+          );
+        expect(await percentiles('gpucap_window_readings')).toEqual(
+          await percentiles('gpucap_workload_samples'),
+        );
         const answers = (average: number) => [round4(average), round4(average * 0.08)];
         const stats = statsFromHours(hours, (_, average) => answers(average));
         if (!stats) continue;
