@@ -71,14 +71,13 @@ SELECT w.gpu_share_units,
          agg.temperature_avg, agg.temperature_min, agg.temperature_max, agg.temperature_current,
          agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
   FROM (
-    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
-    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
+    -- The readings arrive in time order, so the last one aggregated is the current one.
     SELECT count(*)::int AS sample_count,
            avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max, (array_agg(gpu_utilization))[count(*)] AS gpu_utilization_current,
            avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max, (array_agg(memory_utilization))[count(*)] AS memory_utilization_current,
            avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max, (array_agg(temperature))[count(*)] AS temperature_current,
            avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max, (array_agg(power_usage))[count(*)] AS power_usage_current
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
+    FROM gpucap_window_readings_in_order($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
@@ -95,14 +94,13 @@ SELECT w.gpu_share_units,
          agg.temperature_avg, agg.temperature_min, agg.temperature_max, agg.temperature_current,
          agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
   FROM (
-    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
-    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
+    -- The readings arrive in time order, so the last one aggregated is the current one.
     SELECT count(*)::int AS sample_count,
            avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max, (array_agg(gpu_utilization))[count(*)] AS gpu_utilization_current,
            avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max, (array_agg(memory_utilization))[count(*)] AS memory_utilization_current,
            avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max, (array_agg(temperature))[count(*)] AS temperature_current,
            avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max, (array_agg(power_usage))[count(*)] AS power_usage_current
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
+    FROM gpucap_window_readings_in_order($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2

@@ -111,9 +111,10 @@ function workloadInScopeSql(window: WindowParameters): string {
 }
 
 /**
- * Statistics of one workload's samples in [start, end], both ends included. The bounds are
- * parameters so the planner prunes to the partitions of the window; each half reads both sample
- * stores (gpucap_workload_samples: the sealed days' blocks, then the open rows, in time order).
+ * Statistics of one workload's samples in [start, end], both ends included, summed in time order
+ * (gpucap_window_readings_in_order: whole sealed hours without decoding their times, the other
+ * readings of both stores by time): what the service reads when the hour summaries leave an
+ * average open.
  */
 export function windowStatsQuery(
   scope: AuthScope,
@@ -128,11 +129,10 @@ export function windowStatsQuery(
       `
   SELECT agg.sample_count, ${SAMPLE_METRICS.map((m) => `agg.${m}_avg, agg.${m}_min, agg.${m}_max, agg.${m}_current`).join(',\n         ')}
   FROM (
-    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
-    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
+    -- The readings arrive in time order, so the last one aggregated is the current one.
     SELECT count(*)::int AS sample_count,
            ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m}))[count(*)] AS ${m}_current`).join(',\n           ')}
-    FROM ${windowSamplesSql(window)}
+    FROM gpucap_window_readings_in_order(${window.params.organization}, ${window.workload}, ${window.start}::timestamptz, ${window.end}::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = ${window.params.organization} AND w.workload_id = ${window.workload}

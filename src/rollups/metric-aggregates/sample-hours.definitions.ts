@@ -170,6 +170,58 @@ export const sampleHourDefinitions: Definition[] = [
       WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high;
     END
     $$`),
+  // A window's readings in time order without their times, for averages summed as rows alone were:
+  // hours in order, a whole hour's readings in their block order (increasing times), an edge hour's
+  // and the open rows' by time. Open rows inside an hour the blocks also hold (a seal under way)
+  // interleave with its readings: the window is then decoded whole. A generic plan, as above.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_window_readings_in_order(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(${METRICS.map((m) => `${m} double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
+    #variable_conflict use_column
+    BEGIN
+      IF EXISTS (
+        SELECT 1 FROM metric_samples m
+        JOIN metric_sample_hours h ON h.organization_id = org AND h.workload_id = wl
+                                  AND h.day_start = date_trunc('day', m.sampled_at, 'UTC')
+                                  AND h.hour_start = date_trunc('hour', m.sampled_at, 'UTC')
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      ) THEN
+        RETURN QUERY SELECT ${METRICS.map((m) => `s.${m}`).join(', ')} FROM gpucap_workload_samples(org, wl, low, high) s;
+        RETURN;
+      END IF;
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.day_start, h.hour_start, h.first_index, h.sample_count, h.steps_before,
+               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      slices AS (
+        SELECT h.whole, h.day_start, h.hour_start, h.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[h.first_index : h.first_index + h.sample_count - 1] AS ${c}`).join(', ')}
+        FROM hours h
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+      )
+      SELECT ${METRICS.map((m) => `r.${m}`).join(', ')}
+      FROM (
+        SELECT s.hour_start AS hour, u.i::float8 AS k, ${METRICS.map((m) => `u.${m}`).join(', ')}
+        FROM slices s CROSS JOIN LATERAL unnest(${METRICS.map((m) => `s.${m}`).join(', ')}) WITH ORDINALITY AS u(${METRICS.join(', ')}, i)
+        WHERE s.whole
+        UNION ALL
+        SELECT s.hour_start, date_part('epoch', e.sampled_at), ${METRICS.map((m) => `e.${m}`).join(', ')}
+        FROM slices s
+        CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, ${METRICS.map((m) => `s.${m}`).join(', ')}) e
+        WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
+        UNION ALL
+        SELECT date_trunc('hour', m.sampled_at, 'UTC'), date_part('epoch', m.sampled_at), ${METRICS.map((m) => `m.${m}`).join(', ')}
+        FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      ) r
+      ORDER BY r.hour, r.k;
+    END
+    $$`),
   defineTrigger(
     'CREATE OR REPLACE TRIGGER metric_sample_days_hours_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
   ),

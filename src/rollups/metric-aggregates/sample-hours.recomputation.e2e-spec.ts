@@ -173,7 +173,11 @@ describe('metric_sample_hours', () => {
       credentialKey: 'test',
       subject: 'test',
     };
-    // Rows in the current hour too: a window reads both stores.
+    // Rows in the current hour too: a window reads both stores; and one inside an hour the blocks
+    // hold, as while a seal is under way (one workload's windows there decode whole).
+    await insertSamples(db.dataSource, org, [
+      { workloadId: workloads[0], at: new Date(base + 2 * HOUR + 1_234), gpuUtilization: 77.7 },
+    ]);
     await insertSamples(
       db.dataSource,
       org,
@@ -193,6 +197,13 @@ describe('metric_sample_hours', () => {
         const exactly = windowStatsQuery(scope, workloadId, ...bounds);
         const [hours]: HourWindowStats[] = await db.dataSource.query(fromHours.text, fromHours.values);
         const [exact]: WindowStats[] = await db.dataSource.query(exactly.text, exactly.values);
+        // The statement in time order answers as the whole decode in time order did, bit for bit.
+        const [decoded]: WindowStats[] = await db.dataSource.query(
+          `SELECT count(*)::int AS sample_count, ${METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m}))[count(*)] AS ${m}_current`).join(', ')}
+           FROM gpucap_workload_samples($1, $2, $3, $4)`,
+          [org, workloadId, ...bounds],
+        );
+        expect(exact).toEqual(decoded);
         expect(hours.sample_count).toBe(exact.sample_count);
         for (const m of METRICS) {
           expect([hours[`${m}_min`], hours[`${m}_max`], hours[`${m}_current`]]).toEqual([
