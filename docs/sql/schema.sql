@@ -2566,10 +2566,17 @@ AS $function$
           AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
           AND h.last_sampled_at >= low AND h.first_sampled_at <= high
       ),
+      runs AS (
+        SELECT h.day_start, min(h.first_index) AS first_index, sum(h.sample_count)::integer AS sample_count,
+               min(h.steps_before) AS steps_before, true AS whole
+        FROM hours h WHERE h.whole GROUP BY h.day_start
+        UNION ALL
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, false FROM hours h WHERE NOT h.whole
+      ),
       slices AS (
-        SELECT h.whole, h.day_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1] AS step_us, d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1] AS gpu_utilization, d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1] AS memory_utilization, d.temperature[h.first_index : h.first_index + h.sample_count - 1] AS temperature, d.power_usage[h.first_index : h.first_index + h.sample_count - 1] AS power_usage
-        FROM hours h
-        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+        SELECT r.whole, r.day_start, r.first_index, r.steps_before, d.step_us[r.first_index : r.first_index + r.sample_count - 1] AS step_us, d.gpu_utilization[r.first_index : r.first_index + r.sample_count - 1] AS gpu_utilization, d.memory_utilization[r.first_index : r.first_index + r.sample_count - 1] AS memory_utilization, d.temperature[r.first_index : r.first_index + r.sample_count - 1] AS temperature, d.power_usage[r.first_index : r.first_index + r.sample_count - 1] AS power_usage
+        FROM runs r
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = r.day_start
                                  AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
       )
       SELECT u.gpu_utilization, u.memory_utilization, u.temperature, u.power_usage
@@ -2597,17 +2604,19 @@ AS $function$
     BEGIN
       IF EXISTS (
         SELECT 1 FROM metric_samples m
-        JOIN metric_sample_hours h ON h.organization_id = org AND h.workload_id = wl
-                                  AND h.day_start = date_trunc('day', m.sampled_at, 'UTC')
-                                  AND h.hour_start = date_trunc('hour', m.sampled_at, 'UTC')
-        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low
+          AND m.sampled_at <= least(high, coalesce((
+            SELECT max(h.last_sampled_at) FROM metric_sample_hours h
+            WHERE h.organization_id = org AND h.workload_id = wl
+              AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+              AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high), '-infinity'))
       ) THEN
         RETURN QUERY SELECT s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage FROM gpucap_workload_samples(org, wl, low, high) s;
         RETURN;
       END IF;
       RETURN QUERY
       WITH hours AS MATERIALIZED (
-        SELECT h.day_start, h.hour_start, h.first_index, h.sample_count, h.steps_before,
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
                h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
         FROM metric_sample_hours h
         WHERE h.organization_id = org AND h.workload_id = wl
@@ -2615,28 +2624,36 @@ AS $function$
           AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
           AND h.last_sampled_at >= low AND h.first_sampled_at <= high
       ),
+      runs AS (
+        SELECT h.day_start, min(h.first_index) AS first_index, sum(h.sample_count)::integer AS sample_count,
+               min(h.steps_before) AS steps_before, true AS whole
+        FROM hours h WHERE h.whole GROUP BY h.day_start
+        UNION ALL
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, false FROM hours h WHERE NOT h.whole
+      ),
       slices AS (
-        SELECT h.whole, h.day_start, h.hour_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1] AS step_us, d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1] AS gpu_utilization, d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1] AS memory_utilization, d.temperature[h.first_index : h.first_index + h.sample_count - 1] AS temperature, d.power_usage[h.first_index : h.first_index + h.sample_count - 1] AS power_usage
-        FROM hours h
-        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+        SELECT r.whole, r.day_start, r.first_index, r.steps_before, d.step_us[r.first_index : r.first_index + r.sample_count - 1] AS step_us, d.gpu_utilization[r.first_index : r.first_index + r.sample_count - 1] AS gpu_utilization, d.memory_utilization[r.first_index : r.first_index + r.sample_count - 1] AS memory_utilization, d.temperature[r.first_index : r.first_index + r.sample_count - 1] AS temperature, d.power_usage[r.first_index : r.first_index + r.sample_count - 1] AS power_usage
+        FROM runs r
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = r.day_start
                                  AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
       )
       SELECT r.gpu_utilization, r.memory_utilization, r.temperature, r.power_usage
       FROM (
-        SELECT s.hour_start AS hour, u.i::float8 AS k, u.gpu_utilization, u.memory_utilization, u.temperature, u.power_usage
+        SELECT s.day_start AS day_start, s.first_index AS first_index, u.i::float8 AS k, u.gpu_utilization, u.memory_utilization, u.temperature, u.power_usage
         FROM slices s CROSS JOIN LATERAL unnest(s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage) WITH ORDINALITY AS u(gpu_utilization, memory_utilization, temperature, power_usage, i)
         WHERE s.whole
         UNION ALL
-        SELECT s.hour_start, date_part('epoch', e.sampled_at), e.gpu_utilization, e.memory_utilization, e.temperature, e.power_usage
+        SELECT s.day_start, s.first_index, e.i::float8, e.gpu_utilization, e.memory_utilization, e.temperature, e.power_usage
         FROM slices s
-        CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage) e
+        CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage)
+          WITH ORDINALITY AS e(sampled_at, gpu_utilization, memory_utilization, temperature, power_usage, i)
         WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
         UNION ALL
-        SELECT date_trunc('hour', m.sampled_at, 'UTC'), date_part('epoch', m.sampled_at), m.gpu_utilization, m.memory_utilization, m.temperature, m.power_usage
+        SELECT 'infinity', 0, date_part('epoch', m.sampled_at), m.gpu_utilization, m.memory_utilization, m.temperature, m.power_usage
         FROM metric_samples m
         WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
       ) r
-      ORDER BY r.hour, r.k;
+      ORDER BY r.day_start, r.first_index, r.k;
     END
     $function$;
 

@@ -2,6 +2,35 @@ import { defineFunction, defineTrigger, type Definition } from '../../database/d
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
 
+/**
+ * The window's sealed readings as slices of their day blocks (org, wl, low, high: the function's
+ * parameters): per day, its run of hours wholly inside the window as one slice (whole hours of a day
+ * are consecutive, and so are their readings), and each other hour in the window as its own, to be
+ * decoded and cut.
+ */
+const WINDOW_SLICES = `      WITH hours AS MATERIALIZED (
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
+               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      runs AS (
+        SELECT h.day_start, min(h.first_index) AS first_index, sum(h.sample_count)::integer AS sample_count,
+               min(h.steps_before) AS steps_before, true AS whole
+        FROM hours h WHERE h.whole GROUP BY h.day_start
+        UNION ALL
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, false FROM hours h WHERE NOT h.whole
+      ),
+      slices AS (
+        SELECT r.whole, r.day_start, r.first_index, r.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[r.first_index : r.first_index + r.sample_count - 1] AS ${c}`).join(', ')}
+        FROM runs r
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = r.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+      )`;
+
 /** The summary columns of metric_sample_hours after its day, in the order gpucap_sample_hours returns them. */
 export const SAMPLE_HOUR_COLUMNS = [
   'hour_start',
@@ -134,28 +163,14 @@ export const sampleHourDefinitions: Definition[] = [
     END
     $$`),
   // A window's readings without their times, for figures that do not depend on the readings' order
-  // (percentiles): whole hours' slices as they are, the other hours' slices decoded and cut to the
-  // window, the open rows. A generic plan, as gpucap_window_hour_stats.
+  // (percentiles): each day's run of whole hours as one slice (its arrays detoasted once), the other
+  // hours' slices decoded and cut to the window, the open rows. A generic plan, as above.
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_window_readings(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(${METRICS.map((m) => `${m} double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
     #variable_conflict use_column
     BEGIN
       RETURN QUERY
-      WITH hours AS MATERIALIZED (
-        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
-               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
-        FROM metric_sample_hours h
-        WHERE h.organization_id = org AND h.workload_id = wl
-          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
-          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
-          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
-      ),
-      slices AS (
-        SELECT h.whole, h.day_start, h.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[h.first_index : h.first_index + h.sample_count - 1] AS ${c}`).join(', ')}
-        FROM hours h
-        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
-                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
-      )
+${WINDOW_SLICES}
       SELECT ${METRICS.map((m) => `u.${m}`).join(', ')}
       FROM slices s CROSS JOIN LATERAL unnest(${METRICS.map((m) => `s.${m}`).join(', ')}) AS u(${METRICS.join(', ')})
       WHERE s.whole
@@ -171,55 +186,44 @@ export const sampleHourDefinitions: Definition[] = [
     END
     $$`),
   // A window's readings in time order without their times, for averages summed as rows alone were:
-  // hours in order, a whole hour's readings in their block order (increasing times), an edge hour's
-  // and the open rows' by time. Open rows inside an hour the blocks also hold (a seal under way)
-  // interleave with its readings: the window is then decoded whole. A generic plan, as above.
+  // the blocks' by day and position (times increase along a block), then the open rows by time. Open
+  // rows before a block reading of the window (a seal under way, a late row) would interleave: the
+  // window is then decoded whole. A generic plan, as above.
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_window_readings_in_order(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(${METRICS.map((m) => `${m} double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
     #variable_conflict use_column
     BEGIN
       IF EXISTS (
         SELECT 1 FROM metric_samples m
-        JOIN metric_sample_hours h ON h.organization_id = org AND h.workload_id = wl
-                                  AND h.day_start = date_trunc('day', m.sampled_at, 'UTC')
-                                  AND h.hour_start = date_trunc('hour', m.sampled_at, 'UTC')
-        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low
+          AND m.sampled_at <= least(high, coalesce((
+            SELECT max(h.last_sampled_at) FROM metric_sample_hours h
+            WHERE h.organization_id = org AND h.workload_id = wl
+              AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+              AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high), '-infinity'))
       ) THEN
         RETURN QUERY SELECT ${METRICS.map((m) => `s.${m}`).join(', ')} FROM gpucap_workload_samples(org, wl, low, high) s;
         RETURN;
       END IF;
       RETURN QUERY
-      WITH hours AS MATERIALIZED (
-        SELECT h.day_start, h.hour_start, h.first_index, h.sample_count, h.steps_before,
-               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
-        FROM metric_sample_hours h
-        WHERE h.organization_id = org AND h.workload_id = wl
-          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
-          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
-          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
-      ),
-      slices AS (
-        SELECT h.whole, h.day_start, h.hour_start, h.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[h.first_index : h.first_index + h.sample_count - 1] AS ${c}`).join(', ')}
-        FROM hours h
-        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
-                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
-      )
+${WINDOW_SLICES}
       SELECT ${METRICS.map((m) => `r.${m}`).join(', ')}
       FROM (
-        SELECT s.hour_start AS hour, u.i::float8 AS k, ${METRICS.map((m) => `u.${m}`).join(', ')}
+        SELECT s.day_start AS day_start, s.first_index AS first_index, u.i::float8 AS k, ${METRICS.map((m) => `u.${m}`).join(', ')}
         FROM slices s CROSS JOIN LATERAL unnest(${METRICS.map((m) => `s.${m}`).join(', ')}) WITH ORDINALITY AS u(${METRICS.join(', ')}, i)
         WHERE s.whole
         UNION ALL
-        SELECT s.hour_start, date_part('epoch', e.sampled_at), ${METRICS.map((m) => `e.${m}`).join(', ')}
+        SELECT s.day_start, s.first_index, e.i::float8, ${METRICS.map((m) => `e.${m}`).join(', ')}
         FROM slices s
-        CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, ${METRICS.map((m) => `s.${m}`).join(', ')}) e
+        CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, ${METRICS.map((m) => `s.${m}`).join(', ')})
+          WITH ORDINALITY AS e(sampled_at, ${METRICS.join(', ')}, i)
         WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
         UNION ALL
-        SELECT date_trunc('hour', m.sampled_at, 'UTC'), date_part('epoch', m.sampled_at), ${METRICS.map((m) => `m.${m}`).join(', ')}
+        SELECT 'infinity', 0, date_part('epoch', m.sampled_at), ${METRICS.map((m) => `m.${m}`).join(', ')}
         FROM metric_samples m
         WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
       ) r
-      ORDER BY r.hour, r.k;
+      ORDER BY r.day_start, r.first_index, r.k;
     END
     $$`),
   defineTrigger(
