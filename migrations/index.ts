@@ -25,7 +25,7 @@ import { GpuPrices1763800027000 } from './1763800027000-gpu-prices';
 import { SampleDays1763800028000 } from './1763800028000-sample-days';
 import { HourlySeal1763800029000 } from './1763800029000-hourly-seal';
 import { InstanceTypeGpus1763800031000 } from './1763800031000-instance-type-gpus';
-import { SampleHours1763800032000 } from './1763800032000-sample-hours';
+import { SampleHours1763800035000 } from './1763800035000-sample-hours';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -56,5 +56,5 @@ export const migrations = [
   SampleDays1763800028000,
   HourlySeal1763800029000,
   InstanceTypeGpus1763800031000,
-  SampleHours1763800032000,
+  SampleHours1763800035000,
 ];

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { pruneSamples } from '../../cli/commands/prune.command';
-import { sampleHoursBackfill } from '../../database/backfills/1763800032000-sample-hours';
+import { sampleHoursBackfill } from '../../database/backfills/1763800035000-sample-hours';
 import { BACKFILLS_TABLE, runBackfills } from '../../database/backfills/backfill';
 import type { AuthScope } from '../../common/auth/auth-scope';
 import { round4 } from '../../common/http/decimal';

@@ -15,8 +15,8 @@ const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_
  * partitions of blocks already stored are made here; a backfill fills them once the trigger
  * bodies are in place.
  */
-export class SampleHours1763800032000 implements MigrationInterface {
-  name = 'SampleHours1763800032000';
+export class SampleHours1763800035000 implements MigrationInterface {
+  name = 'SampleHours1763800035000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`

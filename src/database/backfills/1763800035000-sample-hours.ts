@@ -8,7 +8,7 @@ import type { Backfill } from './backfill';
  * written after the migration already have theirs; those are left as they are.
  */
 export const sampleHoursBackfill: Backfill = {
-  name: '1763800032000-sample-hours',
+  name: '1763800035000-sample-hours',
   async up(runner: QueryRunner): Promise<void> {
     await runner.query(
       'SELECT gpucap_lock_organizations(coalesce(array_agg(organization_id ORDER BY organization_id), ARRAY[]::text[])) FROM organizations',
