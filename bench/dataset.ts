@@ -47,6 +47,17 @@ export function databaseUrl(adminUrl: string, databaseName: string): string {
  * The benchmark database of `size`, built by this checkout's CLI, or with `source` by another
  * checkout's (another commit's schema and loader) into a database of its own.
  */
+/**
+ * BENCH_DATASET_SUFFIX (letters, digits, underscores) names a set of datasets of one's own, so that
+ * runs of several checkouts on one server neither reuse nor rebuild each other's.
+ */
+function datasetSuffix(): string {
+  const suffix = process.env.BENCH_DATASET_SUFFIX ?? '';
+  if (!/^[a-z0-9_]*$/.test(suffix))
+    throw new Error('BENCH_DATASET_SUFFIX: lowercase letters, digits and _ only');
+  return suffix ? `_${suffix}` : '';
+}
+
 export async function ensureDataset(
   adminUrl: string,
   size: DatasetSize,
@@ -55,7 +66,7 @@ export async function ensureDataset(
   log: (line: string) => void,
   source: { root: string; label: string } = { root: ROOT, label: '' },
 ): Promise<Dataset> {
-  const databaseName = `gpucap_bench_${size.label}${source.label ? `_${source.label}` : ''}`;
+  const databaseName = `gpucap_bench_${size.label}${source.label ? `_${source.label}` : ''}${datasetSuffix()}`;
   const url = databaseUrl(adminUrl, databaseName);
   const fingerprint = sourceFingerprint(source.root);
   const existing = await readMarker(adminUrl, databaseName);

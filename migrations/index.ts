@@ -27,6 +27,7 @@ import { HourlySeal1763800029000 } from './1763800029000-hourly-seal';
 import { InstanceTypeGpus1763800031000 } from './1763800031000-instance-type-gpus';
 import { QueueWaitHistograms1763800032000 } from './1763800032000-queue-wait-histograms';
 import { WorkloadSampleSummaries1763800033000 } from './1763800033000-workload-sample-summaries';
+import { SampleHours1763800035000 } from './1763800035000-sample-hours';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -59,4 +60,5 @@ export const migrations = [
   InstanceTypeGpus1763800031000,
   QueueWaitHistograms1763800032000,
   WorkloadSampleSummaries1763800033000,
+  SampleHours1763800035000,
 ];

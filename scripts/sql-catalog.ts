@@ -34,6 +34,7 @@ import {
   rankedInClusterQuery,
   seriesQuery,
   windowPercentilesQuery,
+  windowHourStatsQuery,
   windowStatsQuery,
   workloadWindowQuery,
 } from '../src/metrics/metrics.queries';
@@ -226,6 +227,14 @@ function metrics(): Catalog {
       'wl-0042',
       null,
       NOW,
+    ),
+    'GET /v1/workloads/{workload_id}/metrics: statistics from hour summaries, ORG_ADMIN':
+      windowHourStatsQuery(ORG_ADMIN, 'wl-0042', '2026-03-15T11:34:56.789000Z', windowEnd),
+    'GET /v1/workloads/{workload_id}/metrics: statistics from hour summaries, MEMBER': windowHourStatsQuery(
+      MEMBER,
+      'wl-0042',
+      '2026-03-14T12:34:56.789000Z',
+      windowEnd,
     ),
     'GET /v1/workloads/{workload_id}/metrics: statistics, ORG_ADMIN': windowStatsQuery(
       ORG_ADMIN,

@@ -36,6 +36,30 @@ SELECT w.gpu_share_units,
      WHERE w.organization_id = $1 AND w.workload_id = $2
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]));
 
+-- GET /v1/workloads/{workload_id}/metrics: statistics from hour summaries, ORG_ADMIN
+--   $1 = "org-example"
+--   $2 = "wl-0042"
+--   $3 = "2026-03-15T11:34:56.789000Z"
+--   $4 = "2026-03-15T12:34:56.789000Z"
+--   $5 = null
+  SELECT s.*
+  FROM gpucap_window_hour_stats($1, $2, $3::timestamptz, $4::timestamptz) s
+  -- The workload was found in scope by an earlier statement; a writer may have moved it since.
+  JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
+                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]));
+
+-- GET /v1/workloads/{workload_id}/metrics: statistics from hour summaries, MEMBER
+--   $1 = "org-example"
+--   $2 = "wl-0042"
+--   $3 = "2026-03-14T12:34:56.789000Z"
+--   $4 = "2026-03-15T12:34:56.789000Z"
+--   $5 = ["init-a","init-b"]
+  SELECT s.*
+  FROM gpucap_window_hour_stats($1, $2, $3::timestamptz, $4::timestamptz) s
+  -- The workload was found in scope by an earlier statement; a writer may have moved it since.
+  JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
+                  AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]));
+
 -- GET /v1/workloads/{workload_id}/metrics: statistics, ORG_ADMIN
 --   $1 = "org-example"
 --   $2 = "wl-0042"
@@ -47,14 +71,13 @@ SELECT w.gpu_share_units,
          agg.temperature_avg, agg.temperature_min, agg.temperature_max, agg.temperature_current,
          agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
   FROM (
-    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
-    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
+    -- The readings arrive in time order, so the last one aggregated is the current one.
     SELECT count(*)::int AS sample_count,
            avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max, (array_agg(gpu_utilization))[count(*)] AS gpu_utilization_current,
            avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max, (array_agg(memory_utilization))[count(*)] AS memory_utilization_current,
            avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max, (array_agg(temperature))[count(*)] AS temperature_current,
            avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max, (array_agg(power_usage))[count(*)] AS power_usage_current
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
+    FROM gpucap_window_readings_in_order($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
@@ -71,14 +94,13 @@ SELECT w.gpu_share_units,
          agg.temperature_avg, agg.temperature_min, agg.temperature_max, agg.temperature_current,
          agg.power_usage_avg, agg.power_usage_min, agg.power_usage_max, agg.power_usage_current
   FROM (
-    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
-    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
+    -- The readings arrive in time order, so the last one aggregated is the current one.
     SELECT count(*)::int AS sample_count,
            avg(gpu_utilization) AS gpu_utilization_avg, min(gpu_utilization) AS gpu_utilization_min, max(gpu_utilization) AS gpu_utilization_max, (array_agg(gpu_utilization))[count(*)] AS gpu_utilization_current,
            avg(memory_utilization) AS memory_utilization_avg, min(memory_utilization) AS memory_utilization_min, max(memory_utilization) AS memory_utilization_max, (array_agg(memory_utilization))[count(*)] AS memory_utilization_current,
            avg(temperature) AS temperature_avg, min(temperature) AS temperature_min, max(temperature) AS temperature_max, (array_agg(temperature))[count(*)] AS temperature_current,
            avg(power_usage) AS power_usage_avg, min(power_usage) AS power_usage_min, max(power_usage) AS power_usage_max, (array_agg(power_usage))[count(*)] AS power_usage_current
-    FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz)
+    FROM gpucap_window_readings_in_order($1, $2, $3::timestamptz, $4::timestamptz)
   ) agg
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = $1 AND w.workload_id = $2
@@ -131,7 +153,7 @@ SELECT w.gpu_share_units,
     SELECT 1 FROM workloads w
     WHERE w.organization_id = $1 AND w.workload_id = $2
       AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[]))) AS in_scope
-  FROM gpucap_workload_samples($1, $2, $3::timestamptz, $4::timestamptz);
+  FROM gpucap_window_readings($1, $2, $3::timestamptz, $4::timestamptz);
 
 -- GET /v1/workloads/metrics: sort_by=idle_gpu_hours, desc, ORG_ADMIN
 --   $1 = "org-example"

@@ -265,6 +265,10 @@ CREATE TRIGGER metric_sample_days_aggregates_update AFTER UPDATE ON metric_sampl
 CREATE TRIGGER metric_sample_days_data_version_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
 CREATE TRIGGER metric_sample_days_data_version_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER metric_sample_days_data_version_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER metric_sample_days_hours_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write();
+CREATE TRIGGER metric_sample_days_hours_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write();
+CREATE TRIGGER metric_sample_days_hours_truncate AFTER TRUNCATE ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_truncate();
+CREATE TRIGGER metric_sample_days_hours_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write();
 CREATE TRIGGER metric_sample_days_summaries_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_sample_days();
 CREATE TRIGGER metric_sample_days_summaries_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_sample_days();
 CREATE TRIGGER metric_sample_days_summaries_truncate AFTER TRUNCATE ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples_truncate();
@@ -272,6 +276,601 @@ CREATE TRIGGER metric_sample_days_summaries_update AFTER UPDATE ON metric_sample
 CREATE TRIGGER metric_sample_days_writer_check_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_days_writer_check();
 CREATE TRIGGER metric_sample_days_writer_check_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_days_writer_check();
 CREATE TRIGGER metric_sample_days_writer_check_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_days_writer_check();
+
+-- Table metric_sample_hours
+CREATE TABLE metric_sample_hours (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+) PARTITION BY RANGE (day_start);
+
+-- Table metric_sample_hours_w2026_35
+CREATE TABLE metric_sample_hours_w2026_35 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_35_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_36
+CREATE TABLE metric_sample_hours_w2026_36 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_36_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_37
+CREATE TABLE metric_sample_hours_w2026_37 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_37_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_38
+CREATE TABLE metric_sample_hours_w2026_38 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_38_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_39
+CREATE TABLE metric_sample_hours_w2026_39 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_39_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_40
+CREATE TABLE metric_sample_hours_w2026_40 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_40_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_41
+CREATE TABLE metric_sample_hours_w2026_41 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_41_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_42
+CREATE TABLE metric_sample_hours_w2026_42 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_42_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_43
+CREATE TABLE metric_sample_hours_w2026_43 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_43_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_44
+CREATE TABLE metric_sample_hours_w2026_44 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_44_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_45
+CREATE TABLE metric_sample_hours_w2026_45 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_45_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_46
+CREATE TABLE metric_sample_hours_w2026_46 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_46_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_47
+CREATE TABLE metric_sample_hours_w2026_47 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_47_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_48
+CREATE TABLE metric_sample_hours_w2026_48 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_48_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_49
+CREATE TABLE metric_sample_hours_w2026_49 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_49_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
+
+-- Table metric_sample_hours_w2026_50
+CREATE TABLE metric_sample_hours_w2026_50 (
+    organization_id text NOT NULL,
+    workload_id text NOT NULL,
+    day_start timestamp with time zone NOT NULL,
+    hour_start timestamp with time zone NOT NULL,
+    first_index integer NOT NULL,
+    sample_count integer NOT NULL,
+    steps_before bigint NOT NULL,
+    first_sampled_at timestamp with time zone NOT NULL,
+    last_sampled_at timestamp with time zone NOT NULL,
+    gpu_utilization_sum double precision NOT NULL,
+    gpu_utilization_min double precision NOT NULL,
+    gpu_utilization_max double precision NOT NULL,
+    gpu_utilization_last double precision NOT NULL,
+    memory_utilization_sum double precision NOT NULL,
+    memory_utilization_min double precision NOT NULL,
+    memory_utilization_max double precision NOT NULL,
+    memory_utilization_last double precision NOT NULL,
+    temperature_sum double precision NOT NULL,
+    temperature_min double precision NOT NULL,
+    temperature_max double precision NOT NULL,
+    temperature_last double precision NOT NULL,
+    power_usage_sum double precision NOT NULL,
+    power_usage_min double precision NOT NULL,
+    power_usage_max double precision NOT NULL,
+    power_usage_last double precision NOT NULL,
+    CONSTRAINT metric_sample_hours_w2026_50_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
+    CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
+    CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
+    CONSTRAINT metric_sample_hours_first_index_check CHECK (first_index >= 1),
+    CONSTRAINT metric_sample_hours_sample_count_check CHECK (sample_count >= 1),
+    CONSTRAINT metric_sample_hours_steps_before_check CHECK (steps_before >= 0)
+);
 
 -- Table metric_samples
 CREATE TABLE metric_samples (
@@ -768,6 +1367,33 @@ AS $function$
         partition_name := 'metric_sample_days_w' || to_char(week_start, 'IYYY_IW');
         IF to_regclass(partition_name) IS NULL THEN
           EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_days FOR VALUES FROM (%L) TO (%L)',
+            partition_name, week_start, week_start + interval '7 days');
+          created := created + 1;
+        END IF;
+        week_start := week_start + interval '7 days';
+      END LOOP;
+      RETURN created;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_ensure_sample_hour_partitions(range_from timestamp with time zone, range_to timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET "TimeZone" TO 'UTC'
+AS $function$
+    DECLARE
+      week_start timestamptz := date_trunc('week', range_from);
+      partition_name text;
+      created integer := 0;
+    BEGIN
+      IF range_from > range_to THEN
+        RETURN 0;
+      END IF;
+      PERFORM pg_advisory_xact_lock(1735423344, 2);
+      WHILE week_start <= range_to LOOP
+        partition_name := 'metric_sample_hours_w' || to_char(week_start, 'IYYY_IW');
+        IF to_regclass(partition_name) IS NULL THEN
+          EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_hours FOR VALUES FROM (%L) TO (%L)',
             partition_name, week_start, week_start + interval '7 days');
           created := created + 1;
         END IF;
@@ -1754,6 +2380,59 @@ AS $function$
     END
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_sample_hours(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[])
+ RETURNS TABLE(hour_start timestamp with time zone, first_index integer, sample_count integer, steps_before bigint, first_sampled_at timestamp with time zone, last_sampled_at timestamp with time zone, gpu_utilization_sum double precision, gpu_utilization_min double precision, gpu_utilization_max double precision, gpu_utilization_last double precision, memory_utilization_sum double precision, memory_utilization_min double precision, memory_utilization_max double precision, memory_utilization_last double precision, temperature_sum double precision, temperature_min double precision, temperature_max double precision, temperature_last double precision, power_usage_sum double precision, power_usage_min double precision, power_usage_max double precision, power_usage_last double precision)
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT day_start + r.hour::float8 * interval '1 hour', min(r.i)::integer, count(*)::integer, min(r.before_us)::bigint,
+           min(r.sampled_at), max(r.sampled_at),
+           sum(r.v0 ORDER BY r.i), min(r.v0), max(r.v0), g[max(r.i)],
+           sum(r.v1 ORDER BY r.i), min(r.v1), max(r.v1), m[max(r.i)],
+           sum(r.v2 ORDER BY r.i), min(r.v2), max(r.v2), t[max(r.i)],
+           sum(r.v3 ORDER BY r.i), min(r.v3), max(r.v3), p[max(r.i)]
+    FROM (
+      SELECT u.i, u.v0, u.v1, u.v2, u.v3,
+             day_start + sum(u.step::float8) OVER w * interval '1 microsecond' AS sampled_at,
+             sum(u.step) OVER w - u.step AS before_us,
+             div(sum(u.step) OVER w, 3600000000) AS hour
+      FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, v0, v1, v2, v3, i)
+      WINDOW w AS (ORDER BY u.i ROWS UNBOUNDED PRECEDING)
+    ) r
+    GROUP BY r.hour
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_sample_hours_truncate()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      TRUNCATE metric_sample_hours;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_sample_hours_write()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN
+        DELETE FROM metric_sample_hours h USING old_rows o
+        WHERE h.organization_id = o.organization_id AND h.workload_id = o.workload_id AND h.day_start = o.day_start;
+      END IF;
+      IF TG_OP <> 'DELETE' THEN
+        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, hour_start, first_index, sample_count, steps_before, first_sampled_at, last_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last)
+        SELECT n.organization_id, n.workload_id, n.day_start, s.*
+        FROM new_rows n
+        CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
+        ORDER BY 1, 2, 3, 4;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_sample_steps(day_start timestamp with time zone, times timestamp with time zone[])
  RETURNS bigint[]
  LANGUAGE sql
@@ -1816,6 +2495,15 @@ CREATE OR REPLACE FUNCTION public.gpucap_sealing()
  STABLE
 AS $function$
     SELECT coalesce(current_setting('gpucap.sealing', true), '') = 'on'
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_unpack_hour(day_start timestamp with time zone, steps_before bigint, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[])
+ RETURNS TABLE(sampled_at timestamp with time zone, gpu_utilization double precision, memory_utilization double precision, temperature double precision, power_usage double precision)
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT day_start + (steps_before::float8 + sum(u.step::float8) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING)) * interval '1 microsecond', u.g, u.m, u.t, u.p
+    FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_unpack_samples(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[])
@@ -1881,6 +2569,157 @@ CREATE OR REPLACE FUNCTION public.gpucap_wait_bucket_value(wait_bucket smallint,
 AS $function$
     SELECT CASE WHEN wait_bucket = 0 THEN 0
                 ELSE least(largest, 2 * power(1.02::float8, wait_bucket - 1) / (1 + 1.02::float8)) END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_window_hour_stats(org text, wl text, low timestamp with time zone, high timestamp with time zone)
+ RETURNS TABLE(sample_count integer, gpu_utilization_sum double precision, gpu_utilization_min double precision, gpu_utilization_max double precision, gpu_utilization_current double precision, memory_utilization_sum double precision, memory_utilization_min double precision, memory_utilization_max double precision, memory_utilization_current double precision, temperature_sum double precision, temperature_min double precision, temperature_max double precision, temperature_current double precision, power_usage_sum double precision, power_usage_min double precision, power_usage_max double precision, power_usage_current double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.*, h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      pieces (n, last_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last) AS (
+        SELECT h.sample_count, h.last_sampled_at, h.gpu_utilization_sum, h.gpu_utilization_min, h.gpu_utilization_max, h.gpu_utilization_last, h.memory_utilization_sum, h.memory_utilization_min, h.memory_utilization_max, h.memory_utilization_last, h.temperature_sum, h.temperature_min, h.temperature_max, h.temperature_last, h.power_usage_sum, h.power_usage_min, h.power_usage_max, h.power_usage_last
+        FROM hours h
+        WHERE h.whole
+        UNION ALL
+        SELECT 1, e.sampled_at, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.gpu_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.memory_utilization, e.temperature, e.temperature, e.temperature, e.temperature, e.power_usage, e.power_usage, e.power_usage, e.power_usage
+        FROM hours h
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+        CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1], d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1], d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1], d.temperature[h.first_index : h.first_index + h.sample_count - 1], d.power_usage[h.first_index : h.first_index + h.sample_count - 1]) e
+        WHERE NOT h.whole AND e.sampled_at >= low AND e.sampled_at <= high
+        UNION ALL
+        SELECT 1, m.sampled_at, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.gpu_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.memory_utilization, m.temperature, m.temperature, m.temperature, m.temperature, m.power_usage, m.power_usage, m.power_usage, m.power_usage
+        FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      )
+      SELECT coalesce(sum(p.n), 0)::integer,
+             sum(p.gpu_utilization_sum), min(p.gpu_utilization_min), max(p.gpu_utilization_max), (array_agg(p.gpu_utilization_last ORDER BY p.last_at DESC))[1],
+             sum(p.memory_utilization_sum), min(p.memory_utilization_min), max(p.memory_utilization_max), (array_agg(p.memory_utilization_last ORDER BY p.last_at DESC))[1],
+             sum(p.temperature_sum), min(p.temperature_min), max(p.temperature_max), (array_agg(p.temperature_last ORDER BY p.last_at DESC))[1],
+             sum(p.power_usage_sum), min(p.power_usage_min), max(p.power_usage_max), (array_agg(p.power_usage_last ORDER BY p.last_at DESC))[1]
+      FROM pieces p;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_window_readings(org text, wl text, low timestamp with time zone, high timestamp with time zone)
+ RETURNS TABLE(gpu_utilization double precision, memory_utilization double precision, temperature double precision, power_usage double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
+               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      runs AS (
+        SELECT h.day_start, min(h.first_index) AS first_index, sum(h.sample_count)::integer AS sample_count,
+               min(h.steps_before) AS steps_before, true AS whole
+        FROM hours h WHERE h.whole GROUP BY h.day_start
+        UNION ALL
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, false FROM hours h WHERE NOT h.whole
+      ),
+      slices AS (
+        SELECT r.whole, r.day_start, r.first_index, r.steps_before, d.step_us[r.first_index : r.first_index + r.sample_count - 1] AS step_us, d.gpu_utilization[r.first_index : r.first_index + r.sample_count - 1] AS gpu_utilization, d.memory_utilization[r.first_index : r.first_index + r.sample_count - 1] AS memory_utilization, d.temperature[r.first_index : r.first_index + r.sample_count - 1] AS temperature, d.power_usage[r.first_index : r.first_index + r.sample_count - 1] AS power_usage
+        FROM runs r
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = r.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+      )
+      SELECT u.gpu_utilization, u.memory_utilization, u.temperature, u.power_usage
+      FROM slices s CROSS JOIN LATERAL unnest(s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage) AS u(gpu_utilization, memory_utilization, temperature, power_usage)
+      WHERE s.whole
+      UNION ALL
+      SELECT e.gpu_utilization, e.memory_utilization, e.temperature, e.power_usage
+      FROM slices s
+      CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage) e
+      WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
+      UNION ALL
+      SELECT m.gpu_utilization, m.memory_utilization, m.temperature, m.power_usage
+      FROM metric_samples m
+      WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_window_readings_in_order(org text, wl text, low timestamp with time zone, high timestamp with time zone)
+ RETURNS TABLE(gpu_utilization double precision, memory_utilization double precision, temperature double precision, power_usage double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+    #variable_conflict use_column
+    BEGIN
+      IF EXISTS (
+        SELECT 1 FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low
+          AND m.sampled_at <= least(high, coalesce((
+            SELECT max(h.last_sampled_at) FROM metric_sample_hours h
+            WHERE h.organization_id = org AND h.workload_id = wl
+              AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+              AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high), '-infinity'))
+      ) THEN
+        RETURN QUERY SELECT s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage FROM gpucap_workload_samples(org, wl, low, high) s;
+        RETURN;
+      END IF;
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
+               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      runs AS (
+        SELECT h.day_start, min(h.first_index) AS first_index, sum(h.sample_count)::integer AS sample_count,
+               min(h.steps_before) AS steps_before, true AS whole
+        FROM hours h WHERE h.whole GROUP BY h.day_start
+        UNION ALL
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, false FROM hours h WHERE NOT h.whole
+      ),
+      slices AS (
+        SELECT r.whole, r.day_start, r.first_index, r.steps_before, d.step_us[r.first_index : r.first_index + r.sample_count - 1] AS step_us, d.gpu_utilization[r.first_index : r.first_index + r.sample_count - 1] AS gpu_utilization, d.memory_utilization[r.first_index : r.first_index + r.sample_count - 1] AS memory_utilization, d.temperature[r.first_index : r.first_index + r.sample_count - 1] AS temperature, d.power_usage[r.first_index : r.first_index + r.sample_count - 1] AS power_usage
+        FROM runs r
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = r.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+      )
+      SELECT r.gpu_utilization, r.memory_utilization, r.temperature, r.power_usage
+      FROM (
+        SELECT s.day_start AS day_start, s.first_index AS first_index, u.i::float8 AS k, u.gpu_utilization, u.memory_utilization, u.temperature, u.power_usage
+        FROM slices s CROSS JOIN LATERAL unnest(s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage) WITH ORDINALITY AS u(gpu_utilization, memory_utilization, temperature, power_usage, i)
+        WHERE s.whole
+        UNION ALL
+        SELECT s.day_start, s.first_index, e.i::float8, e.gpu_utilization, e.memory_utilization, e.temperature, e.power_usage
+        FROM slices s
+        CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, s.gpu_utilization, s.memory_utilization, s.temperature, s.power_usage)
+          WITH ORDINALITY AS e(sampled_at, gpu_utilization, memory_utilization, temperature, power_usage, i)
+        WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
+        UNION ALL
+        SELECT 'infinity', 0, date_part('epoch', m.sampled_at), m.gpu_utilization, m.memory_utilization, m.temperature, m.power_usage
+        FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      ) r
+      ORDER BY r.day_start, r.first_index, r.k;
+    END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()

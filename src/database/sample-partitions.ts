@@ -16,7 +16,8 @@ export async function ensureUpcomingSamplePartitions(
     'SELECT gpucap_ensure_sample_partitions($1, $2) AS created',
     range,
   );
-  // The day blocks' weeks in a statement of their own (sample-store.definitions.ts says why).
+  // The day blocks' weeks and their hours' each in a statement of their own (sample-store.definitions.ts says why).
   await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $2)', range);
+  await dataSource.query('SELECT gpucap_ensure_sample_hour_partitions($1, $2)', range);
   return row?.created ?? 0;
 }

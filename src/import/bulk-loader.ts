@@ -253,8 +253,12 @@ export class BulkLoader {
   private async ensureSamplePartitions(): Promise<void> {
     if (this.earliestSample > this.latestSample) return;
     const organizations = [...this.organizations];
-    // Rows and day blocks each in a statement of their own (sample-store.definitions.ts says why).
-    for (const ensure of ['gpucap_ensure_sample_partitions', 'gpucap_ensure_sample_day_partitions']) {
+    // Rows, day blocks and their hours each in a statement of their own (sample-store.definitions.ts says why).
+    for (const ensure of [
+      'gpucap_ensure_sample_partitions',
+      'gpucap_ensure_sample_day_partitions',
+      'gpucap_ensure_sample_hour_partitions',
+    ]) {
       await this.dataSource.query(
         `SELECT ${ensure}(
            greatest($1::timestamptz, (SELECT min(samples_before) FROM sample_retention

@@ -89,8 +89,9 @@ export async function sealSamples(dataSource: DataSource, options: SealOptions =
   let batches = 0;
   for (const partition of await rowPartitionsBefore(dataSource, target)) {
     const end = partition.range_end < target ? partition.range_end : target;
-    // The day blocks' week must exist before the locks are taken (creating it locks the table).
+    // The day blocks' week and its hours' must exist before the locks are taken (creating one locks its table).
     await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $1)', [partition.range_start]);
+    await dataSource.query('SELECT gpucap_ensure_sample_hour_partitions($1, $1)', [partition.range_start]);
     const perBatch = readingsPerBatch(partition, target, batchReadings);
     let after: [string, string] = ['', ''];
     for (;;) {

@@ -111,9 +111,10 @@ function workloadInScopeSql(window: WindowParameters): string {
 }
 
 /**
- * Statistics of one workload's samples in [start, end], both ends included. The bounds are
- * parameters so the planner prunes to the partitions of the window; each half reads both sample
- * stores (gpucap_workload_samples: the sealed days' blocks, then the open rows, in time order).
+ * Statistics of one workload's samples in [start, end], both ends included, summed in time order
+ * (gpucap_window_readings_in_order: whole sealed hours without decoding their times, the other
+ * readings of both stores by time): what the service reads when the hour summaries leave an
+ * average open.
  */
 export function windowStatsQuery(
   scope: AuthScope,
@@ -128,12 +129,45 @@ export function windowStatsQuery(
       `
   SELECT agg.sample_count, ${SAMPLE_METRICS.map((m) => `agg.${m}_avg, agg.${m}_min, agg.${m}_max, agg.${m}_current`).join(',\n         ')}
   FROM (
-    -- The readings arrive in time order (gpucap_workload_samples sorts them), so the last one
-    -- aggregated is the current one: one pass over the window, not a second decode of its blocks.
+    -- The readings arrive in time order, so the last one aggregated is the current one.
     SELECT count(*)::int AS sample_count,
            ${SAMPLE_METRICS.map((m) => `avg(${m}) AS ${m}_avg, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m}))[count(*)] AS ${m}_current`).join(',\n           ')}
-    FROM ${windowSamplesSql(window)}
+    FROM gpucap_window_readings_in_order(${window.params.organization}, ${window.workload}, ${window.start}::timestamptz, ${window.end}::timestamptz)
   ) agg
+  -- The workload was found in scope by an earlier statement; a writer may have moved it since.
+  JOIN workloads w ON w.organization_id = ${window.params.organization} AND w.workload_id = ${window.workload}
+                  AND ${initiativeScopeSql('w.initiative_id', window.initiatives)}`,
+      window.params.values,
+    ),
+  );
+}
+
+export type HourWindowStats = { sample_count: number } & Record<
+  `${SampleMetric}_${'sum' | 'min' | 'max' | 'current'}`,
+  number | null
+>;
+
+/**
+ * Sums (float8, in no particular order), extremes, count and latest readings of one workload's
+ * samples in [start, end], both ends included (gpucap_window_hour_stats): the sealed hours wholly
+ * inside the window from their summaries (metric_sample_hours), the readings of its other sealed
+ * hours decoded from their slices of the day blocks, and the open rows. The service bounds each
+ * average from these sums and reads windowStatsQuery when a bound leaves the answered figure open
+ * (window-averages.ts).
+ */
+export function windowHourStatsQuery(
+  scope: AuthScope,
+  workloadId: string,
+  windowStart: string,
+  windowEnd: string,
+): ScopedStatement {
+  const window = windowParameters(scope, workloadId, windowStart, windowEnd);
+  return preparedStatement(
+    scopedStatement(
+      scope,
+      `
+  SELECT s.*
+  FROM gpucap_window_hour_stats(${window.params.organization}, ${window.workload}, ${window.start}::timestamptz, ${window.end}::timestamptz) s
   -- The workload was found in scope by an earlier statement; a writer may have moved it since.
   JOIN workloads w ON w.organization_id = ${window.params.organization} AND w.workload_id = ${window.workload}
                   AND ${initiativeScopeSql('w.initiative_id', window.initiatives)}`,
@@ -191,7 +225,11 @@ export type WindowPercentiles = { in_scope: boolean } & Record<
   number | null
 >;
 
-/** Continuous percentiles (linear interpolation) of each metric over the window's samples. */
+/**
+ * Continuous percentiles (linear interpolation) of each metric over the window's samples, which do
+ * not depend on the readings' order: whole sealed hours are read without decoding their times
+ * (gpucap_window_readings).
+ */
 export function windowPercentilesQuery(
   scope: AuthScope,
   workloadId: string,
@@ -209,7 +247,7 @@ export function windowPercentilesQuery(
       `percentile_cont(0.95) WITHIN GROUP (ORDER BY ${m}) AS ${m}_p95`,
   ).join(',\n         ')},
          ${workloadInScopeSql(window)} AS in_scope
-  FROM ${windowSamplesSql(window)}`,
+  FROM gpucap_window_readings(${window.params.organization}, ${window.workload}, ${window.start}::timestamptz, ${window.end}::timestamptz)`,
       window.params.values,
     ),
   );

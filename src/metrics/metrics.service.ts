@@ -40,11 +40,14 @@ import {
   type WindowPercentiles,
   windowPercentilesQuery,
   type WindowStats,
+  windowHourStatsQuery,
+  type HourWindowStats,
   windowStatsQuery,
   type WorkloadWindow,
   workloadWindowQuery,
 } from './metrics.queries';
 import { MAX_SERIES_POINTS, seriesPointCount } from './series-step';
+import { statsFromHours } from './window-averages';
 
 const EMPTY_SUMMARY: MetricSummaryDto = { avg: null, min: null, max: null, current: null };
 
@@ -65,19 +68,45 @@ export class MetricsService {
       workloadWindowQuery(scope, workloadId, windowSeconds, now),
     );
     if (!window) throw ApiError.notFound(`Workload '${workloadId}' not found`);
-    let stats: WindowStats | undefined;
-    if (window.window_start) {
-      [stats] = await this.database.run<WindowStats>(
-        windowStatsQuery(scope, workloadId, window.window_start, window.window_end),
-      );
-      // The statistics re-check the scope: a writer may have moved the workload since.
-      if (!stats) throw ApiError.notFound(`Workload '${workloadId}' not found`);
-    }
+    const stats = window.window_start
+      ? await this.windowStats(scope, workloadId, window.window_start, window, names)
+      : undefined;
     const metrics: Partial<Record<MetricName, MetricSummaryDto>> = {};
     for (const name of names) metrics[name] = summarize(stats, name, gpusOfUnits(window.gpu_share_units));
     const answer: WorkloadMetricsDto = { workload_id: workloadId, time_range: timeRange, metrics };
     if (query.step === undefined) return answer;
     return this.withSeries(scope, workloadId, window, names, query.step, answer);
+  }
+
+  /**
+   * The window's statistics from the hour summaries, or from the readings in time order when the
+   * summaries leave an answered average open (window-averages.ts). Both re-check the scope: a writer
+   * may have moved the workload since.
+   */
+  private async windowStats(
+    scope: AuthScope,
+    workloadId: string,
+    windowStart: string,
+    window: WorkloadWindow,
+    names: readonly MetricName[],
+  ): Promise<WindowStats> {
+    const [hours] = await this.database.run<HourWindowStats>(
+      windowHourStatsQuery(scope, workloadId, windowStart, window.window_end),
+    );
+    if (!hours) throw ApiError.notFound(`Workload '${workloadId}' not found`);
+    const gpus = gpusOfUnits(window.gpu_share_units);
+    const fromHours = statsFromHours(hours, (metric, average) =>
+      names
+        .map((name) => metricScale(name, gpus))
+        .filter(({ source }) => source === metric)
+        .map(({ factor }) => scaled(average, factor)),
+    );
+    if (fromHours) return fromHours;
+    const [stats] = await this.database.run<WindowStats>(
+      windowStatsQuery(scope, workloadId, windowStart, window.window_end),
+    );
+    if (!stats) throw ApiError.notFound(`Workload '${workloadId}' not found`);
+    return stats;
   }
 
   /** `step` adds the series and the window's percentiles; both re-check the scope. */

@@ -10,6 +10,7 @@ const ROLLUP_TABLES = [
   'workload_status_totals',
   'metric_aggregates',
   'metric_ranked_totals',
+  'metric_sample_hours',
   'capacity_usage_daily',
   'capacity_usage_hourly',
   'workload_sample_summaries',
@@ -35,7 +36,7 @@ async function measureColumns(dataSource: DataSource, table: string): Promise<st
  * What the rollups of one organization still hold once every raw row they were built from is
  * deleted through the same triggers, in a transaction that is rolled back: an exact rollup nets to
  * zero; a lost or doubled delta (a race between writers) leaves a residue, listed per table.
- * Aggregates of `keptWorkloads` (whose pruned samples are counted on purpose) are left out.
+ * Aggregates and hour summaries of `keptWorkloads` (whose pruned samples are counted on purpose) are left out.
  */
 export async function rollupResidue(
   dataSource: DataSource,
@@ -58,8 +59,9 @@ export async function rollupResidue(
     for (const table of ROLLUP_TABLES) {
       if (!(await runner.query('SELECT to_regclass($1) AS t', [table]))[0].t) continue;
       const measures = await measureColumns(dataSource, table);
+      // The kept workloads' readings (and so their hour summaries) were not deleted.
       const exempt =
-        table === 'metric_aggregates'
+        table === 'metric_aggregates' || table === 'metric_sample_hours'
           ? 'AND NOT (workload_id = ANY ($2::text[]))'
           : 'AND $2::text[] IS NOT NULL';
       const rows = await runner.query(

@@ -6,7 +6,7 @@ import { withDatabase } from '../with-database';
 import { withWriterLock } from '../../import/writer-lock';
 
 interface SamplePartition {
-  parent: 'metric_samples' | 'metric_sample_days';
+  parent: 'metric_samples' | 'metric_sample_days' | 'metric_sample_hours';
   name: string;
   range_start: Date;
   range_end: Date;
@@ -14,7 +14,8 @@ interface SamplePartition {
 
 /**
  * Weekly partitions of both sample stores (the open rows, metric_samples, and the sealed days,
- * metric_sample_days: a UTC day lies in one week) whose whole range ends at or before the cutoff
+ * metric_sample_days: a UTC day lies in one week) and of the days' hour summaries (metric_sample_hours,
+ * dropped before their days', in the same weeks) whose whole range ends at or before the cutoff
  * (the upper bound is exclusive, so every reading in them is older). Bounds are read back from the
  * catalog.
  */
@@ -27,7 +28,7 @@ async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<
               substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz AS range_end
        FROM pg_inherits i
        JOIN pg_class c ON c.oid = i.inhrelid
-       WHERE i.inhparent IN ('metric_samples'::regclass, 'metric_sample_days'::regclass)
+       WHERE i.inhparent IN ('metric_samples'::regclass, 'metric_sample_days'::regclass, 'metric_sample_hours'::regclass)
      ) partitions
      WHERE range_end <= $1
      ORDER BY range_start, parent DESC`,
@@ -50,7 +51,10 @@ async function dropPartition(dataSource: DataSource, partition: SamplePartition)
   const [{ samples }] = await dataSource.query(
     partition.parent === 'metric_sample_days'
       ? `SELECT coalesce(sum(cardinality(step_us)), 0)::float8 AS samples FROM ${table}`
-      : `SELECT count(*)::float8 AS samples FROM ${table}`,
+      : partition.parent === 'metric_sample_hours'
+        ? // Summaries of their days' readings, counted with those.
+          'SELECT 0::float8 AS samples'
+        : `SELECT count(*)::float8 AS samples FROM ${table}`,
   );
   await dataSource.query(`ALTER TABLE ${partition.parent} DETACH PARTITION ${table} CONCURRENTLY`);
   await dataSource.query(`DROP TABLE ${table}`);

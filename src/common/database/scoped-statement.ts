@@ -78,6 +78,7 @@ export const TENANT_TABLES = [
   'metric_aggregates',
   'metric_ranked_totals',
   'metric_sample_days',
+  'metric_sample_hours',
   'metric_samples',
   'workload_period_rollups',
   'workload_period_waits',

@@ -1,5 +1,6 @@
 import type { Backfill } from './backfill';
 import { queueWaitHistogramsBackfill } from './1763800032000-queue-wait-histograms';
+import { sampleHoursBackfill } from './1763800035000-sample-hours';
 
 /** Every backfill, oldest first. */
-export const backfills: Backfill[] = [queueWaitHistogramsBackfill];
+export const backfills: Backfill[] = [queueWaitHistogramsBackfill, sampleHoursBackfill];

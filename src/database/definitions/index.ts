@@ -2,6 +2,7 @@ import { capacityUsageDefinitions } from '../../rollups/capacity-usage/capacity-
 import { dataVersionDefinitions } from '../../rollups/data-versions/data-versions.definitions';
 import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metric-aggregates.definitions';
 import { queueWaitDefinitions } from '../../rollups/queue-waits/queue-waits.definitions';
+import { sampleHourDefinitions } from '../../rollups/metric-aggregates/sample-hours.definitions';
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
 import { workloadSummaryDefinitions } from '../../rollups/workload-summaries/workload-summaries.definitions';
@@ -22,6 +23,7 @@ export const definitions: Definition[] = [
   ...priceDefinitions,
   ...dataVersionDefinitions,
   ...metricAggregateDefinitions,
+  ...sampleHourDefinitions,
   ...workloadPeriodDefinitions,
   ...queueWaitDefinitions,
   ...capacityUsageDefinitions,

@@ -209,7 +209,7 @@ describe('an upgrade from a database migrated before definitions existed', () =>
         { workloadId: 'w2', at: '2026-10-04T01:00:00Z', gpuUtilization: 10 },
       ]);
 
-      // The definitions change nothing it lists; the backfills that need them run after them.
+      // The backfills run after the definitions; with something versioned run, the definitions go unnamed.
       expect(await migrate(url)).toEqual(backfills.map(({ name }) => name));
 
       const upgraded = await openDataSource(url, 2);

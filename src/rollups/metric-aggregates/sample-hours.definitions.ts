@@ -1,0 +1,241 @@
+import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+
+const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
+
+/**
+ * The window's sealed readings as slices of their day blocks (org, wl, low, high: the function's
+ * parameters): per day, its run of hours wholly inside the window as one slice (whole hours of a day
+ * are consecutive, and so are their readings), and each other hour in the window as its own, to be
+ * decoded and cut.
+ */
+const WINDOW_SLICES = `      WITH hours AS MATERIALIZED (
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
+               h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      runs AS (
+        SELECT h.day_start, min(h.first_index) AS first_index, sum(h.sample_count)::integer AS sample_count,
+               min(h.steps_before) AS steps_before, true AS whole
+        FROM hours h WHERE h.whole GROUP BY h.day_start
+        UNION ALL
+        SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, false FROM hours h WHERE NOT h.whole
+      ),
+      slices AS (
+        SELECT r.whole, r.day_start, r.first_index, r.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[r.first_index : r.first_index + r.sample_count - 1] AS ${c}`).join(', ')}
+        FROM runs r
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = r.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+      )`;
+
+/** The summary columns of metric_sample_hours after its day, in the order gpucap_sample_hours returns them. */
+export const SAMPLE_HOUR_COLUMNS = [
+  'hour_start',
+  'first_index',
+  'sample_count',
+  'steps_before',
+  'first_sampled_at',
+  'last_sampled_at',
+  ...METRICS.flatMap((m) => [`${m}_sum`, `${m}_min`, `${m}_max`, `${m}_last`]),
+];
+
+/**
+ * Per-hour summaries of the day blocks (metric_sample_hours): each block's hours are rewritten by
+ * the statement that writes the block (seal, import, prune's detach aside), so they describe exactly
+ * the readings the blocks hold, under the writer's locks.
+ */
+export const sampleHourDefinitions: Definition[] = [
+  // Its own call, like the blocks' weeks (sample-store.definitions.ts says why): a reader locks the
+  // blocks and their hours in either order.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_ensure_sample_hour_partitions(range_from timestamp with time zone, range_to timestamp with time zone) RETURNS integer LANGUAGE plpgsql SET "TimeZone" TO 'UTC' AS $$
+    DECLARE
+      week_start timestamptz := date_trunc('week', range_from);
+      partition_name text;
+      created integer := 0;
+    BEGIN
+      IF range_from > range_to THEN
+        RETURN 0;
+      END IF;
+      PERFORM pg_advisory_xact_lock(1735423344, 2);
+      WHILE week_start <= range_to LOOP
+        partition_name := 'metric_sample_hours_w' || to_char(week_start, 'IYYY_IW');
+        IF to_regclass(partition_name) IS NULL THEN
+          EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_hours FOR VALUES FROM (%L) TO (%L)',
+            partition_name, week_start, week_start + interval '7 days');
+          created := created + 1;
+        END IF;
+        week_start := week_start + interval '7 days';
+      END LOOP;
+      RETURN created;
+    END
+    $$`),
+  // Times as gpucap_unpack_samples computes them (the same float8 running sum from the day's start),
+  // so an hour's first and last times are the ones readers compare with a window's bounds; sums in
+  // time order, so a recomputation from the readings gives the same float8.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sample_hours(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[]) RETURNS TABLE(hour_start timestamp with time zone, first_index integer, sample_count integer, steps_before bigint, first_sampled_at timestamp with time zone, last_sampled_at timestamp with time zone, ${METRICS.map((m) => `${m}_sum double precision, ${m}_min double precision, ${m}_max double precision, ${m}_last double precision`).join(', ')}) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT day_start + r.hour::float8 * interval '1 hour', min(r.i)::integer, count(*)::integer, min(r.before_us)::bigint,
+           min(r.sampled_at), max(r.sampled_at),
+           ${METRICS.map((m, k) => `sum(r.v${k} ORDER BY r.i), min(r.v${k}), max(r.v${k}), ${m.charAt(0)}[max(r.i)]`).join(',\n           ')}
+    FROM (
+      SELECT u.i, u.v0, u.v1, u.v2, u.v3,
+             day_start + sum(u.step::float8) OVER w * interval '1 microsecond' AS sampled_at,
+             sum(u.step) OVER w - u.step AS before_us,
+             div(sum(u.step) OVER w, 3600000000) AS hour
+      FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, v0, v1, v2, v3, i)
+      WINDOW w AS (ORDER BY u.i ROWS UNBOUNDED PRECEDING)
+    ) r
+    GROUP BY r.hour
+    $$`),
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sample_hours_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      TRUNCATE metric_sample_hours;
+      RETURN NULL;
+    END
+    $$`),
+  // A changed block's hours are replaced whole: a day is at most 24 rows, and a merge may add
+  // readings to any of its hours.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sample_hours_write() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN
+        DELETE FROM metric_sample_hours h USING old_rows o
+        WHERE h.organization_id = o.organization_id AND h.workload_id = o.workload_id AND h.day_start = o.day_start;
+      END IF;
+      IF TG_OP <> 'DELETE' THEN
+        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, ${SAMPLE_HOUR_COLUMNS.join(', ')})
+        SELECT n.organization_id, n.workload_id, n.day_start, s.*
+        FROM new_rows n
+        CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
+        ORDER BY 1, 2, 3, 4;
+      END IF;
+      RETURN NULL;
+    END
+    $$`),
+  // An hour's slice of a day block (from its first_index), timed as gpucap_unpack_samples times the
+  // whole day: steps_before is the running sum up to the slice, in whole microseconds.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_unpack_hour(day_start timestamp with time zone, steps_before bigint, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[]) RETURNS TABLE(sampled_at timestamp with time zone, gpu_utilization double precision, memory_utilization double precision, temperature double precision, power_usage double precision) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT day_start + (steps_before::float8 + sum(u.step::float8) OVER (ORDER BY u.i ROWS UNBOUNDED PRECEDING)) * interval '1 microsecond', u.g, u.m, u.t, u.p
+    FROM unnest(step_us, g, m, t, p) WITH ORDINALITY AS u(step, g, m, t, p, i)
+    $$`),
+  // A window's statistics: whole hours from their summaries, the readings of the other hours from
+  // their slices, the open rows as they are; sums in no particular order (src/metrics/window-averages.ts
+  // bounds the time-ordered average from them). A generic plan: a custom one costs more to plan, each
+  // call, than the whole read; the weeks are pruned when it starts.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_window_hour_stats(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(sample_count integer, ${METRICS.map((m) => `${m}_sum double precision, ${m}_min double precision, ${m}_max double precision, ${m}_current double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+      WITH hours AS MATERIALIZED (
+        SELECT h.*, h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+        FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+      ),
+      pieces (n, last_at, ${METRICS.map((m) => `${m}_sum, ${m}_min, ${m}_max, ${m}_last`).join(', ')}) AS (
+        SELECT h.sample_count, h.last_sampled_at, ${METRICS.map((m) => `h.${m}_sum, h.${m}_min, h.${m}_max, h.${m}_last`).join(', ')}
+        FROM hours h
+        WHERE h.whole
+        UNION ALL
+        SELECT 1, e.sampled_at, ${METRICS.map((m) => `e.${m}, e.${m}, e.${m}, e.${m}`).join(', ')}
+        FROM hours h
+        JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                 AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+        CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, ${['step_us', ...METRICS].map((c) => `d.${c}[h.first_index : h.first_index + h.sample_count - 1]`).join(', ')}) e
+        WHERE NOT h.whole AND e.sampled_at >= low AND e.sampled_at <= high
+        UNION ALL
+        SELECT 1, m.sampled_at, ${METRICS.map((m) => `m.${m}, m.${m}, m.${m}, m.${m}`).join(', ')}
+        FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      )
+      SELECT coalesce(sum(p.n), 0)::integer,
+             ${METRICS.map((m) => `sum(p.${m}_sum), min(p.${m}_min), max(p.${m}_max), (array_agg(p.${m}_last ORDER BY p.last_at DESC))[1]`).join(',\n             ')}
+      FROM pieces p;
+    END
+    $$`),
+  // A window's readings without their times, for figures that do not depend on the readings' order
+  // (percentiles): each day's run of whole hours as one slice (its arrays detoasted once), the other
+  // hours' slices decoded and cut to the window, the open rows. A generic plan, as above.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_window_readings(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(${METRICS.map((m) => `${m} double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
+    #variable_conflict use_column
+    BEGIN
+      RETURN QUERY
+${WINDOW_SLICES}
+      SELECT ${METRICS.map((m) => `u.${m}`).join(', ')}
+      FROM slices s CROSS JOIN LATERAL unnest(${METRICS.map((m) => `s.${m}`).join(', ')}) AS u(${METRICS.join(', ')})
+      WHERE s.whole
+      UNION ALL
+      SELECT ${METRICS.map((m) => `e.${m}`).join(', ')}
+      FROM slices s
+      CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, ${METRICS.map((m) => `s.${m}`).join(', ')}) e
+      WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
+      UNION ALL
+      SELECT ${METRICS.map((m) => `m.${m}`).join(', ')}
+      FROM metric_samples m
+      WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high;
+    END
+    $$`),
+  // A window's readings in time order without their times, for averages summed as rows alone were:
+  // the blocks' by day and position (times increase along a block), then the open rows by time. Open
+  // rows before a block reading of the window (a seal under way, a late row) would interleave: the
+  // window is then decoded whole. A generic plan, as above.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_window_readings_in_order(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(${METRICS.map((m) => `${m} double precision`).join(', ')}) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
+    #variable_conflict use_column
+    BEGIN
+      IF EXISTS (
+        SELECT 1 FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low
+          AND m.sampled_at <= least(high, coalesce((
+            SELECT max(h.last_sampled_at) FROM metric_sample_hours h
+            WHERE h.organization_id = org AND h.workload_id = wl
+              AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+              AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high), '-infinity'))
+      ) THEN
+        RETURN QUERY SELECT ${METRICS.map((m) => `s.${m}`).join(', ')} FROM gpucap_workload_samples(org, wl, low, high) s;
+        RETURN;
+      END IF;
+      RETURN QUERY
+${WINDOW_SLICES}
+      SELECT ${METRICS.map((m) => `r.${m}`).join(', ')}
+      FROM (
+        SELECT s.day_start AS day_start, s.first_index AS first_index, u.i::float8 AS k, ${METRICS.map((m) => `u.${m}`).join(', ')}
+        FROM slices s CROSS JOIN LATERAL unnest(${METRICS.map((m) => `s.${m}`).join(', ')}) WITH ORDINALITY AS u(${METRICS.join(', ')}, i)
+        WHERE s.whole
+        UNION ALL
+        SELECT s.day_start, s.first_index, e.i::float8, ${METRICS.map((m) => `e.${m}`).join(', ')}
+        FROM slices s
+        CROSS JOIN LATERAL gpucap_unpack_hour(s.day_start, s.steps_before, s.step_us, ${METRICS.map((m) => `s.${m}`).join(', ')})
+          WITH ORDINALITY AS e(sampled_at, ${METRICS.join(', ')}, i)
+        WHERE NOT s.whole AND e.sampled_at >= low AND e.sampled_at <= high
+        UNION ALL
+        SELECT 'infinity', 0, date_part('epoch', m.sampled_at), ${METRICS.map((m) => `m.${m}`).join(', ')}
+        FROM metric_samples m
+        WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+      ) r
+      ORDER BY r.day_start, r.first_index, r.k;
+    END
+    $$`),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
+  ),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
+  ),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_truncate AFTER TRUNCATE ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_truncate()',
+  ),
+  defineTrigger(
+    'CREATE OR REPLACE TRIGGER metric_sample_days_hours_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write()',
+  ),
+];
