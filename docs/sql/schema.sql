@@ -1420,8 +1420,7 @@ AS $function$
       WHILE week_start <= range_to LOOP
         partition_name := 'metric_samples_w' || to_char(week_start, 'IYYY_IW');
         IF to_regclass(partition_name) IS NULL THEN
-          EXECUTE format(
-            'CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
+          EXECUTE format('CREATE TABLE %I PARTITION OF metric_samples FOR VALUES FROM (%L) TO (%L)',
             partition_name, week_start, week_start + interval '7 days');
           created := created + 1;
         END IF;

@@ -1,4 +1,5 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+import { weeklyPartitionsFunction } from '../../database/definitions/sample-store.definitions';
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
 
@@ -50,29 +51,7 @@ export const SAMPLE_HOUR_COLUMNS = [
 export const sampleHourDefinitions: Definition[] = [
   // Its own call, like the blocks' weeks (sample-store.definitions.ts says why): a reader locks the
   // blocks and their hours in either order.
-  defineFunction(`
-    CREATE OR REPLACE FUNCTION gpucap_ensure_sample_hour_partitions(range_from timestamp with time zone, range_to timestamp with time zone) RETURNS integer LANGUAGE plpgsql SET "TimeZone" TO 'UTC' AS $$
-    DECLARE
-      week_start timestamptz := date_trunc('week', range_from);
-      partition_name text;
-      created integer := 0;
-    BEGIN
-      IF range_from > range_to THEN
-        RETURN 0;
-      END IF;
-      PERFORM pg_advisory_xact_lock(1735423344, 2);
-      WHILE week_start <= range_to LOOP
-        partition_name := 'metric_sample_hours_w' || to_char(week_start, 'IYYY_IW');
-        IF to_regclass(partition_name) IS NULL THEN
-          EXECUTE format('CREATE TABLE %I PARTITION OF metric_sample_hours FOR VALUES FROM (%L) TO (%L)',
-            partition_name, week_start, week_start + interval '7 days');
-          created := created + 1;
-        END IF;
-        week_start := week_start + interval '7 days';
-      END LOOP;
-      RETURN created;
-    END
-    $$`),
+  weeklyPartitionsFunction('gpucap_ensure_sample_hour_partitions', 'metric_sample_hours', 2),
   // Times as gpucap_unpack_samples computes them (the same float8 running sum from the day's start),
   // so an hour's first and last times are the ones readers compare with a window's bounds; sums in
   // time order, so a recomputation from the readings gives the same float8.
