@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { migrations } from '../../../migrations';
+import { backfills } from '../../../src/database/backfills';
 import { migrate } from '../../../src/database/database-target';
 import { runGpucap, startServe } from '../../support/serve-process';
 import {
@@ -14,6 +15,8 @@ import {
  * to. Each test gets an empty database of its own.
  */
 describe('schema changes on a DATABASE_URL database', () => {
+  /** What `migrate` applies to an empty database: every migration, then every backfill. */
+  const everything = [...migrations.map((migration) => migration.name), ...backfills.map(({ name }) => name)];
   const serverUrl = process.env.GPUCAP_TEST_SERVER_URL as string;
   const created: string[] = [];
 
@@ -40,7 +43,7 @@ describe('schema changes on a DATABASE_URL database', () => {
 
     const migrated = await runGpucap(['migrate'], { DATABASE_URL: url });
     expect(migrated.code).toBe(0);
-    expect(migrated.stdout).toBe(`Applied: ${migrations.map((migration) => migration.name).join(', ')}\n`);
+    expect(migrated.stdout).toBe(`Applied: ${everything.join(', ')}\n`);
     const listed = await runGpucap(['tokens', 'list', '--org', 'org-a'], { DATABASE_URL: url });
     expect(listed).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
   });
@@ -48,9 +51,8 @@ describe('schema changes on a DATABASE_URL database', () => {
   it('two migrations started at once both succeed: one applies everything, the other finds nothing', async () => {
     const url = await emptyDatabase('race');
     const results = await Promise.all([migrate(url), migrate(url)]);
-    const all = migrations.map((migration) => migration.name);
-    expect(results.map((applied) => applied.length).sort()).toEqual([0, all.length]);
-    expect(results.flat()).toEqual(all);
+    expect(results.map((applied) => applied.length).sort()).toEqual([0, everything.length]);
+    expect(results.flat()).toEqual(everything);
     expect(await tableNames(url)).toContain('schema_migrations');
   });
 
