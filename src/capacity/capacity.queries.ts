@@ -649,6 +649,29 @@ export function clusterUsageByInitiativeAndPoolQuery(
 }
 
 /**
+ * A cluster's runs (clusterRunsSql, as `r`) each joined to the windows it overlaps (`x`, from the
+ * `windows` CTE this gives too; consecutive windows, found by width_bucket), so a run is read once
+ * per window it ran in, not once per window.
+ */
+function clusterRunWindowsSql(
+  bound: ClusterRunParameters,
+  windows: UsageWindow[],
+  withAggregate: boolean,
+): { cte: string; runs: string } {
+  const froms = bound.params.add(windows.map((window) => window.from));
+  const tos = bound.params.add(windows.map((window) => window.to));
+  return {
+    cte: `windows AS (
+       SELECT * FROM unnest(${froms}::timestamptz[], ${tos}::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     )`,
+    runs: `(${clusterRunsSql(withAggregate, bound)}) r
+     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, ${froms}::timestamptz[]), 1),
+                                        width_bucket(r.ended_at, ${froms}::timestamptz[])) AS b (ordinal)
+     JOIN windows x ON x.ordinal = b.ordinal`,
+  };
+}
+
+/**
  * costByWindowQuery for one cluster's workloads, from raw rows: each run's use in each price window
  * it overlaps (the period so far cut at every price change) at the price in force at the window's
  * start, its idle part by the rollups' functions on that part, as clusterUsageByInitiativeAndPoolQuery
@@ -662,21 +685,15 @@ export function clusterCostByWindowQuery(
 ): ScopedStatement {
   const bound = clusterRunParameters(scope, filters, windows[0].from, windows[windows.length - 1].to, now);
   const { params } = bound;
-  const froms = params.add(windows.map((window) => window.from));
-  const tos = params.add(windows.map((window) => window.to));
+  const { cte, runs } = clusterRunWindowsSql(bound, windows, true);
   const [sampled, busy] = idleSharesSql('u.us', 'u');
   return scopedStatement(
     scope,
-    `WITH windows AS (
-       SELECT * FROM unnest(${froms}::timestamptz[], ${tos}::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
-     ),
+    `WITH ${cte},
      parts AS (
        SELECT r.initiative_id, r.instance_type, x.window_from, r.sample_count, r.gpu_utilization_sum,
               ${overlapSql('x.window_from', 'x.window_to')} AS us
-       FROM (${clusterRunsSql(true, bound)}) r
-       CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, ${froms}::timestamptz[]), 1),
-                                          width_bucket(r.ended_at, ${froms}::timestamptz[])) AS b (ordinal)
-       JOIN windows x ON x.ordinal = b.ordinal
+       FROM ${runs}
      )
      SELECT u.initiative_id, p.pool_id,
             coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
@@ -710,19 +727,13 @@ export function clusterUsageByWindowQuery(
   }
   const bound = clusterRunParameters(scope, filters, windows[0].from, windows[windows.length - 1].to, now);
   const { params } = bound;
-  const froms = params.add(windows.map((window) => window.from));
-  const tos = params.add(windows.map((window) => window.to));
+  const { cte, runs } = clusterRunWindowsSql(bound, windows, false);
   return scopedStatement(
     scope,
-    `WITH windows AS (
-       SELECT * FROM unnest(${froms}::timestamptz[], ${tos}::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
-     )
+    `WITH ${cte}
      SELECT (x.ordinal - 1)::int AS window_index, r.initiative_id, p.pool_id,
             ${gpuHoursSql(`sum(${overlapSql('x.window_from', 'x.window_to')})`)} AS used_gpu_hours
-     FROM (${clusterRunsSql(false, bound)}) r
-     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, ${froms}::timestamptz[]), 1),
-                                        width_bucket(r.ended_at, ${froms}::timestamptz[])) AS b (ordinal)
-     JOIN windows x ON x.ordinal = b.ordinal
+     FROM ${runs}
      LEFT JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = r.instance_type
      WHERE ${poolFilterSql(bound)}
      GROUP BY 1, r.initiative_id, p.pool_id`,

@@ -1,3 +1,4 @@
+import { WAIT_SECONDS_SQL, waitSecondsSql } from '../../core/queue-wait';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
 /**
@@ -34,7 +35,7 @@ function signedWaitsSql(sources: WaitSource[]): string {
       (source) => `SELECT ${source.sign} AS sign, organization_id, initiative_id, instance_type,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
-          floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
+          ${WAIT_SECONDS_SQL}::bigint AS wait
         FROM ${source.rows} WHERE started_at IS NOT NULL`,
     )
     .join('\n        UNION ALL ');
@@ -89,13 +90,13 @@ function histogramBody(sources: WaitSource[]): string {
     DELETE FROM workload_period_waits r USING (${changedBucketsSql(sources)}) AS c
     WHERE c.removed AND ${KEY_MATCH} AND r.started_count = 0;
     UPDATE workload_period_waits r SET wait_seconds_max = (
-      SELECT max(floor(date_part('epoch', w.started_at - w.submitted_at))::bigint) FROM workloads w
+      SELECT max(${waitSecondsSql('w')}::bigint) FROM workloads w
       WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id
         AND w.submitted_at >= r.bucket_start
         AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
         AND w.started_at IS NOT NULL
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
-        AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
+        AND gpucap_wait_bucket(${waitSecondsSql('w')}) = r.wait_bucket)
     FROM (${changedBucketsSql(sources)}) AS c
     WHERE c.removed AND ${KEY_MATCH};`;
 }

@@ -1,4 +1,4 @@
-import { WAIT_SECONDS_SQL } from '../../common/queue-wait';
+import { WAIT_SECONDS_SQL } from '../../core/queue-wait';
 import type { PeriodFactsRequest } from '../workload-periods/workload-periods.queries';
 import type { RollupStarts, Span } from '../workload-periods/period-split';
 

@@ -4,7 +4,7 @@ import {
   idleSharesSql,
   runningAggregateJoinSql,
 } from '../metric-aggregates/metric-aggregates.queries';
-import { WAIT_SECONDS_SQL } from '../../common/queue-wait';
+import { WAIT_SECONDS_SQL } from '../../core/queue-wait';
 import type { WorkloadStatus } from '../../core/workload-status';
 import type { PeriodSplit, Span } from './period-split';
 
