@@ -130,6 +130,9 @@ CREATE TRIGGER gpu_prices_data_version_truncate AFTER TRUNCATE ON gpu_prices FOR
 CREATE TRIGGER gpu_prices_data_version_update AFTER UPDATE ON gpu_prices REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
 CREATE TRIGGER gpu_prices_overlap_insert AFTER INSERT ON gpu_prices REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_overlap_check();
 CREATE TRIGGER gpu_prices_overlap_update AFTER UPDATE ON gpu_prices REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_overlap_check();
+CREATE TRIGGER gpu_prices_recost_delete AFTER DELETE ON gpu_prices REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_recost_delete();
+CREATE TRIGGER gpu_prices_recost_insert AFTER INSERT ON gpu_prices REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_recost_insert();
+CREATE TRIGGER gpu_prices_recost_update AFTER UPDATE ON gpu_prices REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_recost_update();
 
 -- Table initiatives
 CREATE TABLE initiatives (
@@ -992,6 +995,9 @@ CREATE TABLE workload_period_rollups (
     gpu_seconds_sum bigint DEFAULT 0 NOT NULL,
     sampled_gpu_seconds_sum bigint DEFAULT 0 NOT NULL,
     busy_gpu_seconds_sum numeric DEFAULT 0 NOT NULL,
+    cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
+    priced_whole_unit_us_sum numeric DEFAULT 0 NOT NULL,
+    idle_cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
     CONSTRAINT workload_period_rollups_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value),
     CONSTRAINT workload_period_rollups_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'submitted_by'::text, 'instance_type'::text, 'managed_submitted_by'::text, 'unmanaged_submitted_by'::text])),
     CONSTRAINT workload_period_rollups_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
@@ -1034,6 +1040,8 @@ CREATE TABLE workload_status_totals (
     status text NOT NULL,
     workload_count bigint NOT NULL,
     gpu_seconds_sum bigint NOT NULL,
+    costed_count bigint DEFAULT 0 NOT NULL,
+    cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
     CONSTRAINT workload_status_totals_pkey PRIMARY KEY (organization_id, initiative_id, status)
 );
 
@@ -1059,6 +1067,10 @@ CREATE TABLE workloads (
     gpu_sharing_mode text,
     gpu_sharing_profile text,
     gpu_sharing_replicas integer,
+    cost_unit_us numeric,
+    priced_cost_unit_us numeric,
+    priced_whole_unit_us numeric,
+    whole_cost_unit_us numeric,
     CONSTRAINT workloads_pkey PRIMARY KEY (organization_id, workload_id),
     CONSTRAINT workloads_completed_after_started CHECK (completed_at IS NULL OR completed_at >= COALESCE(started_at, submitted_at)),
     CONSTRAINT workloads_gpu_count_check CHECK (gpu_count >= 0),
@@ -1071,12 +1083,14 @@ CREATE TABLE workloads (
 );
 CREATE INDEX workloads_org_finished_completed ON public.workloads USING btree (organization_id, completed_at) INCLUDE (started_at, gpu_share_units, initiative_id, instance_type) WHERE ((started_at IS NOT NULL) AND (completed_at IS NOT NULL));
 CREATE INDEX workloads_org_finished_started ON public.workloads USING btree (organization_id, started_at) INCLUDE (completed_at, gpu_share_units, initiative_id, instance_type) WHERE ((started_at IS NOT NULL) AND (completed_at IS NOT NULL));
+CREATE INDEX workloads_org_initiative_status_cost ON public.workloads USING btree (organization_id, initiative_id, status, cost_unit_us, workload_id COLLATE "C") WHERE (cost_unit_us IS NOT NULL);
 CREATE INDEX workloads_org_initiative_status_gpu_seconds ON public.workloads USING btree (organization_id, initiative_id, status, (((gpu_share_units)::double precision * GREATEST((0)::double precision, floor(date_part('epoch'::text, (completed_at - started_at)))))), workload_id COLLATE "C");
 CREATE INDEX workloads_org_initiative_status_submitted ON public.workloads USING btree (organization_id, initiative_id, status, submitted_at, workload_id);
 CREATE INDEX workloads_org_initiative_submitted ON public.workloads USING btree (organization_id, initiative_id, submitted_at, workload_id);
 CREATE INDEX workloads_org_initiative_submitter_submitted ON public.workloads USING btree (organization_id, initiative_id, submitted_by, submitted_at, workload_id);
 CREATE INDEX workloads_org_running ON public.workloads USING btree (organization_id, initiative_id) WHERE (status = 'running'::text);
 CREATE INDEX workloads_org_running_usage ON public.workloads USING btree (organization_id) INCLUDE (initiative_id, instance_type, gpu_share_units, started_at) WHERE (status = 'running'::text);
+CREATE INDEX workloads_org_status_cost ON public.workloads USING btree (organization_id, status, cost_unit_us, workload_id COLLATE "C") WHERE (cost_unit_us IS NOT NULL);
 CREATE INDEX workloads_org_status_gpu_seconds ON public.workloads USING btree (organization_id, status, (((gpu_share_units)::double precision * GREATEST((0)::double precision, floor(date_part('epoch'::text, (completed_at - started_at)))))), workload_id COLLATE "C");
 CREATE INDEX workloads_org_status_submitted ON public.workloads USING btree (organization_id, status, submitted_at, workload_id);
 CREATE INDEX workloads_org_submitted ON public.workloads USING btree (organization_id, submitted_at, workload_id);
@@ -1086,6 +1100,8 @@ CREATE TRIGGER workloads_capacity_rollup_delete AFTER DELETE ON workloads REFERE
 CREATE TRIGGER workloads_capacity_rollup_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
 CREATE TRIGGER workloads_capacity_rollup_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_truncate();
 CREATE TRIGGER workloads_capacity_rollup_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
+CREATE TRIGGER workloads_costs_insert BEFORE INSERT ON workloads FOR EACH ROW WHEN (NOT (new.started_at IS NOT NULL AND new.completed_at IS NULL)) EXECUTE FUNCTION gpucap_workload_costs_settle();
+CREATE TRIGGER workloads_costs_update BEFORE UPDATE ON workloads FOR EACH ROW WHEN (old.started_at IS DISTINCT FROM new.started_at OR old.completed_at IS DISTINCT FROM new.completed_at OR old.instance_type IS DISTINCT FROM new.instance_type OR old.share_units IS DISTINCT FROM new.share_units OR old.gpu_count IS DISTINCT FROM new.gpu_count OR old.organization_id IS DISTINCT FROM new.organization_id) EXECUTE FUNCTION gpucap_workload_costs_settle();
 CREATE TRIGGER workloads_data_version_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
 CREATE TRIGGER workloads_data_version_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER workloads_data_version_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
@@ -1453,7 +1469,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_idle_rollups_delete()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -1464,9 +1480,10 @@ AS $function$
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric
+           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
@@ -1475,12 +1492,14 @@ AS $function$
     GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
+      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum;
+      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
@@ -1527,7 +1546,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_idle_rollups_insert()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -1538,9 +1557,10 @@ AS $function$
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric
+           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows) AS c
@@ -1549,12 +1569,14 @@ AS $function$
     GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
+      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum;
+      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows) AS c
@@ -1618,7 +1640,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_idle_rollups_update()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -1629,9 +1651,10 @@ AS $function$
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric
+           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
@@ -1640,12 +1663,14 @@ AS $function$
     GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
+      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum;
+      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
@@ -2135,6 +2160,102 @@ AS $function$
       ) THEN
         RAISE EXCEPTION 'an organization prices in one currency' USING ERRCODE = '23514';
       END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_price_recost_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    DECLARE
+      recosted bigint;
+    BEGIN
+      -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
+      -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
+      WITH changed AS (
+        SELECT organization_id, instance_type, min(effective_from) AS from_at, max(coalesce(effective_to, 'infinity')) AS to_at
+        FROM (SELECT * FROM old_rows) AS c GROUP BY 1, 2
+      ),
+      settled AS (
+        UPDATE workloads w SET (cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us) = (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
+        FROM changed c, workloads o
+        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.instance_type = c.instance_type
+          AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id
+        RETURNING 1
+      )
+      SELECT count(*) INTO recosted FROM settled;
+      -- What a price import reports: the workloads whose amounts changed, over the transaction.
+      PERFORM set_config('gpucap.recosted_workloads',
+        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_price_recost_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    DECLARE
+      recosted bigint;
+    BEGIN
+      -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
+      -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
+      WITH changed AS (
+        SELECT organization_id, instance_type, min(effective_from) AS from_at, max(coalesce(effective_to, 'infinity')) AS to_at
+        FROM (SELECT * FROM new_rows) AS c GROUP BY 1, 2
+      ),
+      settled AS (
+        UPDATE workloads w SET (cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us) = (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
+        FROM changed c, workloads o
+        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.instance_type = c.instance_type
+          AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id
+        RETURNING 1
+      )
+      SELECT count(*) INTO recosted FROM settled;
+      -- What a price import reports: the workloads whose amounts changed, over the transaction.
+      PERFORM set_config('gpucap.recosted_workloads',
+        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_price_recost_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    DECLARE
+      recosted bigint;
+    BEGIN
+      -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
+      -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
+      WITH changed AS (
+        SELECT organization_id, instance_type, min(effective_from) AS from_at, max(coalesce(effective_to, 'infinity')) AS to_at
+        FROM (SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows) AS c GROUP BY 1, 2
+      ),
+      settled AS (
+        UPDATE workloads w SET (cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us) = (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
+        FROM changed c, workloads o
+        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.instance_type = c.instance_type
+          AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id
+        RETURNING 1
+      )
+      SELECT count(*) INTO recosted FROM settled;
+      -- What a price import reports: the workloads whose amounts changed, over the transaction.
+      PERFORM set_config('gpucap.recosted_workloads',
+        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
       RETURN NULL;
     END
     $function$;
@@ -2721,6 +2842,46 @@ AS $function$
     END
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_workload_costs(organization_id text, instance_type text, share_units bigint, started_at timestamp with time zone, completed_at timestamp with time zone, OUT cost_unit_us numeric, OUT priced_cost_unit_us numeric, OUT priced_whole_unit_us numeric, OUT whole_cost_unit_us numeric)
+ RETURNS record
+ LANGUAGE sql
+ STABLE PARALLEL SAFE
+AS $function$
+    SELECT CASE WHEN count(p.price_per_gpu_hour) > 0 AND coalesce(sum(p.us), 0) >= coalesce(run.us, 0)
+                THEN share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0) END,
+           share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0),
+           share_units * coalesce(sum(p.whole_us), 0),
+           share_units * coalesce(sum(p.price_per_gpu_hour * p.whole_us), 0)
+    FROM (SELECT round(date_part('epoch', completed_at - started_at) * 1e6) AS us,
+                 started_at + floor(greatest(0, date_part('epoch', completed_at - started_at))) * interval '1 second' AS whole_end) AS run
+    LEFT JOIN LATERAL (
+      SELECT price.price_per_gpu_hour,
+             CASE WHEN started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), completed_at) - greatest(price.effective_from, started_at)) * 1e6))::bigint ELSE 0 END AS us,
+             CASE WHEN started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), run.whole_end) - greatest(price.effective_from, started_at)) * 1e6))::bigint ELSE 0 END AS whole_us
+      FROM gpu_prices price
+      WHERE price.organization_id = gpucap_workload_costs.organization_id AND price.instance_type = gpucap_workload_costs.instance_type
+    ) AS p ON true
+    GROUP BY run.us
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_costs_settle()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      IF (NEW.started_at IS NOT NULL AND NEW.completed_at IS NULL) THEN
+        NEW.cost_unit_us := NULL; NEW.priced_cost_unit_us := NULL; NEW.priced_whole_unit_us := NULL; NEW.whole_cost_unit_us := NULL;
+      ELSE
+        SELECT c.cost_unit_us, c.priced_cost_unit_us, c.priced_whole_unit_us, c.whole_cost_unit_us
+          INTO NEW.cost_unit_us, NEW.priced_cost_unit_us, NEW.priced_whole_unit_us, NEW.whole_cost_unit_us
+        FROM gpucap_workload_costs(NEW.organization_id, NEW.instance_type, coalesce(NEW.share_units, NEW.gpu_count::bigint * 5040),
+                                   NEW.started_at, NEW.completed_at) c;
+      END IF;
+      RETURN NEW;
+    END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2728,7 +2889,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -2747,15 +2908,20 @@ AS $function$
            coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
            coalesce(sum(sign * gpu_seconds), 0)::bigint,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric
+           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
+           coalesce(sum(sign * priced_cost_unit_us), 0),
+           coalesce(sum(sign * priced_whole_unit_us), 0),
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
+    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
     GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
+      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
+      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
@@ -2766,7 +2932,10 @@ AS $function$
       duration_seconds_sum = r.duration_seconds_sum + excluded.duration_seconds_sum,
       gpu_seconds_sum = r.gpu_seconds_sum + excluded.gpu_seconds_sum,
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum;
+      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
+      cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
+      priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     DELETE FROM workload_period_rollups r
     USING (SELECT DISTINCT organization_id, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour_start, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_start
            FROM old_rows) touched
@@ -2785,7 +2954,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_insert()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -2804,15 +2973,20 @@ AS $function$
            coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
            coalesce(sum(sign * gpu_seconds), 0)::bigint,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric
+           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
+           coalesce(sum(sign * priced_cost_unit_us), 0),
+           coalesce(sum(sign * priced_whole_unit_us), 0),
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
+    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
     GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
+      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
+      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
@@ -2823,7 +2997,10 @@ AS $function$
       duration_seconds_sum = r.duration_seconds_sum + excluded.duration_seconds_sum,
       gpu_seconds_sum = r.gpu_seconds_sum + excluded.gpu_seconds_sum,
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum;
+      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
+      cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
+      priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
       RETURN NULL;
     END
     $function$;
@@ -2846,7 +3023,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_update()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -2865,16 +3042,21 @@ AS $function$
            coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
            coalesce(sum(sign * gpu_seconds), 0)::bigint,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric
+           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
+           coalesce(sum(sign * priced_cost_unit_us), 0),
+           coalesce(sum(sign * priced_whole_unit_us), 0),
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
+    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
     GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
+      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
+      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
@@ -2885,7 +3067,10 @@ AS $function$
       duration_seconds_sum = r.duration_seconds_sum + excluded.duration_seconds_sum,
       gpu_seconds_sum = r.gpu_seconds_sum + excluded.gpu_seconds_sum,
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum;
+      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
+      cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
+      priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     DELETE FROM workload_period_rollups r
     USING (SELECT DISTINCT organization_id, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour_start, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_start
            FROM old_rows) touched
@@ -2903,16 +3088,20 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_delete()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
     SELECT organization_id, initiative_id, status, sum(sign)::bigint,
-           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint
-    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM old_rows) AS changed
+           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
+    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
     GROUP BY 1, 2, 3
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
     ORDER BY 1, 2, 3
     ON CONFLICT (organization_id, initiative_id, status)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
-                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum;
+                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
+                  costed_count = t.costed_count + excluded.costed_count,
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
     UPDATE metric_aggregates a
     SET initiative_id = NULL, status = NULL, settled_gpu_seconds = NULL
     FROM old_rows o
@@ -2927,16 +3116,20 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_insert()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
     SELECT organization_id, initiative_id, status, sum(sign)::bigint,
-           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM new_rows) AS changed
+           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
     GROUP BY 1, 2, 3
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
     ORDER BY 1, 2, 3
     ON CONFLICT (organization_id, initiative_id, status)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
-                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum;
+                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
+                  costed_count = t.costed_count + excluded.costed_count,
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'
@@ -2965,16 +3158,20 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_update()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
     SELECT organization_id, initiative_id, status, sum(sign)::bigint,
-           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM old_rows) AS changed
+           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
     GROUP BY 1, 2, 3
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
     ORDER BY 1, 2, 3
     ON CONFLICT (organization_id, initiative_id, status)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
-                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum;
+                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
+                  costed_count = t.costed_count + excluded.costed_count,
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'

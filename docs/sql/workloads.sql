@@ -13,6 +13,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
@@ -40,6 +41,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
@@ -62,6 +64,7 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
@@ -87,6 +90,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
@@ -164,6 +168,7 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
@@ -203,6 +208,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $3::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
@@ -234,6 +240,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $4::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
@@ -631,15 +638,15 @@ SELECT bucket_index, is_summary, group_key,
 --   $8 = "2026-03-15T12:34:56.789Z"
 --   $9 = "2026-03-08T12:34:56.789Z"
 --   $10 = "2026-03-15T12:34:56.789Z"
---   $11 = "2026-03-15T12:34:56.789Z"
---   $12 = "2026-03-08T12:34:56.789Z"
---   $13 = "2026-03-08T13:00:00.000Z"
---   $14 = "2026-03-15T12:00:00.000Z"
---   $15 = "2026-03-15T12:34:56.789Z"
---   $16 = "2026-03-08T12:34:56.789Z"
+--   $11 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $12 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $13 = "2026-03-08T12:34:56.789Z"
+--   $14 = "2026-03-08T13:00:00.000Z"
+--   $15 = "2026-03-15T12:00:00.000Z"
+--   $16 = "2026-03-15T12:34:56.789Z"
 --   $17 = "2026-03-15T12:34:56.789Z"
---   $18 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
---   $19 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $18 = "2026-03-08T12:34:56.789Z"
+--   $19 = "2026-03-15T12:34:56.789Z"
 --   $20 = 2
 SELECT bucket_index, is_summary, group_key,
       coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
@@ -692,38 +699,51 @@ SELECT bucket_index, is_summary, group_key,
             FROM (SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, true, gpu_count, gpu_share_units
       FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status = 'pending'
         AND submitted_at >= $9 AND submitted_at < $10) AS pending
-         UNION ALL
-         SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
-        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.whole_us,
-        CASE WHEN (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $12 AND workloads.submitted_at < $13) OR (workloads.submitted_at >= $14 AND workloads.submitted_at < $15)) THEN (gpucap_sampled_share((gpu_share_units::bigint * part.whole_us)::numeric, a.sample_count) - gpucap_busy_share((gpu_share_units::bigint * part.whole_us)::numeric, a.gpu_utilization_sum, a.sample_count)) * price_per_gpu_hour END
-      FROM workloads
-      JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
-                   effective_from, effective_to, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
-          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
-            FROM gpu_prices WHERE organization_id = $1) AS price
-        ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
-      CROSS JOIN LATERAL (SELECT CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS us,
-                                 CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $11::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(price.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END AS whole_us) AS part
-      LEFT JOIN LATERAL (
-        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
-        WHERE (workloads.status = 'running' OR workloads.submitted_at < price.pivot OR (workloads.submitted_at >= $12 AND workloads.submitted_at < $13) OR (workloads.submitted_at >= $14 AND workloads.submitted_at < $15)) AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-        OFFSET 0
-      ) AS a ON true
-      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[]))
-        AND submitted_at >= $16 AND submitted_at < $17
-        AND started_at IS NOT NULL AND effective_from < greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))
-        AND (effective_to IS NULL OR effective_to > started_at)
-         UNION ALL
-         SELECT dimension_value, bucket_start, false, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
-        (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
-      FROM workload_period_rollups
-      JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, (date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
-          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC') AS pivot
-            FROM gpu_prices WHERE organization_id = $1 AND effective_to IS NULL) AS price
-        ON price_instance_type = dimension_value AND bucket_start >= pivot
-      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND dimension = 'instance_type' AND sampled_gpu_seconds_sum <> 0
-        AND ((period = 'day' AND bucket_start = ANY($18::timestamptz[]))
-          OR (period = 'hour' AND bucket_start = ANY($19::timestamptz[])))) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units, price_unit_us, priced_unit_us, idle_price_unit_us)) AS bucketed
+ UNION ALL
+ SELECT dimension_value, bucket_start, false, NULL::integer, NULL::integer,
+             cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+           FROM workload_period_rollups
+           WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND dimension = 'instance_type'
+             AND ((period = 'day' AND bucket_start = ANY($11::timestamptz[]))
+               OR (period = 'hour' AND bucket_start = ANY($12::timestamptz[])))
+ UNION ALL
+ SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
+        priced_cost_unit_us, priced_whole_unit_us, gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)
+      FROM workloads LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
+  ) AS aggregate ON true
+      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status <> 'running'
+        AND submitted_at >= $13 AND submitted_at < $14
+ UNION ALL
+ SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
+        priced_cost_unit_us, priced_whole_unit_us, gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)
+      FROM workloads LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
+  ) AS aggregate ON true
+      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status <> 'running'
+        AND submitted_at >= $15 AND submitted_at < $16
+ UNION ALL
+ SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
+        price.price_unit_us, gpu_share_units * price.whole_priced_us, gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)
+      FROM workloads LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
+    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $17::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $17::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $17::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $17::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status = 'running'
+        AND submitted_at >= $18 AND submitted_at < $19) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units, price_unit_us, priced_unit_us, idle_price_unit_us)) AS bucketed
       GROUP BY GROUPING SETS ((), (group_key))) AS others) AS parts
     GROUP BY bucket_index, is_summary, group_key;
 

@@ -40,8 +40,9 @@ export function overlapMicrosecondsSql(price: string, from: string, to: string):
 /**
  * Per row of workloads `workload`, a LATERAL over its instance type's prices (primary key):
  * `price_count` (0 when the instance type has none), `price_unit_us` (Σ price × microseconds of each
- * part, × share units: the cost before the division), `priced_us` (microseconds that have a price)
- * and `whole_price_unit_us` (price_unit_us over the run's whole seconds: what idle cost shares).
+ * part, × share units: the cost before the division), `priced_us` (microseconds that have a price),
+ * and over the run's whole seconds `whole_priced_us` (the priced GPU-time's basis) and
+ * `whole_price_unit_us` (what idle cost shares).
  */
 export function runCostLateralSql(workload: string, asOf: string, alias: string): string {
   const overlap = overlapMicrosecondsSql('p', `${workload}.started_at`, chargedEndSql(workload, asOf));
@@ -50,6 +51,7 @@ export function runCostLateralSql(workload: string, asOf: string, alias: string)
     SELECT count(*) AS price_count,
       ${workload}.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * ${overlap}), 0) AS price_unit_us,
       coalesce(sum(${overlap}), 0) AS priced_us,
+      coalesce(sum(${whole}), 0) AS whole_priced_us,
       ${workload}.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * ${whole}), 0) AS whole_price_unit_us,
       max(p.minor_units) AS minor_units
     FROM gpu_prices p

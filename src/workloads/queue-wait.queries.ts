@@ -1,7 +1,7 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { StatementParameters } from '../common/database/statement-parameters';
-import { chargedEndSql, overlapMicrosecondsSql, wholeSecondsEndSql } from '../common/cost';
+import { runCostLateralSql } from '../common/cost';
 import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import { idleSharesSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
 import {
@@ -12,6 +12,10 @@ import {
 } from '../rollups/queue-waits/queue-waits.queries';
 import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
 import type { RollupStarts } from '../rollups/workload-periods/period-split';
+import {
+  RUNNING_WORKLOADS_WITH_AGGREGATE,
+  WORKLOADS_WITH_AGGREGATE,
+} from '../rollups/workload-periods/workload-periods.queries';
 import { bucketedSplit } from './workload-timeline.queries';
 
 /**
@@ -42,84 +46,53 @@ function pendingFactsSql(
 }
 
 /**
- * The priced parts of the runs of the workloads submitted in the range, one row per run and price
- * period it overlaps (not pending, no GPUs): share units × microseconds × price over the exact run
- * (the cost), and share units × microseconds over its whole seconds (the GPU-hours' basis: the priced
- * GPU-time), up to now. A workload's cost belongs to its whole run, counted by
- * submission like its GPU-hours, wherever its prices change: no rollup row keyed by submission can
- * hold it (docs/architecture.md, "Cost"), so it is read here, from the range the queue figures read,
- * the prices joined by hash. What the runs' GPU-seconds leave unpriced is their total less this.
- *
- * The last column is the idle part × price of the runs that idleRollupFactsSql does not cover
- * (`needsRun`), by the rollups' functions on the whole-seconds amount, as the rollups hold idle time;
- * only those runs look up their aggregate.
+ * The cost facts of the workloads submitted in the range, as rows of `leading` columns, the fact time,
+ * false, two nulls and the three amounts (share units × microseconds × price, and share units ×
+ * priced microseconds): whole UTC days and hours from the sums the period rollups keep of each
+ * workload's settled amounts (src/rollups/workload-costs/), the partial hours at the edges (and every
+ * cluster read) from those amounts on the workloads themselves, and the running ones priced up to now,
+ * as they accrue at read time. No price period is read for a workload that is not running.
  */
-function pricedFactsSql(
-  leading: string,
-  where: string[],
-  params: StatementParameters,
+function costFactsSql(
+  pending: string,
   request: StatsRequest,
-  needsRun: (pivot: string) => string,
-) {
-  const now = params.add(request.now);
-  const end = chargedEndSql('workloads', now);
-  const wholeEnd = wholeSecondsEndSql('workloads', now);
-  const needs = needsRun('price.pivot');
-  const amount = '(gpu_share_units::bigint * part.whole_us)::numeric';
-  const [sampled, busy] = idleSharesSql(amount, 'a');
-  // Renamed price columns: the unqualified group keys and conditions stay the workload's.
-  return `SELECT ${leading}, submitted_at, false, NULL::integer, NULL::integer,
-        (gpu_share_units::bigint * part.us)::numeric * price_per_gpu_hour, gpu_share_units::bigint * part.whole_us,
-        CASE WHEN ${needs} THEN (${sampled} - ${busy}) * price_per_gpu_hour END
-      FROM workloads
-      JOIN (SELECT organization_id AS price_organization_id, instance_type AS price_instance_type,
-                   effective_from, effective_to, price_per_gpu_hour, ${PIVOT_SQL} AS pivot
-            FROM gpu_prices WHERE organization_id = ${params.organization}) AS price
-        ON price_organization_id = workloads.organization_id AND price_instance_type = workloads.instance_type
-      CROSS JOIN LATERAL (SELECT ${overlapMicrosecondsSql('price', 'workloads.started_at', end)} AS us,
-                                 ${overlapMicrosecondsSql('price', 'workloads.started_at', wholeEnd)} AS whole_us) AS part
-      LEFT JOIN LATERAL (
-        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
-        WHERE ${needs} AND m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-        OFFSET 0
-      ) AS a ON true
-      WHERE ${where.join(' AND ')}
-        AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}
-        AND started_at IS NOT NULL AND effective_from < ${end}
-        AND (effective_to IS NULL OR effective_to > started_at)`;
-}
-
-/**
- * Per price row, the first UTC midnight from which its instance type's price no longer changes: the
- * end of its last period (or the start of its open one, the last), rounded up to a day (timestamps
- * are whole microseconds, so a midnight stays itself), by a window over the few price rows. Every run
- * submitted from then on (runs start after submission) lies wholly in the open period, or in none.
- */
-const PIVOT_SQL = `(date_trunc('day', (max(coalesce(effective_to, effective_from)) OVER (PARTITION BY instance_type))
-          AT TIME ZONE 'UTC' + interval '1 day' - interval '1 microsecond') AT TIME ZONE 'UTC')`;
-
-/**
- * The idle part × price of the finished runs in whole rollup days and hours from the pivot on
- * (PIVOT_SQL), read from the 'instance_type' rollup rows at their one price: (sampled − busy)
- * share-unit-seconds × 10^6 × the open period's price. Left out when the grouping has no such rows
- * (by submitter, or any raw read): every run is then costed by pricedFactsSql.
- */
-function idleRollupFactsSql(
-  rollupKey: string,
   where: string[],
   params: StatementParameters,
   starts: RollupStarts,
 ): string {
-  // Unqualified: the scope conditions name the rollup's columns; the price's are renamed.
-  return `SELECT ${rollupKey}, bucket_start, false, NULL::integer, NULL::integer, NULL::numeric, NULL::numeric,
-        (sampled_gpu_seconds_sum - busy_gpu_seconds_sum) * 1000000 * price_per_gpu_hour
-      FROM workload_period_rollups
-      JOIN (SELECT instance_type AS price_instance_type, price_per_gpu_hour, ${PIVOT_SQL} AS pivot
-            FROM gpu_prices WHERE organization_id = ${params.organization} AND effective_to IS NULL) AS price
-        ON price_instance_type = dimension_value AND bucket_start >= pivot
-      WHERE ${where.join(' AND ')} AND dimension = 'instance_type' AND sampled_gpu_seconds_sum <> 0
-        AND ((period = 'day' AND bucket_start = ANY(${params.add(starts.days)}::timestamptz[]))
-          OR (period = 'hour' AND bucket_start = ANY(${params.add(starts.hours)}::timestamptz[])))`;
+  const grouping = GROUPING[request.groupBy ?? 'none'];
+  const rollups =
+    starts.days.length + starts.hours.length === 0
+      ? []
+      : [
+          `SELECT ${grouping.rollupKey}, bucket_start, false, NULL::integer, NULL::integer,
+             cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+           FROM workload_period_rollups
+           WHERE ${where.join(' AND ')} AND dimension = '${grouping.dimension}'
+             AND ((period = 'day' AND bucket_start = ANY(${params.add(starts.days)}::timestamptz[]))
+               OR (period = 'hour' AND bucket_start = ANY(${params.add(starts.hours)}::timestamptz[])))`,
+        ];
+  const [sampled, busy] = idleSharesSql('whole_cost_unit_us', 'aggregate');
+  const raw = starts.raw.map(
+    (span) => `SELECT ${grouping.rawKey}, submitted_at, false, NULL::integer, NULL::integer,
+        priced_cost_unit_us, priced_whole_unit_us, ${sampled} - ${busy}
+      FROM ${WORKLOADS_WITH_AGGREGATE}
+      WHERE ${where.join(' AND ')} AND status <> 'running'
+        AND submitted_at >= ${params.add(span.from)} AND submitted_at < ${params.add(span.to)}`,
+  );
+  const now = params.add(request.now);
+  const [runningSampled, runningBusy] = idleSharesSql('price.whole_price_unit_us', 'aggregate');
+  const running = `SELECT ${grouping.rawKey}, submitted_at, false, NULL::integer, NULL::integer,
+        price.price_unit_us, gpu_share_units * price.whole_priced_us, ${runningSampled} - ${runningBusy}
+      FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} ${runCostLateralSql('workloads', now, 'price')}
+      WHERE ${where.join(' AND ')} AND status = 'running'
+        AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}`;
+  return [
+    `SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (${pending}) AS pending`,
+    ...rollups,
+    ...raw,
+    running,
+  ].join('\n UNION ALL\n ');
 }
 
 /**
@@ -214,41 +187,6 @@ export function queueWaitQuery(
           FROM (${others}) AS others) AS parts
     GROUP BY ${setKeys.join(', ')}`;
   return scopedStatement(scope, text, params.values);
-}
-
-/**
- * The pending facts with the cost facts beside them: every priced run part (pricedFactsSql) and the
- * idle cost, from the rollup rows where one price covers them (idleRollupFactsSql) and from the runs
- * elsewhere: running ones, raw spans, rollup buckets before their type's pivot, and every run when
- * the grouping has no per-instance-type rollup rows (by submitter, or raw reads).
- */
-function costFactsSql(
-  pending: string,
-  request: StatsRequest,
-  where: string[],
-  params: StatementParameters,
-  starts: RollupStarts,
-): string {
-  const grouping = GROUPING[request.groupBy ?? 'none'];
-  const byType = grouping.dimension !== 'submitted_by' && starts.days.length + starts.hours.length > 0;
-  // Qualified: inside the aggregate lookup, status would be the aggregate's own.
-  const needsRun = (pivot: string) => {
-    if (!byType) return 'true';
-    const raw = starts.raw.map(
-      (span) =>
-        `(workloads.submitted_at >= ${params.add(span.from)} AND workloads.submitted_at < ${params.add(span.to)})`,
-    );
-    return `(workloads.status = 'running' OR workloads.submitted_at < ${pivot}${raw.map((span) => ` OR ${span}`).join('')})`;
-  };
-  return `SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (${pending}) AS pending
-         UNION ALL
-         ${pricedFactsSql(grouping.rawKey, where, params, request, needsRun)}${
-           byType
-             ? `
-         UNION ALL
-         ${idleRollupFactsSql(grouping.rollupKey, where, params, starts)}`
-             : ''
-         }`;
 }
 
 export interface QueueWaitRow {

@@ -4,6 +4,7 @@ import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metr
 import { queueWaitDefinitions } from '../../rollups/queue-waits/queue-waits.definitions';
 import { sampleHourDefinitions } from '../../rollups/metric-aggregates/sample-hours.definitions';
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
+import { workloadCostDefinitions } from '../../rollups/workload-costs/workload-costs.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
 import { workloadSummaryDefinitions } from '../../rollups/workload-summaries/workload-summaries.definitions';
 import type { Definition } from './definition';
@@ -24,6 +25,7 @@ export const definitions: Definition[] = [
   ...dataVersionDefinitions,
   ...metricAggregateDefinitions,
   ...sampleHourDefinitions,
+  ...workloadCostDefinitions,
   ...workloadPeriodDefinitions,
   ...queueWaitDefinitions,
   ...capacityUsageDefinitions,

@@ -50,7 +50,8 @@ describe('data versions move exactly for the organizations whose rows changed', 
       { workloadId: 'w', at: '2026-10-02T00:30:00Z' },
       { workloadId: 'w', at: '2026-10-02T00:31:00Z' },
     ]);
-    await dataSource.query(
+    await writeAs(
+      dataSource,
       `INSERT INTO gpu_prices (organization_id, instance_type, effective_from, effective_to, price_per_gpu_hour,
                                currency, minor_units, pricing_model)
        VALUES ($1, 'a100', '2026-01-01', NULL, 2.5, 'EUR', 2, 'on_demand')`,

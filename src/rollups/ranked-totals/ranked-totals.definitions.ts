@@ -73,16 +73,20 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_delete() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
     SELECT organization_id, initiative_id, status, sum(sign)::bigint,
-           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint
-    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM old_rows) AS changed
+           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
+    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
     GROUP BY 1, 2, 3
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
     ORDER BY 1, 2, 3
     ON CONFLICT (organization_id, initiative_id, status)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
-                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum;
+                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
+                  costed_count = t.costed_count + excluded.costed_count,
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
     UPDATE metric_aggregates a
     SET initiative_id = NULL, status = NULL, settled_gpu_seconds = NULL
     FROM old_rows o
@@ -94,16 +98,20 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_insert() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
     SELECT organization_id, initiative_id, status, sum(sign)::bigint,
-           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM new_rows) AS changed
+           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
     GROUP BY 1, 2, 3
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
     ORDER BY 1, 2, 3
     ON CONFLICT (organization_id, initiative_id, status)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
-                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum;
+                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
+                  costed_count = t.costed_count + excluded.costed_count,
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'
@@ -126,16 +134,20 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_update() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
     SELECT organization_id, initiative_id, status, sum(sign)::bigint,
-           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at FROM old_rows) AS changed
+           sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
     GROUP BY 1, 2, 3
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
     ORDER BY 1, 2, 3
     ON CONFLICT (organization_id, initiative_id, status)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
-                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum;
+                  gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
+                  costed_count = t.costed_count + excluded.costed_count,
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'

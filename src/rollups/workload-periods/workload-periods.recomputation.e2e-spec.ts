@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../../test/support/factories';
 import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
+import { runCostLateralSql } from '../../common/cost';
 
 /**
  * The share columns for kind `k` (a SQL integer 0-5) of `count` devices: whole GPUs, MIG 1g/2g/3g of a
@@ -97,9 +98,18 @@ async function periodRollupDifferences(dataSource: DataSource, organizationId: s
               coalesce(sum(gpu_share_units * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
               -- Idle parts from raw samples, with the rollups' own rounding functions.
               coalesce(sum(gpucap_sampled_share(gpu_seconds, sampled.n)), 0)::bigint,
-              coalesce(sum(gpucap_busy_share(gpu_seconds, sampled.utilization, sampled.n)), 0)::numeric
-       FROM (SELECT *, coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds
+              coalesce(sum(gpucap_busy_share(gpu_seconds, sampled.utilization, sampled.n)), 0)::numeric,
+              -- Money from the price periods as a request prices a run (src/common/cost.ts), not
+              -- from the amounts the workloads carry: the running ones accrue at read time.
+              coalesce(sum(price.price_unit_us) FILTER (WHERE NOT running), 0),
+              coalesce(sum(w.gpu_share_units * price.whole_priced_us) FILTER (WHERE NOT running), 0),
+              coalesce(sum(gpucap_sampled_share(price.whole_price_unit_us, sampled.n)
+                           - gpucap_busy_share(price.whole_price_unit_us, sampled.utilization, sampled.n))
+                       FILTER (WHERE completed_at IS NOT NULL AND started_at IS NOT NULL), 0)
+       FROM (SELECT *, coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds,
+                    started_at IS NOT NULL AND completed_at IS NULL AS running
              FROM workloads WHERE organization_id = $1) AS w
+       ${runCostLateralSql('w', 'now()', 'price')}
        LEFT JOIN (SELECT workload_id, count(*) AS n, sum(gpu_utilization::numeric) AS utilization
                   FROM metric_samples WHERE organization_id = $1 GROUP BY workload_id) AS sampled USING (workload_id)
        CROSS JOIN (VALUES ('day'), ('hour')) AS p (period)
@@ -117,6 +127,44 @@ async function periodRollupDifferences(dataSource: DataSource, organizationId: s
   );
   expect(Number(row.rolled_rows)).toBeGreaterThan(0);
   return Number(row.differences);
+}
+
+/**
+ * Price periods that cut through the generated runs: type-0 changes price at a fraction of a second
+ * into a run's second, type-1 has a gap (runs in it have no cost), type-2 starts mid-range and
+ * type-3 has none.
+ */
+const PRICES = [
+  ['type-0', '2026-09-01T00:00:00Z', '2026-10-12T06:00:00.25Z', '2.35'],
+  ['type-0', '2026-10-12T06:00:00.25Z', null, '3.1'],
+  ['type-1', '2026-09-01T00:00:00Z', '2026-10-20T00:00:00Z', '0.7'],
+  ['type-1', '2026-10-22T00:00:00Z', null, '0.9'],
+  ['type-2', '2026-10-15T12:00:00Z', null, '1.05'],
+] as const;
+
+/** Upserts price periods ($2: a JSON array of [instance type, from, to, price]) of organization $1. */
+const PRICE_UPSERT = `INSERT INTO gpu_prices (organization_id, instance_type, effective_from, effective_to, price_per_gpu_hour,
+                             currency, minor_units, pricing_model)
+     SELECT $1, p->>0, (p->>1)::timestamptz, (p->>2)::timestamptz, (p->>3)::numeric, 'EUR', 2, 'on_demand'
+     FROM jsonb_array_elements($2::jsonb) p
+     ON CONFLICT (organization_id, instance_type, effective_from) DO UPDATE
+       SET effective_to = excluded.effective_to, price_per_gpu_hour = excluded.price_per_gpu_hour`;
+
+/** Workloads whose settled amounts differ from pricing their run now (src/common/cost.ts). */
+async function settledCostDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
+  const [{ differences }] = await dataSource.query<{ differences: number }[]>(
+    `SELECT count(*)::int AS differences
+     FROM workloads w ${runCostLateralSql('w', 'now()', 'price')}
+     WHERE w.organization_id = $1 AND (w.cost_unit_us, w.priced_cost_unit_us, w.priced_whole_unit_us, w.whole_cost_unit_us)
+       IS DISTINCT FROM (CASE WHEN w.started_at IS NOT NULL AND w.completed_at IS NULL
+         THEN (NULL::numeric, NULL::numeric, NULL::numeric, NULL::numeric)
+         ELSE (CASE WHEN price.price_count > 0
+                         AND price.priced_us >= coalesce(round(date_part('epoch', w.completed_at - w.started_at) * 1e6), 0)
+                    THEN price.price_unit_us END,
+               price.price_unit_us, w.gpu_share_units * price.whole_priced_us, price.whole_price_unit_us) END)`,
+    [organizationId],
+  );
+  return differences;
 }
 
 interface RawStats {
@@ -174,6 +222,8 @@ describe('workload rollup: exact equality with raw rows', () => {
     });
     await generate(testApp.dataSource, organizationId, 3000);
     await generateSamples(testApp.dataSource, organizationId);
+    // After the workloads: the price triggers settle what is already stored.
+    await writeAs(testApp.dataSource, PRICE_UPSERT, [organizationId, JSON.stringify(PRICES)]);
     admin = authHeaders(
       await createApiToken(testApp.dataSource, organizationId, { role: 'ORG_ADMIN' }),
       organizationId,
@@ -198,6 +248,52 @@ describe('workload rollup: exact equality with raw rows', () => {
     );
     expect(kinds.map((kind: { units: number }) => kind.units)).toEqual([720, 1260, 1440, 2160, 5040]);
     expect(await rollupDifferences(testApp.dataSource, organizationId)).toBe(0);
+    expect(await settledCostDifferences(testApp.dataSource, organizationId)).toBe(0);
+    const [{ costed }] = await testApp.dataSource.query(
+      `SELECT count(*) FILTER (WHERE cost_unit_us > 0)::int AS costed FROM workloads WHERE organization_id = $1`,
+      [organizationId],
+    );
+    expect(costed).toBeGreaterThan(300);
+  });
+
+  it('re-costs exactly the workloads a price change touches, and reports how many', async () => {
+    const ds = testApp.dataSource;
+    const snapshot = () =>
+      ds.query<{ workload_id: string; amounts: string }[]>(
+        `SELECT workload_id, (cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us)::text AS amounts
+         FROM workloads WHERE organization_id = $1 ORDER BY workload_id`,
+        [organizationId],
+      );
+    const changes: [sql: string, parameters: unknown[]][] = [
+      // A first price for the type that had none.
+      [PRICE_UPSERT, [organizationId, JSON.stringify([['type-3', '2026-10-05T00:00:00Z', null, '4']])]],
+      // A price changed.
+      [PRICE_UPSERT, [organizationId, JSON.stringify([['type-0', '2026-10-12T06:00:00.25Z', null, '2.9']])]],
+      // A gap closed.
+      [
+        PRICE_UPSERT,
+        [organizationId, JSON.stringify([['type-1', '2026-10-20T00:00:00Z', '2026-10-22T00:00:00Z', '0.8']])],
+      ],
+      // A type's prices removed.
+      [`DELETE FROM gpu_prices WHERE organization_id = $1 AND instance_type = 'type-2'`, [organizationId]],
+    ];
+    for (const [sql, parameters] of changes) {
+      const before = await snapshot();
+      const recosted = await ds.transaction(async (manager) => {
+        await manager.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [organizationId]);
+        await manager.query(sql, parameters);
+        const [{ count }] = await manager.query(
+          `SELECT current_setting('gpucap.recosted_workloads', true)::int AS count`,
+        );
+        return count as number;
+      });
+      const after = await snapshot();
+      const changed = after.filter((row, index) => row.amounts !== before[index].amounts).length;
+      expect(changed).toBeGreaterThan(0);
+      expect(recosted).toBe(changed);
+      expect(await settledCostDifferences(ds, organizationId)).toBe(0);
+      expect(await rollupDifferences(ds, organizationId)).toBe(0);
+    }
   });
 
   it('matches after updates, deletes, an upsert import and a second identical import', async () => {
@@ -268,6 +364,7 @@ describe('workload rollup: exact equality with raw rows', () => {
       [organizationId],
     );
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
+    expect(await settledCostDifferences(ds, organizationId)).toBe(0);
   });
 
   const ranges = [

@@ -8,6 +8,7 @@ import {
   insertWorkloads,
   seedOrganization,
   type WorkloadSeed,
+  writeAs,
 } from '../../support/factories';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
@@ -298,7 +299,8 @@ async function seedScopeOrganization(dataSource: DataSource, holding: Holding): 
   await seedAlerts(dataSource, organizationId, holding);
   // The same prices in the two that are asked: they belong to the organization, and cost every
   // team's workloads. The decoy's are other prices in another currency.
-  await dataSource.query(
+  await writeAs(
+    dataSource,
     `INSERT INTO gpu_prices (organization_id, instance_type, effective_from, effective_to, price_per_gpu_hour,
                              currency, minor_units, pricing_model)
      VALUES ($1, $4, $2, NULL, $6 * 2.5, $7, 2, 'on_demand'), ($1, $5, $2, $3, $6 * 0.75, $7, 2, 'spot'),

@@ -1,0 +1,132 @@
+import { overlapMicrosecondsSql } from '../../common/cost';
+import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+
+/** The columns a workload's settled amounts are stored in, in the order gpucap_workload_costs returns them. */
+export const SETTLED_COST_COLUMNS = [
+  'cost_unit_us',
+  'priced_cost_unit_us',
+  'priced_whole_unit_us',
+  'whole_cost_unit_us',
+] as const;
+
+/** Whether a workloads row (`row`: NEW, w, …) is running: its amounts accrue at read time instead. */
+const runningSql = (row: string) => `(${row}.started_at IS NOT NULL AND ${row}.completed_at IS NULL)`;
+
+/**
+ * An UPDATE that settles the amounts of the workloads `o` (not running) that `conditions` pick, with
+ * `from` joined, writing only the rows whose amounts change: their own triggers carry each change on.
+ */
+export function settleWorkloadsSql(from: string, conditions: string[]): string {
+  const stored = SETTLED_COST_COLUMNS.map((column) => `o.${column}`).join(', ');
+  const settled = SETTLED_COST_COLUMNS.map((column) => `n.${column}`).join(', ');
+  return `UPDATE workloads w SET (${SETTLED_COST_COLUMNS.join(', ')}) = (${settled})
+        FROM ${from}, workloads o
+        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        WHERE ${conditions.join('\n          AND ')}
+          AND NOT ${runningSql('o')} AND (${stored}) IS DISTINCT FROM (${settled})
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id`;
+}
+
+/** The changes of one price statement, by event: the transition tables it has. */
+const PRICE_EVENTS = [
+  { event: 'INSERT', referencing: 'NEW TABLE AS new_rows', changed: 'SELECT * FROM new_rows' },
+  {
+    event: 'UPDATE',
+    referencing: 'OLD TABLE AS old_rows NEW TABLE AS new_rows',
+    changed: 'SELECT * FROM new_rows UNION ALL SELECT * FROM old_rows',
+  },
+  { event: 'DELETE', referencing: 'OLD TABLE AS old_rows', changed: 'SELECT * FROM old_rows' },
+];
+
+/**
+ * Workload costs: the money of each workload that is not running, settled from its instance type's
+ * price periods when it is written and again when those periods change (docs/architecture.md, "Cost").
+ * The amounts are share units × microseconds × price, exact numerics:
+ * - cost_unit_us: the cost of the exact run, null when the type has no price or part of the run
+ *   falls outside every period (0 for one that never started, on a priced type);
+ * - priced_cost_unit_us: the same over the parts that have a price (what totals add up);
+ * - priced_whole_unit_us: share units × priced microseconds of the run's whole seconds (the GPU-hours'
+ *   basis: what "unpriced GPU-hours" are the rest of);
+ * - whole_cost_unit_us: the cost of the whole seconds, which the idle cost is a share of.
+ * The period rollups and status totals sum them through their own workloads triggers.
+ */
+export const workloadCostDefinitions: Definition[] = [
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_workload_costs(organization_id text, instance_type text, share_units bigint,
+        started_at timestamptz, completed_at timestamptz,
+        OUT cost_unit_us numeric, OUT priced_cost_unit_us numeric, OUT priced_whole_unit_us numeric, OUT whole_cost_unit_us numeric)
+      LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN count(p.price_per_gpu_hour) > 0 AND coalesce(sum(p.us), 0) >= coalesce(run.us, 0)
+                THEN share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0) END,
+           share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0),
+           share_units * coalesce(sum(p.whole_us), 0),
+           share_units * coalesce(sum(p.price_per_gpu_hour * p.whole_us), 0)
+    FROM (SELECT round(date_part('epoch', completed_at - started_at) * 1e6) AS us,
+                 started_at + floor(greatest(0, date_part('epoch', completed_at - started_at))) * interval '1 second' AS whole_end) AS run
+    LEFT JOIN LATERAL (
+      SELECT price.price_per_gpu_hour,
+             ${overlapMicrosecondsSql('price', 'started_at', 'completed_at')} AS us,
+             ${overlapMicrosecondsSql('price', 'started_at', 'run.whole_end')} AS whole_us
+      FROM gpu_prices price
+      WHERE price.organization_id = gpucap_workload_costs.organization_id AND price.instance_type = gpucap_workload_costs.instance_type
+    ) AS p ON true
+    GROUP BY run.us
+    $$`),
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_workload_costs_settle() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
+    BEGIN
+      IF ${runningSql('NEW')} THEN
+        NEW.cost_unit_us := NULL; NEW.priced_cost_unit_us := NULL; NEW.priced_whole_unit_us := NULL; NEW.whole_cost_unit_us := NULL;
+      ELSE
+        SELECT c.cost_unit_us, c.priced_cost_unit_us, c.priced_whole_unit_us, c.whole_cost_unit_us
+          INTO NEW.cost_unit_us, NEW.priced_cost_unit_us, NEW.priced_whole_unit_us, NEW.whole_cost_unit_us
+        FROM gpucap_workload_costs(NEW.organization_id, NEW.instance_type, coalesce(NEW.share_units, NEW.gpu_count::bigint * 5040),
+                                   NEW.started_at, NEW.completed_at) c;
+      END IF;
+      RETURN NEW;
+    END
+    $$`),
+  ...PRICE_EVENTS.map(({ event, changed }) =>
+    defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_price_recost_${event.toLowerCase()}() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
+    DECLARE
+      recosted bigint;
+    BEGIN
+      -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
+      -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
+      WITH changed AS (
+        SELECT organization_id, instance_type, min(effective_from) AS from_at, max(coalesce(effective_to, 'infinity')) AS to_at
+        FROM (${changed}) AS c GROUP BY 1, 2
+      ),
+      settled AS (
+        ${settleWorkloadsSql('changed c', [
+          'o.organization_id = c.organization_id AND o.instance_type = c.instance_type',
+          '(o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))',
+        ])}
+        RETURNING 1
+      )
+      SELECT count(*) INTO recosted FROM settled;
+      -- What a price import reports: the workloads whose amounts changed, over the transaction.
+      PERFORM set_config('gpucap.recosted_workloads',
+        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
+      RETURN NULL;
+    END
+    $$`),
+  ),
+  defineTrigger(
+    `CREATE OR REPLACE TRIGGER workloads_costs_insert BEFORE INSERT ON workloads FOR EACH ROW
+       WHEN (NOT ${runningSql('NEW')}) EXECUTE FUNCTION gpucap_workload_costs_settle()`,
+  ),
+  defineTrigger(
+    `CREATE OR REPLACE TRIGGER workloads_costs_update BEFORE UPDATE ON workloads FOR EACH ROW
+       WHEN (OLD.started_at IS DISTINCT FROM NEW.started_at OR OLD.completed_at IS DISTINCT FROM NEW.completed_at
+          OR OLD.instance_type IS DISTINCT FROM NEW.instance_type OR OLD.share_units IS DISTINCT FROM NEW.share_units
+          OR OLD.gpu_count IS DISTINCT FROM NEW.gpu_count OR OLD.organization_id IS DISTINCT FROM NEW.organization_id)
+       EXECUTE FUNCTION gpucap_workload_costs_settle()`,
+  ),
+  ...PRICE_EVENTS.map(({ event, referencing }) =>
+    defineTrigger(
+      `CREATE OR REPLACE TRIGGER gpu_prices_recost_${event.toLowerCase()} AFTER ${event} ON gpu_prices REFERENCING ${referencing} FOR EACH STATEMENT EXECUTE FUNCTION gpucap_price_recost_${event.toLowerCase()}()`,
+    ),
+  ),
+];
