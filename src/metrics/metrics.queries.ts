@@ -657,42 +657,72 @@ export function rankedInClusterQuery(
 }
 
 /**
- * Ranked by cost (src/common/cost.ts), over the workloads in scope whose whole run is priced. A cost
- * depends on the price table, which can change any period at any time, so no index can hold it: the
- * workloads in scope on a priced instance type that match the filters are read and costed as one set
- * (one primary-key LATERAL over their instance type's prices each), like the cluster ranking, and
- * the page is the top of that set; an organization without prices reads none. avg and current are the same exact amount (text, the currency's decimals); the mean is the
- * exact mean rounded once.
+ * Ranked by cost (src/common/cost.ts), over the workloads in scope whose whole run is priced. Settled
+ * workloads (all but running) carry their cost (src/rollups/workload-costs/) and come from its
+ * indexes, top-N per status (and initiative) like GPU-hours; running ones (few, partial index) are
+ * priced up to `now`. total_count and the mean come from workload_status_totals plus the running ones.
+ * A cluster filter reads the same indexes filtered by cluster. avg and current are the same exact
+ * amount (text, the currency's decimals); the mean is the exact mean rounded once.
  */
 export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
-  const ranked = rankedParameters(scope, filters, statuses);
+  const settled = statuses.filter((status) => status !== 'running');
+  const ranked = rankedParameters(scope, filters, settled);
   const organization = ranked.params.organization;
   const clock = ranked.params.add(now);
+  const readsRunning = ranked.params.add(statuses.includes('running'));
   const cluster = ranked.params.add(filters.clusterId ?? null);
-  const direction = filters.order === 'asc' ? 'ASC' : 'DESC';
-  const exact = `price.price_unit_us / ${UNIT_MICROSECONDS_PER_GPU_HOUR}`;
-  const sql = `WITH ranked AS MATERIALIZED (
-      SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)},
-             ${exact} AS exact_cost, price.price_unit_us, price.minor_units
-      FROM workloads w
-      ${runCostLateralSql('w', clock, 'price')}
-      WHERE w.organization_id = ${organization} AND w.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('w', ranked)}
-        AND (${cluster}::text IS NULL OR w.cluster_id = ${cluster}::text)
-        AND w.instance_type IN (SELECT p.instance_type FROM gpu_prices p WHERE p.organization_id = ${organization})
-        AND ${workloadCostSql('w', clock, 'price')} IS NOT NULL
-    )
-    SELECT page.workload_id, page.name, page.initiative_id, ${prefixed('page', SHARE_COLUMNS)},
-           round(page.exact_cost, page.minor_units)::text AS avg_value,
-           round(page.exact_cost, page.minor_units)::text AS current_value,
-           totals.total_count, totals.scope_average
-    FROM (SELECT count(*)::int AS total_count,
-                 round(sum(price_unit_us) / (${UNIT_MICROSECONDS_PER_GPU_HOUR}::numeric * count(*)), max(minor_units))::text
-                   AS scope_average
-          FROM ranked) totals
-    LEFT JOIN LATERAL (
-      SELECT * FROM ranked ORDER BY exact_cost ${direction}, workload_id COLLATE "C" ASC LIMIT ${ranked.limit}
-    ) page ON true
-    ORDER BY page.exact_cost ${direction}, page.workload_id COLLATE "C" ASC`;
+  const inCluster = (alias: string) => `(${cluster}::text IS NULL OR ${alias}.cluster_id = ${cluster}::text)`;
+  const settledCandidates = topPerBranchSql(
+    {
+      from: 'workloads w',
+      // The predicate of the indexes, repeated so the planner can use them.
+      where: (
+        byInitiative,
+      ) => `w.organization_id = ${organization} AND w.status = b.status AND w.cost_unit_us IS NOT NULL
+        ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
+        AND ${rankedScopeSql('w', ranked)} AND ${inCluster('w')}`,
+      value: 'w.cost_unit_us',
+      workloadId: 'w.workload_id',
+      columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
+    },
+    filters.order,
+    perInitiative(scope, filters),
+    ranked,
+  );
+  const running = `
+    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, price.price_unit_us AS cost_unit_us
+    FROM workloads w ${runCostLateralSql('w', clock, 'price')}
+    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${rankedScopeSql('w', ranked)}
+      AND ${inCluster('w')} AND ${workloadCostSql('w', clock, 'price')} IS NOT NULL`;
+  const candidates = `
+    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, sort_value AS avg_value FROM (${settledCandidates}) s
+    UNION ALL
+    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, cost_unit_us FROM (${running}) r`;
+  const minorUnits = `(SELECT max(minor_units) FROM gpu_prices WHERE organization_id = ${organization})`;
+  const amount = (unitUs: string) =>
+    `round(${unitUs} / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minorUnits})::text`;
+  // With a cluster filter the counts are the candidates' own: the totals are not kept per cluster.
+  const settledTotals =
+    filters.clusterId === undefined
+      ? `SELECT coalesce(sum(t.costed_count), 0) AS workload_count, coalesce(sum(t.cost_unit_us_sum), 0) AS cost_sum
+         FROM workload_status_totals t
+         WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}`
+      : `SELECT count(*) AS workload_count, coalesce(sum(w.cost_unit_us), 0) AS cost_sum FROM workloads w
+         WHERE w.organization_id = ${organization} AND w.status = ANY (${ranked.statuses}::text[]) AND w.cost_unit_us IS NOT NULL
+           AND ${rankedScopeSql('w', ranked)} AND ${inCluster('w')}`;
+  const totals = `
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           ${amount('(s.cost_sum + r.cost_sum) / nullif(s.workload_count + r.workload_count, 0)')} AS scope_average
+    FROM (${settledTotals}) s
+    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(cost_unit_us), 0) AS cost_sum FROM (${running}) r) r`;
+  const sql = pageWithTotalsSql(
+    candidates,
+    totals,
+    filters.order,
+    `p.workload_id, p.name, p.initiative_id, ${amount('p.avg_value')} AS avg_value, ${amount('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
+    '',
+    ranked.limit,
+  );
   return scopedStatement(scope, sql, ranked.params.values);
 }
