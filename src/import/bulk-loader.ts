@@ -1,3 +1,4 @@
+import { RECOSTED_TABLE } from '../rollups/workload-costs/workload-costs.definitions';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { PoolClient, QueryResult } from 'pg';
@@ -43,6 +44,8 @@ export interface LoadSummary {
   written: Record<SectionName, number>;
   /** Samples older than their organization's retention boundary (already pruned), left out. */
   skippedPrunedSamples: number;
+  /** Stored workloads whose money changed with the prices written (src/rollups/workload-costs/). */
+  recostedWorkloads: number;
 }
 
 interface SectionBuffer {
@@ -198,7 +201,18 @@ export class BulkLoader {
       void this.enqueue(() => this.applySampleChunk(sampleChunkTable(chunk), rows, partitions === 0));
     }
     if (partitions > 0) void this.enqueue(() => this.applySealedStage(partitions));
+    let recostedWorkloads = 0;
     void this.enqueue(async () => {
+      // The price triggers list, per transaction, the workloads they re-cost.
+      const { rows } = await this.client.query<{ listed: boolean }>(
+        `SELECT to_regclass('pg_temp.${RECOSTED_TABLE}') IS NOT NULL AS listed`,
+      );
+      if (rows[0].listed) {
+        const counted = await this.client.query<{ count: number }>(
+          `SELECT count(*)::int AS count FROM pg_temp.${RECOSTED_TABLE}`,
+        );
+        recostedWorkloads = counted.rows[0].count;
+      }
       await this.client.query('COMMIT');
       this.done = true;
     });
@@ -210,6 +224,7 @@ export class BulkLoader {
       records: { ...this.records },
       written: { ...this.written },
       skippedPrunedSamples: this.skippedPrunedSamples,
+      recostedWorkloads,
     };
   }
 

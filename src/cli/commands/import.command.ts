@@ -94,7 +94,10 @@ function reportFailure(error: unknown, context: CliContext): number {
  * rate says nothing and is left out.
  */
 export function summaryText(
-  summary: Pick<ImportSummary, 'records' | 'written' | 'seconds' | 'skippedPrunedSamples'>,
+  summary: Pick<
+    ImportSummary,
+    'records' | 'written' | 'seconds' | 'skippedPrunedSamples' | 'recostedWorkloads'
+  >,
 ): string {
   const lines = SECTIONS.filter((section) => summary.records[section] > 0).map(
     (section) =>
@@ -108,5 +111,9 @@ export function summaryText(
     summary.skippedPrunedSamples > 0
       ? `  ${summary.skippedPrunedSamples.toLocaleString('en-US')} samples skipped: older than their organization's retention boundary (pruned; lifetime aggregates already count them)\n`
       : '';
-  return `Imported ${total.toLocaleString('en-US')} ${total === 1 ? 'record' : 'records'} in ${shown} s${rate}:\n${lines.join('\n')}\n${skipped}`;
+  const recosted =
+    summary.recostedWorkloads > 0
+      ? `  ${summary.recostedWorkloads.toLocaleString('en-US')} stored ${summary.recostedWorkloads === 1 ? 'workload' : 'workloads'} re-costed: their runs meet the price periods written\n`
+      : '';
+  return `Imported ${total.toLocaleString('en-US')} ${total === 1 ? 'record' : 'records'} in ${shown} s${rate}:\n${lines.join('\n')}\n${skipped}${recosted}`;
 }

@@ -27,6 +27,9 @@ export function settleWorkloadsSql(from: string, conditions: string[]): string {
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id`;
 }
 
+/** The workloads a transaction's price changes re-costed (a temporary table, gone at commit). */
+export const RECOSTED_TABLE = 'gpucap_recosted_workloads';
+
 /** The changes of one price statement, by event: the transition tables it has. */
 const PRICE_EVENTS = [
   { event: 'INSERT', referencing: 'NEW TABLE AS new_rows', changed: 'SELECT * FROM new_rows' },
@@ -89,9 +92,13 @@ export const workloadCostDefinitions: Definition[] = [
   ...PRICE_EVENTS.map(({ event, changed }) =>
     defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_price_recost_${event.toLowerCase()}() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
-    DECLARE
-      recosted bigint;
     BEGIN
+      -- What a price import reports: the workloads whose amounts changed, each once however many
+      -- of the transaction's statements re-cost it.
+      IF to_regclass('pg_temp.${RECOSTED_TABLE}') IS NULL THEN
+        CREATE TEMPORARY TABLE ${RECOSTED_TABLE} (organization_id text, workload_id text,
+          PRIMARY KEY (organization_id, workload_id)) ON COMMIT DROP;
+      END IF;
       -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
       -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
       WITH changed AS (
@@ -103,12 +110,9 @@ export const workloadCostDefinitions: Definition[] = [
           'o.organization_id = c.organization_id AND o.instance_type = c.instance_type',
           '(o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))',
         ])}
-        RETURNING 1
+        RETURNING w.organization_id, w.workload_id
       )
-      SELECT count(*) INTO recosted FROM settled;
-      -- What a price import reports: the workloads whose amounts changed, over the transaction.
-      PERFORM set_config('gpucap.recosted_workloads',
-        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
+      INSERT INTO ${RECOSTED_TABLE} SELECT organization_id, workload_id FROM settled ON CONFLICT DO NOTHING;
       RETURN NULL;
     END
     $$`),

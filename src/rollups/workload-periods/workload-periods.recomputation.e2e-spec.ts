@@ -4,6 +4,7 @@ import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../..
 import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 import { runCostLateralSql } from '../../common/cost';
+import { RECOSTED_TABLE } from '../workload-costs/workload-costs.definitions';
 
 /**
  * The share columns for kind `k` (a SQL integer 0-5) of `count` devices: whole GPUs, MIG 1g/2g/3g of a
@@ -283,7 +284,7 @@ describe('workload rollup: exact equality with raw rows', () => {
         await manager.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [organizationId]);
         await manager.query(sql, parameters);
         const [{ count }] = await manager.query(
-          `SELECT current_setting('gpucap.recosted_workloads', true)::int AS count`,
+          `SELECT count(*)::int AS count FROM pg_temp.${RECOSTED_TABLE}`,
         );
         return count as number;
       });

@@ -143,4 +143,63 @@ describe('cost: one time basis everywhere', () => {
       expect(capacity.data.pools.map((pool: { used_cost: string }) => pool.used_cost)).toEqual([total(mine)]);
     }
   });
+
+  it('re-costs the stored runs a price import touches, says how many, and every figure follows', async () => {
+    // From 2026-11-11 a GPU-second costs 2.00: east-2 and west-1 run after it, east-1 before.
+    const price = {
+      organization_id: ORG,
+      instance_type: 'p5.48xlarge',
+      currency: 'EUR',
+      pricing_model: 'on_demand',
+    };
+    const summary = await importDocument(t.dataSource, {
+      prices: [
+        {
+          ...price,
+          price_per_gpu_hour: '3600',
+          effective_from: '2026-10-01T00:00:00Z',
+          effective_to: '2026-11-11T00:00:00Z',
+        },
+        { ...price, price_per_gpu_hour: '7200', effective_from: '2026-11-11T00:00:00Z', effective_to: null },
+      ],
+    });
+    expect(summary.recostedWorkloads).toBe(2);
+    const doubled = (run: (typeof RUNS)[number]) =>
+      run.id === 'east-1' ? exactCost(run) : (Number(exactCost(run)) * 2).toFixed(2);
+    const ranked = (await get('/v1/workloads/metrics?sort_by=cost&limit=10')).data as {
+      workloads: { workload_id: string; cost: { avg: string } }[];
+      scope_average: { cost: string };
+    };
+    expect(ranked.workloads.map((w) => [w.workload_id, w.cost.avg])).toEqual(
+      [...RUNS].sort((a, b) => Number(doubled(b)) - Number(doubled(a))).map((run) => [run.id, doubled(run)]),
+    );
+    const sum = RUNS.reduce((cents, run) => cents + Math.round(Number(doubled(run)) * 100), 0);
+    expect(
+      (await get('/v1/workloads/stats?start_date=2026-11-01&end_date=2026-11-21')).data.summary.total_cost,
+    ).toBe((sum / 100).toFixed(2));
+    const east = (await get('/v1/workloads/metrics?sort_by=cost&order=asc&cluster_id=c-east')).data
+      .workloads as {
+      workload_id: string;
+      cost: { avg: string };
+    }[];
+    expect(east.map((w) => [w.workload_id, w.cost.avg])).toEqual([
+      ['east-2', doubled(RUNS[1])],
+      ['east-1', exactCost(RUNS[0])],
+    ]);
+    // The same file again changes nothing, and says so.
+    expect(
+      (
+        await importDocument(t.dataSource, {
+          prices: [
+            {
+              ...price,
+              price_per_gpu_hour: '7200',
+              effective_from: '2026-11-11T00:00:00Z',
+              effective_to: null,
+            },
+          ],
+        })
+      ).recostedWorkloads,
+    ).toBe(0);
+  });
 });

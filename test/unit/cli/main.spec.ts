@@ -163,6 +163,7 @@ describe('the import summary', () => {
       written: { ...none, workloads: 1_000, metric_samples: 9_000 },
       seconds: 2.004,
       skippedPrunedSamples: 0,
+      recostedWorkloads: 0,
     });
     expect(text.split('\n')[0]).toBe('Imported 10,000 records in 2.00 s (5,000 records/s):');
     expect(text).toContain('workloads');
@@ -175,6 +176,7 @@ describe('the import summary', () => {
       written: { ...none, workloads: 2 },
       seconds: 0.18,
       skippedPrunedSamples: 0,
+      recostedWorkloads: 0,
     });
     expect(text.split('\n')[0]).toBe('Imported 2 records in 0.18 s:');
   });
