@@ -7,6 +7,7 @@ import {
   scopedStatement,
 } from './database/scoped-statement';
 import { StatementParameters } from './database/statement-parameters';
+import { overlapMicrosecondsSql } from '../core/price-overlap';
 import { currencyMinorUnits, UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
 
 /**
@@ -29,12 +30,6 @@ export function chargedEndSql(workload: string, asOf: string): string {
 /** The end of the run's whole seconds from started_at (the GPU-hours' basis), or null when it never started. */
 export function wholeSecondsEndSql(workload: string, asOf: string): string {
   return `(${workload}.started_at + floor(greatest(0, date_part('epoch', coalesce(${workload}.completed_at, ${asOf}::timestamptz) - ${workload}.started_at))) * interval '1 second')`;
-}
-
-/** Microseconds of [from, to) inside price period `price` (0 when disjoint or `from` is null). */
-export function overlapMicrosecondsSql(price: string, from: string, to: string): string {
-  // least and greatest skip nulls: without the CASE an open period would meet an unstarted run as infinity.
-  return `CASE WHEN ${from} IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(${price}.effective_to, 'infinity'::timestamptz), ${to}) - greatest(${price}.effective_from, ${from})) * 1e6))::bigint ELSE 0 END`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
-import { overlapMicrosecondsSql } from '../common/cost';
+import { overlapMicrosecondsSql } from '../core/price-overlap';
 import {
   initiativeScopeSql,
   organizationStatement,

@@ -1,4 +1,4 @@
-import { overlapMicrosecondsSql } from '../../common/cost';
+import { overlapMicrosecondsSql } from '../../core/price-overlap';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
 /** The columns a workload's settled amounts are stored in, in the order gpucap_workload_costs returns them. */
