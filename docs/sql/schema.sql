@@ -2169,9 +2169,13 @@ CREATE OR REPLACE FUNCTION public.gpucap_price_recost_delete()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-    DECLARE
-      recosted bigint;
     BEGIN
+      -- What a price import reports: the workloads whose amounts changed, each once however many
+      -- of the transaction's statements re-cost it.
+      IF to_regclass('pg_temp.gpucap_recosted_workloads') IS NULL THEN
+        CREATE TEMPORARY TABLE gpucap_recosted_workloads (organization_id text, workload_id text,
+          PRIMARY KEY (organization_id, workload_id)) ON COMMIT DROP;
+      END IF;
       -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
       -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
       WITH changed AS (
@@ -2186,12 +2190,9 @@ AS $function$
           AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id
-        RETURNING 1
+        RETURNING w.organization_id, w.workload_id
       )
-      SELECT count(*) INTO recosted FROM settled;
-      -- What a price import reports: the workloads whose amounts changed, over the transaction.
-      PERFORM set_config('gpucap.recosted_workloads',
-        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
+      INSERT INTO gpucap_recosted_workloads SELECT organization_id, workload_id FROM settled ON CONFLICT DO NOTHING;
       RETURN NULL;
     END
     $function$;
@@ -2201,9 +2202,13 @@ CREATE OR REPLACE FUNCTION public.gpucap_price_recost_insert()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-    DECLARE
-      recosted bigint;
     BEGIN
+      -- What a price import reports: the workloads whose amounts changed, each once however many
+      -- of the transaction's statements re-cost it.
+      IF to_regclass('pg_temp.gpucap_recosted_workloads') IS NULL THEN
+        CREATE TEMPORARY TABLE gpucap_recosted_workloads (organization_id text, workload_id text,
+          PRIMARY KEY (organization_id, workload_id)) ON COMMIT DROP;
+      END IF;
       -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
       -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
       WITH changed AS (
@@ -2218,12 +2223,9 @@ AS $function$
           AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id
-        RETURNING 1
+        RETURNING w.organization_id, w.workload_id
       )
-      SELECT count(*) INTO recosted FROM settled;
-      -- What a price import reports: the workloads whose amounts changed, over the transaction.
-      PERFORM set_config('gpucap.recosted_workloads',
-        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
+      INSERT INTO gpucap_recosted_workloads SELECT organization_id, workload_id FROM settled ON CONFLICT DO NOTHING;
       RETURN NULL;
     END
     $function$;
@@ -2233,9 +2235,13 @@ CREATE OR REPLACE FUNCTION public.gpucap_price_recost_update()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
-    DECLARE
-      recosted bigint;
     BEGIN
+      -- What a price import reports: the workloads whose amounts changed, each once however many
+      -- of the transaction's statements re-cost it.
+      IF to_regclass('pg_temp.gpucap_recosted_workloads') IS NULL THEN
+        CREATE TEMPORARY TABLE gpucap_recosted_workloads (organization_id text, workload_id text,
+          PRIMARY KEY (organization_id, workload_id)) ON COMMIT DROP;
+      END IF;
       -- Per instance type, the span its changed periods cover: only runs overlapping it can change,
       -- and never-started ones, whose 0 or null depends on whether the type has a price at all.
       WITH changed AS (
@@ -2250,12 +2256,9 @@ AS $function$
           AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id
-        RETURNING 1
+        RETURNING w.organization_id, w.workload_id
       )
-      SELECT count(*) INTO recosted FROM settled;
-      -- What a price import reports: the workloads whose amounts changed, over the transaction.
-      PERFORM set_config('gpucap.recosted_workloads',
-        (coalesce(nullif(current_setting('gpucap.recosted_workloads', true), '')::bigint, 0) + recosted)::text, true);
+      INSERT INTO gpucap_recosted_workloads SELECT organization_id, workload_id FROM settled ON CONFLICT DO NOTHING;
       RETURN NULL;
     END
     $function$;
