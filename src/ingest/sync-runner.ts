@@ -143,7 +143,13 @@ async function runPrometheus(
     plan.joinFrom,
     plan.joinTo,
   );
-  const reading = readSamples(joins, prometheus, plan, { organizationId, spans, changed });
+  const reading = readSamples(
+    joins,
+    prometheus,
+    plan,
+    { organizationId, spans, changed },
+    target.kubernetes?.migProfiles ?? {},
+  );
   const result = await writeSyncRecords(
     dataSource,
     organizationId,
