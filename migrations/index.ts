@@ -28,6 +28,7 @@ import { InstanceTypeGpus1763800031000 } from './1763800031000-instance-type-gpu
 import { QueueWaitHistograms1763800032000 } from './1763800032000-queue-wait-histograms';
 import { WorkloadSampleSummaries1763800033000 } from './1763800033000-workload-sample-summaries';
 import { SampleHours1763800035000 } from './1763800035000-sample-hours';
+import { EnergyInputs1763800037000 } from './1763800037000-energy-inputs';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -61,4 +62,5 @@ export const migrations = [
   QueueWaitHistograms1763800032000,
   WorkloadSampleSummaries1763800033000,
   SampleHours1763800035000,
+  EnergyInputs1763800037000,
 ];

@@ -6,6 +6,7 @@ import { sampleHourDefinitions } from '../../rollups/metric-aggregates/sample-ho
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
 import { workloadSummaryDefinitions } from '../../rollups/workload-summaries/workload-summaries.definitions';
+import { carbonIntensityDefinitions } from './carbon-intensities.definitions';
 import type { Definition } from './definition';
 import { priceDefinitions } from './prices.definitions';
 import { sampleStoreDefinitions } from './sample-store.definitions';
@@ -21,6 +22,7 @@ export const definitions: Definition[] = [
   ...writerLockDefinitions,
   ...sampleStoreDefinitions,
   ...priceDefinitions,
+  ...carbonIntensityDefinitions,
   ...dataVersionDefinitions,
   ...metricAggregateDefinitions,
   ...sampleHourDefinitions,
