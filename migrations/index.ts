@@ -29,6 +29,7 @@ import { QueueWaitHistograms1763800032000 } from './1763800032000-queue-wait-his
 import { WorkloadSampleSummaries1763800033000 } from './1763800033000-workload-sample-summaries';
 import { SampleHours1763800035000 } from './1763800035000-sample-hours';
 import { SettledCosts1763800036000 } from './1763800036000-settled-costs';
+import { EnergyInputs1763800037000 } from './1763800037000-energy-inputs';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -63,4 +64,5 @@ export const migrations = [
   WorkloadSampleSummaries1763800033000,
   SampleHours1763800035000,
   SettledCosts1763800036000,
+  EnergyInputs1763800037000,
 ];

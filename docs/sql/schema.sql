@@ -106,6 +106,27 @@ CREATE TABLE capacity_usage_hourly (
     CONSTRAINT capacity_usage_hourly_start_hour_check CHECK (start_hour >= '-1'::integer AND start_hour <= 23)
 );
 
+-- Table carbon_intensities
+CREATE TABLE carbon_intensities (
+    organization_id text NOT NULL,
+    cluster_id text NOT NULL,
+    effective_from timestamp with time zone NOT NULL,
+    effective_to timestamp with time zone,
+    grams_co2e_per_kwh numeric NOT NULL,
+    pue numeric DEFAULT 1.0 NOT NULL,
+    CONSTRAINT carbon_intensities_pkey PRIMARY KEY (organization_id, cluster_id, effective_from),
+    CONSTRAINT carbon_intensities_check CHECK (effective_to IS NULL OR effective_to > effective_from),
+    CONSTRAINT carbon_intensities_grams_co2e_per_kwh_check CHECK (grams_co2e_per_kwh >= 0::numeric),
+    CONSTRAINT carbon_intensities_pue_check CHECK (pue >= 1.0),
+    CONSTRAINT carbon_intensities_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(organization_id) ON DELETE CASCADE
+);
+CREATE TRIGGER carbon_intensities_data_version_delete AFTER DELETE ON carbon_intensities REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
+CREATE TRIGGER carbon_intensities_data_version_insert AFTER INSERT ON carbon_intensities REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
+CREATE TRIGGER carbon_intensities_data_version_truncate AFTER TRUNCATE ON carbon_intensities FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
+CREATE TRIGGER carbon_intensities_data_version_update AFTER UPDATE ON carbon_intensities REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER carbon_intensities_overlap_insert AFTER INSERT ON carbon_intensities REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_carbon_intensity_overlap_check();
+CREATE TRIGGER carbon_intensities_overlap_update AFTER UPDATE ON carbon_intensities REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_carbon_intensity_overlap_check();
+
 -- Table gpu_prices
 CREATE TABLE gpu_prices (
     organization_id text NOT NULL,
@@ -922,7 +943,9 @@ CREATE TABLE organizations (
     budget_period_start timestamp with time zone NOT NULL,
     budget_period_end timestamp with time zone NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    max_sample_gap_seconds integer DEFAULT 120 NOT NULL,
     CONSTRAINT organizations_pkey PRIMARY KEY (organization_id),
+    CONSTRAINT organizations_max_sample_gap_seconds_check CHECK (max_sample_gap_seconds >= 1 AND max_sample_gap_seconds <= 86400),
     CONSTRAINT organizations_period_order CHECK (budget_period_start < budget_period_end)
 );
 CREATE TRIGGER organizations_data_version_delete AFTER DELETE ON organizations REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
@@ -1318,6 +1341,24 @@ AS $function$
     BEGIN
       DELETE FROM capacity_usage_daily;
       DELETE FROM capacity_usage_hourly;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_carbon_intensity_overlap_check()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF EXISTS (
+        SELECT 1 FROM carbon_intensities a JOIN carbon_intensities b
+          ON a.organization_id = b.organization_id AND a.cluster_id = b.cluster_id
+         AND a.effective_from < b.effective_from
+         AND (a.effective_to IS NULL OR a.effective_to > b.effective_from)
+        WHERE a.organization_id IN (SELECT organization_id FROM new_rows)
+      ) THEN
+        RAISE EXCEPTION 'carbon intensity periods of one cluster overlap' USING ERRCODE = '23P01';
+      END IF;
       RETURN NULL;
     END
     $function$;

@@ -2,6 +2,7 @@ import type { PricingModel } from '../common/money';
 import type { DataSource } from 'typeorm';
 import { BulkLoader } from '../import/bulk-loader';
 import type { ImportRecord, SectionName } from '../import/import-sections';
+import { DEFAULT_MAX_SAMPLE_GAP_SECONDS } from '../import/record-validator';
 import {
   DEMO_ORGANIZATION_ID,
   DEMO_TIMEZONE,
@@ -169,6 +170,7 @@ export function* generateDemoRecords(options: DemoOptions): Generator<ImportReco
     timezone: DEMO_TIMEZONE,
     budget_period_start: period.start,
     budget_period_end: period.end,
+    max_sample_gap_seconds: DEFAULT_MAX_SAMPLE_GAP_SECONDS,
   });
   for (const initiative of INITIATIVES) {
     yield record('initiatives', {

@@ -11,6 +11,7 @@ export const SECTIONS = [
   'allocations',
   'members',
   'prices',
+  'carbon_intensity',
   'instance_types',
   'workloads',
   'metric_samples',
@@ -25,6 +26,7 @@ export const SECTION_BY_KIND: Record<string, SectionName> = {
   allocation: 'allocations',
   member: 'members',
   price: 'prices',
+  carbon_intensity: 'carbon_intensity',
   instance_type: 'instance_types',
   workload: 'workloads',
   metric_sample: 'metric_samples',
@@ -36,6 +38,8 @@ export interface OrganizationRow {
   timezone: string;
   budget_period_start: Date;
   budget_period_end: Date;
+  /** How long a sample's power holds at most until the next one (energy), seconds. */
+  max_sample_gap_seconds: number;
 }
 
 export interface InitiativeRow {
@@ -74,6 +78,16 @@ export interface PriceRow {
   pricing_model: PricingModel;
   effective_from: Date;
   effective_to: Date | null;
+}
+
+/** A cluster's grid carbon intensity and PUE over a period [effective_from, effective_to). */
+export interface CarbonIntensityRow {
+  organization_id: string;
+  cluster_id: string;
+  effective_from: Date;
+  effective_to: Date | null;
+  grams_co2e_per_kwh: number;
+  pue: number;
 }
 
 /** GPU facts of one instance type, over the built-in catalogue's (src/common/gpu-catalogue.ts). */
@@ -124,6 +138,7 @@ export interface SectionRows {
   allocations: AllocationRow;
   members: MemberRow;
   prices: PriceRow;
+  carbon_intensity: CarbonIntensityRow;
   instance_types: InstanceTypeRow;
   workloads: WorkloadRow;
   metric_samples: MetricSampleRow;

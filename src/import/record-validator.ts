@@ -14,6 +14,9 @@ import { decimalText, isCurrency, PRICING_MODELS } from '../common/money';
 
 const MAX_TEXT = 256;
 const MAX_INT32 = 2_147_483_647;
+/** A gap in an organization's samples counts as power held for at most this long, by default (seconds). */
+export const DEFAULT_MAX_SAMPLE_GAP_SECONDS = 120;
+const MAX_SAMPLE_GAP_SECONDS = 86_400;
 
 type FieldType =
   | 'identifier'
@@ -35,7 +38,9 @@ type FieldType =
   | 'currency'
   | 'pricing model'
   | 'gib'
-  | 'mig profiles';
+  | 'mig profiles'
+  | 'sample gap'
+  | 'pue';
 
 interface FieldSpec {
   type: FieldType;
@@ -51,6 +56,7 @@ const FIELDS: { [S in SectionName]: Record<keyof SectionRows[S], FieldSpec> } = 
     timezone: { type: 'timezone', optional: true, default: 'UTC' },
     budget_period_start: { type: 'timestamp' },
     budget_period_end: { type: 'timestamp' },
+    max_sample_gap_seconds: { type: 'sample gap', optional: true, default: DEFAULT_MAX_SAMPLE_GAP_SECONDS },
   },
   initiatives: {
     organization_id: { type: 'identifier' },
@@ -83,6 +89,14 @@ const FIELDS: { [S in SectionName]: Record<keyof SectionRows[S], FieldSpec> } = 
     pricing_model: { type: 'pricing model' },
     effective_from: { type: 'timestamp' },
     effective_to: { type: 'timestamp', optional: true },
+  },
+  carbon_intensity: {
+    organization_id: { type: 'identifier' },
+    cluster_id: { type: 'text' },
+    effective_from: { type: 'timestamp' },
+    effective_to: { type: 'timestamp', optional: true },
+    grams_co2e_per_kwh: { type: 'non-negative number' },
+    pue: { type: 'pue', optional: true, default: 1 },
   },
   instance_types: {
     organization_id: { type: 'identifier' },
@@ -241,6 +255,14 @@ function checkField(type: FieldType, raw: unknown): { value: unknown } | string 
         : 'must be a number greater than 0 (GiB)';
     case 'mig profiles':
       return checkMigProfiles(raw);
+    case 'sample gap':
+      return Number.isInteger(raw) && (raw as number) >= 1 && (raw as number) <= MAX_SAMPLE_GAP_SECONDS
+        ? { value: raw }
+        : `must be an integer from 1 to ${MAX_SAMPLE_GAP_SECONDS} (seconds)`;
+    case 'pue':
+      return typeof raw === 'number' && Number.isFinite(raw) && raw >= 1
+        ? { value: raw }
+        : 'must be a number greater than or equal to 1 (power usage effectiveness: facility power over IT power)';
     case 'status':
       return (WORKLOAD_STATUSES as readonly unknown[]).includes(raw)
         ? { value: raw }
@@ -360,9 +382,9 @@ function crossFieldIssues(section: SectionName, row: Record<string, unknown>): s
       ? []
       : ['budget_period_start must be before budget_period_end'];
   }
-  if (section === 'prices') {
-    const price = row as unknown as SectionRows['prices'];
-    return price.effective_to === null || price.effective_from < price.effective_to
+  if (section === 'prices' || section === 'carbon_intensity') {
+    const period = row as unknown as SectionRows['prices' | 'carbon_intensity'];
+    return period.effective_to === null || period.effective_from < period.effective_to
       ? []
       : ['effective_from must be before effective_to'];
   }

@@ -12,7 +12,7 @@ export interface RecordIssue {
 }
 
 type Target = 'organization' | 'initiative' | 'pool' | 'workload';
-type Kind = Target | 'allocation' | 'member' | 'price' | 'instance type';
+type Kind = Target | 'allocation' | 'member' | 'price' | 'carbon intensity' | 'instance type';
 
 const MAX_USERS_PER_REFERENCE = 20;
 const SECTION_COUNT = SECTIONS.length;
@@ -90,6 +90,8 @@ export class ReferenceTracker {
 
   /** Whether the file prices anything (its periods and currencies are then checked against the database). */
   private readonly pricedOrganizations = new Set<string>();
+  /** Whether the file gives carbon intensities (their periods are then checked against the database). */
+  private hasCarbonIntensities = false;
 
   /** Tracks one valid record; returns an issue when it repeats an identifier of the file. */
   track(record: ImportRecord): Omit<RecordIssue, 'section' | 'location'> | null {
@@ -130,6 +132,15 @@ export class ReferenceTracker {
           'price',
           row.organization_id,
           `${record.row.instance_type} from ${record.row.effective_from.toISOString()}`,
+          record.location,
+        );
+      case 'carbon_intensity':
+        this.reference('organization', row.organization_id, row.organization_id, record);
+        this.hasCarbonIntensities = true;
+        return this.declare(
+          'carbon intensity',
+          row.organization_id,
+          `${record.row.cluster_id} from ${record.row.effective_from.toISOString()}`,
           record.location,
         );
       case 'instance_types':
@@ -216,6 +227,7 @@ export class ReferenceTracker {
     }
     issues.push(...(await this.instanceTypeIssues(query)));
     if (this.pricedOrganizations.size > 0) issues.push(...(await priceIssues(query)));
+    if (this.hasCarbonIntensities) issues.push(...(await carbonIntensityIssues(query)));
     return issues.sort((a, b) => a.location - b.location);
   }
 
@@ -292,32 +304,80 @@ const PERIOD_TEXT = (alias: string) =>
   `to_char(${alias}.effective_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ' to ' ||
    coalesce(to_char(${alias}.effective_to AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'open end')`;
 
-/** A stored price that the file re-sends (same key) is replaced, not compared. */
-const NOT_RESENT = `NOT EXISTS (SELECT 1 FROM stage_prices s WHERE s.organization_id = a.organization_id
-                          AND s.instance_type = a.instance_type AND s.effective_from = a.effective_from)`;
+/** Records of periods keyed by organization, one column and their start: prices and carbon intensities. */
+interface PeriodTable {
+  stage: string;
+  stored: string;
+  /** The column a period belongs to, and what to call it and a record in a message. */
+  key: string;
+  keyName: string;
+  recordName: string;
+}
+
+const PRICE_PERIODS: PeriodTable = {
+  stage: 'stage_prices',
+  stored: 'gpu_prices',
+  key: 'instance_type',
+  keyName: 'instance type',
+  recordName: 'price',
+};
+
+const CARBON_INTENSITY_PERIODS: PeriodTable = {
+  stage: 'stage_carbon_intensity',
+  stored: 'carbon_intensities',
+  key: 'cluster_id',
+  keyName: 'cluster',
+  recordName: 'carbon intensity',
+};
+
+/** A stored period that the file re-sends (same key) is replaced, not compared. */
+function notResent({ stage, key }: PeriodTable): string {
+  return `NOT EXISTS (SELECT 1 FROM ${stage} s WHERE s.organization_id = a.organization_id
+                     AND s.${key} = a.${key} AND s.effective_from = a.effective_from)`;
+}
+
+/**
+ * Staged periods (after the writer lock) that overlap another of the same key, in the file (naming
+ * both records) or stored (naming the stored period): location, see_also and message columns.
+ * Periods are half-open: one may end where the next begins.
+ */
+function periodOverlapSql(table: PeriodTable): string {
+  const { stage, stored, key, keyName, recordName } = table;
+  const overlaps = `(a.effective_to IS NULL OR a.effective_to > b.effective_from)
+      AND (b.effective_to IS NULL OR b.effective_to > a.effective_from)`;
+  return `SELECT b.loc AS location, a.loc AS see_also,
+        format('its period overlaps the ${recordName} of ${keyName} %L from %s (periods of one ${keyName} must not overlap)',
+               b.${key}, ${PERIOD_TEXT('a')}) AS message
+      FROM ${stage} a JOIN ${stage} b
+        ON a.organization_id = b.organization_id AND a.${key} = b.${key} AND a.loc < b.loc
+      WHERE ${overlaps}
+    UNION ALL
+    SELECT b.loc, NULL,
+        format('its period overlaps the stored ${recordName} of ${keyName} %L from %s in organization %L (periods of one ${keyName} must not overlap; re-send that period with an earlier effective_to)',
+               b.${key}, ${PERIOD_TEXT('a')}, b.organization_id)
+      FROM ${stored} a JOIN ${stage} b
+        ON a.organization_id = b.organization_id AND a.${key} = b.${key}
+      WHERE ${overlaps} AND ${notResent(table)}`;
+}
+
+type IssueRow = { location: number; see_also: number | null; message: string };
+
+function periodIssues(section: 'prices' | 'carbon_intensity', rows: IssueRow[]): RecordIssue[] {
+  return rows.map((row) => ({
+    section,
+    location: row.location,
+    message: row.message,
+    ...(row.see_also === null ? {} : { seeAlso: row.see_also }),
+  }));
+}
 
 /**
  * Staged prices (stage_prices, after the writer lock) whose period overlaps another of the same
  * instance type, in the file or stored, and prices in a second currency of their organization.
- * Periods are half-open: one may end where the next begins.
  */
 async function priceIssues(query: QueryFn): Promise<RecordIssue[]> {
-  const overlaps = `(a.effective_to IS NULL OR a.effective_to > b.effective_from)
-      AND (b.effective_to IS NULL OR b.effective_to > a.effective_from)`;
-  const rows = await query<{ location: number; see_also: number | null; message: string }>(
-    `SELECT b.loc AS location, a.loc AS see_also,
-        format('its period overlaps the price of instance type %L from %s (periods of one instance type must not overlap)',
-               b.instance_type, ${PERIOD_TEXT('a')}) AS message
-      FROM stage_prices a JOIN stage_prices b
-        ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type AND a.loc < b.loc
-      WHERE ${overlaps}
-    UNION ALL
-    SELECT b.loc, NULL,
-        format('its period overlaps the stored price of instance type %L from %s in organization %L (periods of one instance type must not overlap; re-send that period with an earlier effective_to)',
-               b.instance_type, ${PERIOD_TEXT('a')}, b.organization_id)
-      FROM gpu_prices a JOIN stage_prices b
-        ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type
-      WHERE ${overlaps} AND ${NOT_RESENT}
+  const rows = await query<IssueRow>(
+    `${periodOverlapSql(PRICE_PERIODS)}
     UNION ALL
     SELECT b.loc, a.loc, format('currency %s differs from %s (one currency per organization)', b.currency, a.currency)
       FROM stage_prices b
@@ -328,16 +388,22 @@ async function priceIssues(query: QueryFn): Promise<RecordIssue[]> {
         format('currency %s differs from %s, the currency of the stored prices of organization %L (one currency per organization)',
                b.currency, a.currency, b.organization_id)
       FROM stage_prices b
-      JOIN LATERAL (SELECT currency FROM gpu_prices a WHERE a.organization_id = b.organization_id AND ${NOT_RESENT}
+      JOIN LATERAL (SELECT currency FROM gpu_prices a WHERE a.organization_id = b.organization_id AND ${notResent(PRICE_PERIODS)}
                     LIMIT 1) a ON a.currency <> b.currency
     ORDER BY 1
     LIMIT 100`,
     [],
   );
-  return rows.map((row) => ({
-    section: 'prices' as const,
-    location: row.location,
-    message: row.message,
-    ...(row.see_also === null ? {} : { seeAlso: row.see_also }),
-  }));
+  return periodIssues('prices', rows);
+}
+
+/** Staged carbon intensities whose period overlaps another of the same cluster, in the file or stored. */
+async function carbonIntensityIssues(query: QueryFn): Promise<RecordIssue[]> {
+  const rows = await query<IssueRow>(
+    `${periodOverlapSql(CARBON_INTENSITY_PERIODS)}
+    ORDER BY 1
+    LIMIT 100`,
+    [],
+  );
+  return periodIssues('carbon_intensity', rows);
 }

@@ -32,10 +32,10 @@ interface StagingTable<S extends SectionName> {
 export const STAGING: { [S in SectionName]: StagingTable<S> } = {
   organizations: {
     table: 'stage_organizations',
-    columns:
-      'organization_id text, name text, timezone text, budget_period_start timestamptz, budget_period_end timestamptz',
+    columns: `organization_id text, name text, timezone text, budget_period_start timestamptz, budget_period_end timestamptz,
+              max_sample_gap_seconds integer`,
     encode: (row, location) =>
-      `${location}\t${copyText(row.organization_id)}\t${copyText(row.name)}\t${copyText(row.timezone)}\t${copyTimestamp(row.budget_period_start)}\t${copyTimestamp(row.budget_period_end)}\n`,
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.name)}\t${copyText(row.timezone)}\t${copyTimestamp(row.budget_period_start)}\t${copyTimestamp(row.budget_period_end)}\t${row.max_sample_gap_seconds}\n`,
   },
   initiatives: {
     table: 'stage_initiatives',
@@ -67,6 +67,13 @@ export const STAGING: { [S in SectionName]: StagingTable<S> } = {
               price_per_gpu_hour numeric, currency text, minor_units smallint, pricing_model text`,
     encode: (row, location) =>
       `${location}\t${copyText(row.organization_id)}\t${copyText(row.instance_type)}\t${copyTimestamp(row.effective_from)}\t${copyTimestamp(row.effective_to)}\t${row.price_per_gpu_hour}\t${row.currency}\t${currencyMinorUnits(row.currency)}\t${row.pricing_model}\n`,
+  },
+  carbon_intensity: {
+    table: 'stage_carbon_intensity',
+    columns: `organization_id text, cluster_id text, effective_from timestamptz, effective_to timestamptz,
+              grams_co2e_per_kwh numeric, pue numeric`,
+    encode: (row, location) =>
+      `${location}\t${copyText(row.organization_id)}\t${copyText(row.cluster_id)}\t${copyTimestamp(row.effective_from)}\t${copyTimestamp(row.effective_to)}\t${row.grams_co2e_per_kwh}\t${row.pue}\n`,
   },
   instance_types: {
     table: 'stage_instance_types',
@@ -167,7 +174,7 @@ export const APPLY_SQL: Record<Exclude<SectionName, 'metric_samples'>, string[]>
     'organizations',
     'stage_organizations',
     ['organization_id'],
-    ['name', 'timezone', 'budget_period_start', 'budget_period_end'],
+    ['name', 'timezone', 'budget_period_start', 'budget_period_end', 'max_sample_gap_seconds'],
   ),
   initiatives: upsertSql('initiatives', 'stage_initiatives', ['organization_id', 'initiative_id'], ['name']),
   pools: [
@@ -193,6 +200,13 @@ export const APPLY_SQL: Record<Exclude<SectionName, 'metric_samples'>, string[]>
     'stage_prices',
     ['organization_id', 'instance_type', 'effective_from'],
     ['effective_to', 'price_per_gpu_hour', 'currency', 'minor_units', 'pricing_model'],
+  ),
+  // Keyed by its start, as prices are: re-sending a period with another end, intensity or PUE replaces it.
+  carbon_intensity: upsertSql(
+    'carbon_intensities',
+    'stage_carbon_intensity',
+    ['organization_id', 'cluster_id', 'effective_from'],
+    ['effective_to', 'grams_co2e_per_kwh', 'pue'],
   ),
   // The file's entry replaces the stored one of its instance type whole, profiles included.
   instance_types: upsertSql(

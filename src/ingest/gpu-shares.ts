@@ -1,4 +1,10 @@
-import { GpuSharing, knownMigProfileShare } from '../common/gpu-sharing';
+import {
+  GPU_SHARE_UNITS,
+  GpuSharing,
+  GpuSharingMode,
+  gpuShareUnits,
+  knownMigProfileShare,
+} from '../common/gpu-sharing';
 
 /** Devices of one kind a workload holds: whole GPUs, instances of a MIG profile, or replicas of either. */
 export interface DeviceRequest {
@@ -73,4 +79,35 @@ export function shareFields(requests: DeviceRequest[], configured: Record<string
   return uniform
     ? { gpu_count: gpuCount, gpu_sharing }
     : { gpu_count: gpuCount, gpu_sharing, gpu_share: share };
+}
+
+/** How a stored workload holds its GPUs, as the workloads table keeps it. */
+export interface HeldGpus {
+  gpu_count: number;
+  gpu_share_units: number;
+  gpu_sharing_mode: GpuSharingMode | null;
+  gpu_sharing_replicas: number | null;
+}
+
+/**
+ * The share of its physical GPU, in units of 1/GPU_SHARE_UNITS, that one DCGM series of a workload
+ * stands for. A MIG instance (`migProfile`: its `GPU_I_PROFILE`, or '' when the series has none) holds
+ * its profile's compute slices over the GPU's (the configured `mig_profiles` first, then the built-in
+ * table; a profile known to neither, as an exporter may name a whole-GPU instance `7g.79gb`, holds the
+ * workload's mean share per device). Any other series is a GPU: a replica's 1/replicas when the
+ * workload's devices are time-sliced or MPS replicas, else the whole GPU.
+ */
+export function seriesShareUnits(
+  migProfile: string | null,
+  held: HeldGpus,
+  configured: Record<string, number>,
+): number {
+  if (migProfile !== null) {
+    const share = migProfile === '' ? null : migInstanceShare(migProfile, configured);
+    return share === null
+      ? Math.round(held.gpu_share_units / Math.max(1, held.gpu_count))
+      : gpuShareUnits(share);
+  }
+  const replicated = held.gpu_sharing_mode === 'time-slicing' || held.gpu_sharing_mode === 'mps';
+  return replicated ? gpuShareUnits(1 / (held.gpu_sharing_replicas ?? 1)) : GPU_SHARE_UNITS;
 }

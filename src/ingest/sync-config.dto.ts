@@ -248,6 +248,9 @@ export class SyncConfigFile {
   @RequiredIdentifier() organization_id: string;
   /** Records of the import's `prices` section, checked by the importer's own rules (sync-config.ts). */
   @Optional(IsArray({ message: 'must be a list of price records (the import format)' })) prices?: unknown[];
+  /** Records of the import's `carbon_intensity` section, checked the same way. */
+  @Optional(IsArray({ message: 'must be a list of carbon intensity records (the import format)' }))
+  carbon_intensity?: unknown[];
   /** Records of the import's `instance_types` section, checked the same way. */
   @Optional(IsArray({ message: 'must be a list of instance type records (the import format)' }))
   instance_types?: unknown[];

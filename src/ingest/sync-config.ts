@@ -80,6 +80,8 @@ export interface SyncConfig extends ClusterSources {
   organizationId: string;
   /** Price records in the import format, written (unchanged ones leave everything alone) every run. */
   prices: Record<string, unknown>[];
+  /** Carbon intensity records per cluster in the import format, written the same way. */
+  carbonIntensity: Record<string, unknown>[];
   /** GPU facts per instance type in the import format, written the same way. */
   instanceTypes: Record<string, unknown>[];
   unknownInitiatives: UnknownInitiatives;
@@ -108,6 +110,7 @@ export function parseSyncConfig(document: unknown, baseDirectory: string): SyncC
   const config: SyncConfig = {
     organizationId: file.organization_id,
     prices: recordsConfig('prices', file.prices ?? [], file.organization_id),
+    carbonIntensity: recordsConfig('carbon_intensity', file.carbon_intensity ?? [], file.organization_id),
     instanceTypes: recordsConfig('instance_types', file.instance_types ?? [], file.organization_id),
     unknownInitiatives: file.unknown_initiatives ?? 'refuse',
     ...clusterSources(file, '', baseDirectory),
@@ -124,7 +127,7 @@ export function parseSyncConfig(document: unknown, baseDirectory: string): SyncC
 
 /** Each record checked as `gpucap import` checks one, and in the config's organization. */
 function recordsConfig(
-  section: 'prices' | 'instance_types',
+  section: 'prices' | 'carbon_intensity' | 'instance_types',
   records: unknown[],
   organizationId: string,
 ): Record<string, unknown>[] {

@@ -58,7 +58,10 @@ export async function readUnfinishedWorkloads(
   );
 }
 
-/** The sync's workloads (pods and Slurm jobs) a cluster's DCGM series may join, alive in [from, to]. */
+/**
+ * The sync's workloads (pods and Slurm jobs) a cluster's DCGM series may join, alive in [from, to],
+ * with how they hold their GPUs.
+ */
 export async function readWorkloadSpans(
   dataSource: DataSource,
   organizationId: string,
@@ -67,7 +70,8 @@ export async function readWorkloadSpans(
   to: Date,
 ): Promise<WorkloadSpan[]> {
   return dataSource.query(
-    `SELECT workload_id, namespace, name, submitted_at AS "from", completed_at AS "to"
+    `SELECT workload_id, namespace, name, submitted_at AS "from", completed_at AS "to",
+            gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_replicas
      FROM workloads
      WHERE organization_id = $1 AND (workload_id LIKE 'k8s:%' OR workload_id LIKE 'slurm:%')
        AND submitted_at <= $3 AND (completed_at IS NULL OR completed_at >= $2)

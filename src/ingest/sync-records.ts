@@ -4,7 +4,13 @@ import type { SectionName } from '../import/import-sections';
 export interface SyncRecord {
   section: Extract<
     SectionName,
-    'organizations' | 'initiatives' | 'prices' | 'instance_types' | 'workloads' | 'metric_samples'
+    | 'organizations'
+    | 'initiatives'
+    | 'prices'
+    | 'carbon_intensity'
+    | 'instance_types'
+    | 'workloads'
+    | 'metric_samples'
   >;
   value: Record<string, unknown>;
 }

@@ -143,7 +143,13 @@ async function runPrometheus(
     plan.joinFrom,
     plan.joinTo,
   );
-  const reading = readSamples(joins, prometheus, plan, { organizationId, spans, changed });
+  const reading = readSamples(
+    joins,
+    prometheus,
+    plan,
+    { organizationId, spans, changed },
+    target.kubernetes?.migProfiles ?? {},
+  );
   const result = await writeSyncRecords(
     dataSource,
     organizationId,
@@ -182,12 +188,13 @@ async function ensureOrganization({ dataSource, config }: SyncRun): Promise<void
 }
 
 /**
- * The config's prices and GPU facts, through the import's loader like every record (unchanged ones
- * write nothing).
+ * The config's prices, carbon intensities and GPU facts, through the import's loader like every
+ * record (unchanged ones write nothing).
  */
 async function writeConfigRecords({ dataSource, config }: SyncRun): Promise<void> {
   const records = [
     ...config.prices.map((value) => ({ section: 'prices' as const, value })),
+    ...config.carbonIntensity.map((value) => ({ section: 'carbon_intensity' as const, value })),
     ...config.instanceTypes.map((value) => ({ section: 'instance_types' as const, value })),
   ];
   if (records.length === 0) return;

@@ -12,7 +12,10 @@ export interface WriteResult {
   records: number;
   written: number;
   /** Rows inserted or changed, by section: what the report tells apart. */
-  writtenBySection: Record<Exclude<SyncRecord['section'], 'prices' | 'instance_types'>, number>;
+  writtenBySection: Record<
+    Exclude<SyncRecord['section'], 'prices' | 'carbon_intensity' | 'instance_types'>,
+    number
+  >;
 }
 
 /** Which watermark a write moves: a source of a cluster (`''` for the config's top-level sources). */
@@ -100,5 +103,8 @@ function describeRecord(section: SyncRecord['section'], value: Record<string, un
   if (section === 'initiatives') return `initiative '${String(value.initiative_id)}'`;
   if (section === 'workloads') return `workload '${String(value.workload_id)}'`;
   if (section === 'instance_types') return `instance type '${String(value.instance_type)}'`;
+  if (section === 'carbon_intensity') {
+    return `carbon intensity of cluster '${String(value.cluster_id)}' from ${String(value.effective_from)}`;
+  }
   return `sample of '${String(value.workload_id)}' at ${String(value.timestamp)}`;
 }

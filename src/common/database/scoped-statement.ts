@@ -88,6 +88,7 @@ export const TENANT_TABLES = [
 ] as const;
 export const ORGANIZATION_TABLES = [
   'capacity_pools',
+  'carbon_intensities',
   'gpu_prices',
   'instance_type_gpus',
   'organizations',

@@ -7,6 +7,7 @@ import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-total
 import { workloadCostDefinitions } from '../../rollups/workload-costs/workload-costs.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
 import { workloadSummaryDefinitions } from '../../rollups/workload-summaries/workload-summaries.definitions';
+import { carbonIntensityDefinitions } from './carbon-intensities.definitions';
 import type { Definition } from './definition';
 import { priceDefinitions } from './prices.definitions';
 import { sampleStoreDefinitions } from './sample-store.definitions';
@@ -22,6 +23,7 @@ export const definitions: Definition[] = [
   ...writerLockDefinitions,
   ...sampleStoreDefinitions,
   ...priceDefinitions,
+  ...carbonIntensityDefinitions,
   ...dataVersionDefinitions,
   ...metricAggregateDefinitions,
   ...sampleHourDefinitions,

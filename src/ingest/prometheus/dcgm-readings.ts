@@ -1,3 +1,4 @@
+import { GPU_SHARE_UNITS } from '../../common/gpu-sharing';
 import type { RatioUnit } from '../sync-config';
 
 /** DCGM exporter series the sync reads (field names as dcgm-exporter exports them). */
@@ -26,13 +27,34 @@ export interface Reading {
   power_usage: number;
 }
 
+/** One GPU series as a workload holds it. */
+export interface GpuDevice {
+  /** The series' labels as one key: a whole GPU, a MIG instance, or a shared GPU's copy for one pod. */
+  series: string;
+  /** The physical GPU whose power the series reports: the series itself unless it is a MIG instance. */
+  physicalGpu: string;
+  /** The workload's share of that GPU through this device, in units of 1/GPU_SHARE_UNITS. */
+  shareUnits: number;
+}
+
+/** A series of a GPU the workload holds whole. */
+export function wholeGpu(series: string): GpuDevice {
+  return { series, physicalGpu: series, shareUnits: GPU_SHARE_UNITS };
+}
+
+/** One physical GPU's draw and the workload's devices on it, each with its share in units. */
+interface GpuPower {
+  watts: number;
+  devices: Map<string, number>;
+}
+
 interface Accumulator {
   utilSum: number;
   utilCount: number;
   engineSum: number;
   engineCount: number;
-  /** Power per physical GPU: the MIG instances of one GPU each report that GPU's power. */
-  powerByGpu: Map<string, number>;
+  /** Power per physical GPU: the MIG instances of one GPU each report that GPU's whole power. */
+  powerByGpu: Map<string, GpuPower>;
   temperatureMax: number;
   memorySum: number;
   memoryCount: number;
@@ -77,9 +99,13 @@ export function physicalGpuKey(labels: Record<string, string>, seriesKey: string
 
 /**
  * Per workload and timestamp, the readings of its GPUs (whole GPUs or MIG instances) combined into
- * one sample: utilization and memory utilization are the mean over its GPUs, power the sum over its
- * physical GPUs (two instances of one GPU report that GPU's power once), temperature the maximum.
- * Utilization is DCGM_FI_DEV_GPU_UTIL (percent) where the workload's GPUs export it, else
+ * one sample: utilization and memory utilization are the mean over its GPUs, temperature the maximum,
+ * power the workload's own draw: over its physical GPUs, each GPU's draw times the workload's share of
+ * it (the sum of its devices' shares there, at most the whole GPU). dcgm-exporter reports a GPU's
+ * whole draw on each of its MIG instances and on each pod's copy of a shared GPU, so summing series
+ * would charge that draw once per device. Where its GPUs' shares add up to more than the workload
+ * holds (`heldUnits`: replicated MIG instances, whose labels name only the profile), they are scaled
+ * down to it. Utilization is DCGM_FI_DEV_GPU_UTIL (percent) where the workload's GPUs export it, else
  * DCGM_FI_PROF_GR_ENGINE_ACTIVE × 100 (a 0–1 ratio; MIG instances export only this one). Memory
  * utilization is FB_USED / (FB_USED + FB_FREE) × 100 per GPU (per instance for MIG: its own memory).
  */
@@ -87,6 +113,9 @@ export class ReadingAssembler {
   private readonly byWorkload = new Map<string, Map<number, Accumulator>>();
   /** FB_USED per GPU and timestamp until that GPU's FB_FREE arrives (callers add FB_USED first). */
   private readonly used = new Map<string, Map<number, number>>();
+
+  /** `heldUnits`: the share units each workload holds in all (its `gpu_share`); unknown: no bound. */
+  constructor(private readonly heldUnits: ReadonlyMap<string, number> = new Map()) {}
 
   private accumulator(workloadId: string, timestamp: number): Accumulator {
     let byTime = this.byWorkload.get(workloadId);
@@ -96,19 +125,10 @@ export class ReadingAssembler {
     return accumulator;
   }
 
-  /**
-   * One point of one GPU series (`gpu` identifies the GPU: the series' labels; `physicalGpu` the GPU
-   * whose power it reports, the same unless it is a MIG instance), already unit-normalized.
-   */
-  add(
-    field: DcgmField,
-    workloadId: string,
-    gpu: string,
-    timestamp: number,
-    value: number,
-    physicalGpu: string = gpu,
-  ): void {
+  /** One point of one GPU series of the workload, already unit-normalized. */
+  add(field: DcgmField, workloadId: string, device: GpuDevice, timestamp: number, value: number): void {
     if (!Number.isFinite(value)) return;
+    const gpu = device.series;
     const accumulator = this.accumulator(workloadId, timestamp);
     switch (field) {
       case 'gpuUtil':
@@ -119,9 +139,14 @@ export class ReadingAssembler {
         accumulator.engineSum += value;
         accumulator.engineCount += 1;
         break;
-      case 'power':
-        accumulator.powerByGpu.set(physicalGpu, value);
+      case 'power': {
+        // The instances of one GPU report the same draw: the last one read stands for it.
+        const power = accumulator.powerByGpu.get(device.physicalGpu) ?? { watts: value, devices: new Map() };
+        power.watts = value;
+        power.devices.set(device.series, device.shareUnits);
+        accumulator.powerByGpu.set(device.physicalGpu, power);
         break;
+      }
       case 'temperature':
         accumulator.temperatureMax = Math.max(accumulator.temperatureMax, value);
         break;
@@ -146,7 +171,7 @@ export class ReadingAssembler {
   *drain(): Generator<{ workloadId: string; timestamp: number; reading: Reading } | { missing: string }> {
     for (const [workloadId, byTime] of this.byWorkload) {
       for (const [timestamp, accumulator] of byTime) {
-        const reading = complete(accumulator);
+        const reading = complete(accumulator, this.heldUnits.get(workloadId));
         if (typeof reading === 'string') yield { missing: reading };
         else yield { workloadId, timestamp, reading };
       }
@@ -156,7 +181,7 @@ export class ReadingAssembler {
   }
 }
 
-function complete(accumulator: Accumulator): Reading | string {
+function complete(accumulator: Accumulator, heldUnits: number | undefined): Reading | string {
   const utilization =
     accumulator.utilCount > 0
       ? accumulator.utilSum / accumulator.utilCount
@@ -171,9 +196,25 @@ function complete(accumulator: Accumulator): Reading | string {
     gpu_utilization: clampPercent(utilization),
     memory_utilization: clampPercent(accumulator.memorySum / accumulator.memoryCount),
     temperature: accumulator.temperatureMax,
-    power_usage: Math.max(
-      0,
-      [...accumulator.powerByGpu.values()].reduce((sum, watts) => sum + watts, 0),
-    ),
+    power_usage: Math.max(0, ownPower(accumulator.powerByGpu, heldUnits)),
   };
+}
+
+/**
+ * Σ watts × share units over the GPUs, divided once at the end: whole watts on slices of 1/5040 stay
+ * exact (350 W × 2160 / 5040 is 150 W, where 350 × 3/7 is not).
+ */
+function ownPower(powerByGpu: Map<string, GpuPower>, heldUnits: number | undefined): number {
+  let wattUnits = 0;
+  let units = 0;
+  for (const { watts, devices } of powerByGpu.values()) {
+    const share = Math.min(
+      GPU_SHARE_UNITS,
+      [...devices.values()].reduce((sum, deviceUnits) => sum + deviceUnits, 0),
+    );
+    wattUnits += watts * share;
+    units += share;
+  }
+  const scaled = heldUnits !== undefined && units > heldUnits ? (wattUnits * heldUnits) / units : wattUnits;
+  return scaled / GPU_SHARE_UNITS;
 }

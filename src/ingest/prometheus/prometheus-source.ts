@@ -1,3 +1,4 @@
+import { type HeldGpus, seriesShareUnits } from '../gpu-shares';
 import type { ClusterSources, PrometheusConfig } from '../sync-config';
 import { PROMETHEUS_MAX_POINTS } from '../sync-config.dto';
 import { ReasonCounter, SourceName } from '../sync-report';
@@ -8,6 +9,7 @@ import {
   DCGM_METRICS,
   DcgmField,
   engineActiveScale,
+  type GpuDevice,
   framebufferMiB,
   physicalGpuKey,
   ReadingAssembler,
@@ -17,6 +19,7 @@ interface Lifetime {
   workloadId: string;
   from: number;
   to: number;
+  held: HeldGpus;
 }
 
 /** Workloads by the labels that name them in DCGM series: `namespace/pod`, or the Slurm job id. */
@@ -31,8 +34,11 @@ export interface Joins {
   jobLabel: string | null;
 }
 
-/** A stored workload (pod or Slurm job) of the cluster, from submission to completion (null: not finished). */
-export interface WorkloadSpan {
+/**
+ * A stored workload (pod or Slurm job) of the cluster, from submission to completion (null: not
+ * finished), and how it holds its GPUs (what its share of each GPU's power is).
+ */
+export interface WorkloadSpan extends HeldGpus {
   workload_id: string;
   namespace: string;
   name: string;
@@ -51,6 +57,7 @@ function joinIndex(spans: WorkloadSpan[]): JoinIndex {
       workloadId: span.workload_id,
       from: span.from.getTime() / 1000,
       to: span.to ? span.to.getTime() / 1000 : Infinity,
+      held: span,
     };
     const slurm = span.workload_id.startsWith('slurm:');
     const key = slurm
@@ -181,6 +188,8 @@ class SampleReader {
     private readonly organizationId: string,
     private readonly index: JoinIndex,
     private readonly joins: Joins,
+    private readonly migProfiles: Record<string, number>,
+    private readonly heldUnits: ReadonlyMap<string, number>,
   ) {}
 
   private largestSeriesCount: number | null = null;
@@ -216,7 +225,7 @@ class SampleReader {
     };
     let next = plan.next();
     let inFlight = next.done ? null : send(next.value);
-    let assembler = new ReadingAssembler();
+    let assembler = new ReadingAssembler(this.heldUnits);
     while (inFlight) {
       const { query, response } = inFlight;
       const series = await response;
@@ -226,7 +235,7 @@ class SampleReader {
       for (const one of series) this.addSeries(assembler, query.field, one);
       if (!inFlight || inFlight.query.window !== query.window) {
         yield* this.samples(assembler);
-        assembler = new ReadingAssembler();
+        assembler = new ReadingAssembler(this.heldUnits);
       }
     }
   }
@@ -254,6 +263,7 @@ class SampleReader {
     const lifetimes = seriesLifetimes(series.metric, this.index, this.joins.jobLabel);
     const key = seriesKey(series.metric);
     const physical = physicalGpuKey(series.metric, key);
+    const migProfile = series.metric.GPU_I_ID === undefined ? null : (series.metric.GPU_I_PROFILE ?? '');
     if (!lifetimes) {
       this.unjoined.add(key);
       return;
@@ -273,7 +283,12 @@ class SampleReader {
       const raw = values[position];
       const value =
         field === 'framebufferUsed' || field === 'framebufferFree' ? framebufferMiB(raw) : raw * scale;
-      assembler.add(field, owner.workloadId, key, timestamp, value, physical);
+      const device: GpuDevice = {
+        series: key,
+        physicalGpu: physical,
+        shareUnits: seriesShareUnits(migProfile, owner.held, this.migProfiles),
+      };
+      assembler.add(field, owner.workloadId, device, timestamp, value);
     });
   }
 }
@@ -379,15 +394,26 @@ export interface SampleInput {
 /**
  * Reads the cluster's DCGM series over the plan's range (after the catch-up ranges of the changed
  * workloads) and joins them to the workloads, as sample records read while they are consumed.
+ * `migProfiles`: the cluster's configured shares of MIG profiles (its kubernetes `mig_profiles`).
  */
 export function readSamples(
   joins: Joins,
   prometheus: PrometheusConfig,
   plan: SamplePlan,
   { organizationId, spans, changed }: SampleInput,
+  migProfiles: Record<string, number>,
 ): SampleReading {
   const index = joinIndex(spans);
-  const reader = new SampleReader(new PrometheusClient(prometheus), prometheus, organizationId, index, joins);
+  const heldUnits = new Map(spans.map((span) => [span.workload_id, span.gpu_share_units]));
+  const reader = new SampleReader(
+    new PrometheusClient(prometheus),
+    prometheus,
+    organizationId,
+    index,
+    joins,
+    migProfiles,
+    heldUnits,
+  );
   const windows = [...catchUpRanges(changed, index, prometheus, plan.range, plan.now), plan.range];
   return {
     records: reader.records(windows),

@@ -5,6 +5,7 @@ export const VERSIONED_TABLES: { table: string; truncate: boolean }[] = [
   { table: 'alert_states', truncate: false },
   { table: 'allocations', truncate: true },
   { table: 'capacity_pools', truncate: true },
+  { table: 'carbon_intensities', truncate: true },
   { table: 'gpu_prices', truncate: true },
   { table: 'initiatives', truncate: true },
   { table: 'instance_type_gpus', truncate: true },

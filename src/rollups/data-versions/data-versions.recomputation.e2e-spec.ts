@@ -58,6 +58,11 @@ describe('data versions move exactly for the organizations whose rows changed', 
       [organizationId],
     );
     await dataSource.query(
+      `INSERT INTO carbon_intensities (organization_id, cluster_id, effective_from, effective_to, grams_co2e_per_kwh, pue)
+       VALUES ($1, 'c-east', '2026-01-01', NULL, 350, 1.2)`,
+      [organizationId],
+    );
+    await dataSource.query(
       `INSERT INTO instance_type_gpus (organization_id, instance_type, gpu_model, gpu_memory_gib, mig_capable)
        VALUES ($1, 'a100', 'A100-SXM4-40GB', 40, false)`,
       [organizationId],

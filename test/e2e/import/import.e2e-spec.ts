@@ -14,6 +14,7 @@ const TABLES = [
   'pool_instance_types',
   'allocations',
   'members',
+  'carbon_intensities',
   'instance_type_gpus',
   'workloads',
   'metric_samples',
@@ -89,13 +90,15 @@ describe('gpucap import', () => {
       allocations: 2,
       members: 3,
       prices: 2,
+      carbon_intensity: 2,
       instance_types: 2,
       workloads: 5,
       metric_samples: 3,
     });
 
     const [organization] = await dataSource.query(
-      `SELECT name, timezone, budget_period_start, budget_period_end FROM organizations WHERE organization_id = $1`,
+      `SELECT name, timezone, budget_period_start, budget_period_end, max_sample_gap_seconds
+       FROM organizations WHERE organization_id = $1`,
       [organizationId],
     );
     expect(organization).toEqual({
@@ -103,7 +106,29 @@ describe('gpucap import', () => {
       timezone: 'Europe/Berlin',
       budget_period_start: new Date('2026-10-01T00:00:00Z'),
       budget_period_end: new Date('2027-01-01T00:00:00Z'),
+      max_sample_gap_seconds: 300,
     });
+    const intensities = await dataSource.query(
+      `SELECT cluster_id, effective_from, effective_to, grams_co2e_per_kwh::text AS grams, pue::text AS pue
+       FROM carbon_intensities WHERE organization_id = $1 ORDER BY effective_from`,
+      [organizationId],
+    );
+    expect(intensities).toEqual([
+      {
+        cluster_id: 'eks-use1',
+        effective_from: new Date('2026-11-20T08:00:00Z'),
+        effective_to: new Date('2026-11-20T09:00:00Z'),
+        grams: '412.5',
+        pue: '1.18',
+      },
+      {
+        cluster_id: 'eks-use1',
+        effective_from: new Date('2026-11-20T09:00:00Z'),
+        effective_to: null,
+        grams: '0',
+        pue: '1',
+      },
+    ]);
     const initiatives = await dataSource.query(
       `SELECT initiative_id, name FROM initiatives WHERE organization_id = $1 ORDER BY 1`,
       [organizationId],
@@ -236,7 +261,7 @@ describe('gpucap import', () => {
     await importJson(data);
     const before = await snapshot(organizationId);
     const again = await importJson(data);
-    expect(Object.values(again.written)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.values(again.written)).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     expect(await snapshot(organizationId)).toBe(before);
   });
 

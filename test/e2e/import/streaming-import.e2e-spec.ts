@@ -7,11 +7,12 @@ import { type Dataset, fixtureDataset } from '../../support/import-fixture';
 import { ALL_SAMPLES_SQL } from '../../support/samples';
 
 const KINDS =
-  'organization, initiative, pool, allocation, member, price, instance_type, workload, metric_sample';
+  'organization, initiative, pool, allocation, member, price, carbon_intensity, instance_type, workload, metric_sample';
 const REVERSED = [
   'metric_samples',
   'workloads',
   'instance_types',
+  'carbon_intensity',
   'prices',
   'members',
   'allocations',
@@ -64,6 +65,7 @@ describe('gpucap import, streamed', () => {
       allocations: 2,
       members: 3,
       prices: 2,
+      carbon_intensity: 2,
       instance_types: 2,
       workloads: 5,
       metric_samples: 3,
@@ -111,7 +113,7 @@ describe('gpucap import, streamed', () => {
     const error = await failure(JSON.stringify({ ...data, constructor: [] }));
     expect(error).toBeInstanceOf(ImportFormatError);
     expect((error as Error).message).toBe(
-      "unknown section 'constructor' (sections: organizations, initiatives, pools, allocations, members, prices, instance_types, workloads, metric_samples)",
+      "unknown section 'constructor' (sections: organizations, initiatives, pools, allocations, members, prices, carbon_intensity, instance_types, workloads, metric_samples)",
     );
     expect(await rowCounts(organizationId)).toEqual({ organizations: 0, workloads: 0, samples: 0 });
   });

@@ -281,17 +281,19 @@ describe('gpucap sync over several clusters (sliced and shared GPUs, one cluster
       'slurm:hpc2:2005': share('hpc2', 2, 5040 + 720, ['mig', '1g.10gb', null]),
     });
 
-    // MIG: utilization from GR_ENGINE_ACTIVE (no GPU_UTIL), memory per instance, each GPU's power once.
+    // MIG: utilization from GR_ENGINE_ACTIVE (no GPU_UTIL), memory per instance, and of each GPU's
+    // power the pod's slices: two 1g.10gb of the first (2/7 of 300 W), a 2g.20gb of the second (2/7 of 250 W).
     expect(await averages(POD_MIG_MIXED)).toEqual({
       gpu_utilization: (20 + 40 + 90) / 3,
       memory_utilization: (20 + 50 + 50) / 3,
-      power_usage: 550,
+      power_usage: round4((300 * 2 + 250 * 2) / 7),
       temperature: 66,
     });
+    // One of four time-sliced replicas: a quarter of the GPU's 70 W.
     expect(await averages(POD_TIME_SLICED)).toEqual({
       gpu_utilization: 35,
       memory_utilization: round4((4_000 / 15_000) * 100),
-      power_usage: 70,
+      power_usage: 17.5,
       temperature: 50,
     });
 

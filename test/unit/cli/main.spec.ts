@@ -152,6 +152,7 @@ describe('the import summary', () => {
     allocations: 0,
     members: 0,
     prices: 0,
+    carbon_intensity: 0,
     instance_types: 0,
     workloads: 0,
     metric_samples: 0,

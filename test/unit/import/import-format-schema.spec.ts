@@ -113,6 +113,7 @@ function onlyTheImporterRefuses(section: SectionName, field: string, value: unkn
     if (field === 'currency') return true; // a code ICU knows
     if (field === 'price_per_gpu_hour') return true; // a number written with at most 12 + 10 digits
   }
+  if (section === 'carbon_intensity' && (field === 'effective_from' || field === 'effective_to')) return true; // start before end
   if (section === 'instance_types' && field === 'gpu_memory_gib') return true; // at least each profile's
   void value;
   return false;
@@ -200,6 +201,10 @@ describe('docs/import-format.schema.json', () => {
     ['a cancelled workload without an end', 'workloads', { status: 'cancelled', completed_at: null }],
     ['a share on no device', 'workloads', { gpu_count: 0, gpu_share: 0.5 }],
     ['a sample over 100 %', 'metric_samples', { gpu_utilization: 100.5 }],
+    ['a sample gap of no time', 'organizations', { max_sample_gap_seconds: 0 }],
+    ['a sample gap over a day', 'organizations', { max_sample_gap_seconds: 86_401 }],
+    ['a PUE below 1', 'carbon_intensity', { pue: 0.9 }],
+    ['a negative carbon intensity', 'carbon_intensity', { grams_co2e_per_kwh: -1 }],
     ['a time zone abbreviation', 'organizations', { timezone: 'CEST' }],
     ['a MIG-capable GPU without profiles', 'instance_types', { mig_profiles: [] }],
     ['profiles of a GPU that cannot be sliced', 'instance_types', { mig_capable: false }],

@@ -3,9 +3,9 @@ import { ImportFormatError } from '../../../src/import/import-errors';
 import { openImportSource, RawEntry } from '../../../src/import/import-source';
 
 const KINDS =
-  'organization, initiative, pool, allocation, member, price, instance_type, workload, metric_sample';
+  'organization, initiative, pool, allocation, member, price, carbon_intensity, instance_type, workload, metric_sample';
 const SECTIONS =
-  'organizations, initiatives, pools, allocations, members, prices, instance_types, workloads, metric_samples';
+  'organizations, initiatives, pools, allocations, members, prices, carbon_intensity, instance_types, workloads, metric_samples';
 
 async function read(chunks: string[]): Promise<{ format: string; entries: RawEntry[] }> {
   const source = await openImportSource(Readable.from(chunks));
