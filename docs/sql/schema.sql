@@ -2226,7 +2226,7 @@ AS $function$
       settled AS (
         UPDATE workloads w SET (cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us) = (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
         FROM changed c, workloads o
-        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        CROSS JOIN LATERAL gpucap_run_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
         WHERE o.organization_id = c.organization_id AND o.instance_type = c.instance_type
           AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
@@ -2259,7 +2259,7 @@ AS $function$
       settled AS (
         UPDATE workloads w SET (cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us) = (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
         FROM changed c, workloads o
-        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        CROSS JOIN LATERAL gpucap_run_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
         WHERE o.organization_id = c.organization_id AND o.instance_type = c.instance_type
           AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
@@ -2292,7 +2292,7 @@ AS $function$
       settled AS (
         UPDATE workloads w SET (cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us) = (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
         FROM changed c, workloads o
-        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        CROSS JOIN LATERAL gpucap_run_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
         WHERE o.organization_id = c.organization_id AND o.instance_type = c.instance_type
           AND (o.started_at IS NULL OR (o.started_at < c.to_at AND o.completed_at > c.from_at))
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.cost_unit_us, o.priced_cost_unit_us, o.priced_whole_unit_us, o.whole_cost_unit_us) IS DISTINCT FROM (n.cost_unit_us, n.priced_cost_unit_us, n.priced_whole_unit_us, n.whole_cost_unit_us)
@@ -2301,6 +2301,28 @@ AS $function$
       )
       INSERT INTO gpucap_recosted_workloads SELECT organization_id, workload_id FROM settled ON CONFLICT DO NOTHING;
       RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_run_costs(organization text, instance text, units bigint, run_from timestamp with time zone, run_to timestamp with time zone, OUT cost_unit_us numeric, OUT priced_cost_unit_us numeric, OUT priced_whole_unit_us numeric, OUT whole_cost_unit_us numeric)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+AS $function$
+    DECLARE
+      run_us double precision := round(date_part('epoch', run_to - run_from) * 1e6);
+      whole_to timestamptz := run_from + floor(greatest(0, date_part('epoch', run_to - run_from))) * interval '1 second';
+    BEGIN
+      SELECT CASE WHEN count(*) > 0 AND coalesce(sum(p.us), 0) >= coalesce(run_us, 0)
+                  THEN units * coalesce(sum(p.price_per_gpu_hour * p.us), 0) END,
+             units * coalesce(sum(p.price_per_gpu_hour * p.us), 0),
+             units * coalesce(sum(p.whole_us), 0),
+             units * coalesce(sum(p.price_per_gpu_hour * p.whole_us), 0)
+        INTO cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us
+      FROM (SELECT price.price_per_gpu_hour,
+                   CASE WHEN run_from IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), run_to) - greatest(price.effective_from, run_from)) * 1e6))::bigint ELSE 0 END AS us,
+                   CASE WHEN run_from IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), whole_to) - greatest(price.effective_from, run_from)) * 1e6))::bigint ELSE 0 END AS whole_us
+            FROM gpu_prices price WHERE price.organization_id = organization AND price.instance_type = instance) AS p;
     END
     $function$;
 
@@ -2886,28 +2908,6 @@ AS $function$
     END
     $function$;
 
-CREATE OR REPLACE FUNCTION public.gpucap_workload_costs(organization_id text, instance_type text, share_units bigint, started_at timestamp with time zone, completed_at timestamp with time zone, OUT cost_unit_us numeric, OUT priced_cost_unit_us numeric, OUT priced_whole_unit_us numeric, OUT whole_cost_unit_us numeric)
- RETURNS record
- LANGUAGE sql
- STABLE PARALLEL SAFE
-AS $function$
-    SELECT CASE WHEN count(p.price_per_gpu_hour) > 0 AND coalesce(sum(p.us), 0) >= coalesce(run.us, 0)
-                THEN share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0) END,
-           share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0),
-           share_units * coalesce(sum(p.whole_us), 0),
-           share_units * coalesce(sum(p.price_per_gpu_hour * p.whole_us), 0)
-    FROM (SELECT round(date_part('epoch', completed_at - started_at) * 1e6) AS us,
-                 started_at + floor(greatest(0, date_part('epoch', completed_at - started_at))) * interval '1 second' AS whole_end) AS run
-    LEFT JOIN LATERAL (
-      SELECT price.price_per_gpu_hour,
-             CASE WHEN started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), completed_at) - greatest(price.effective_from, started_at)) * 1e6))::bigint ELSE 0 END AS us,
-             CASE WHEN started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(price.effective_to, 'infinity'::timestamptz), run.whole_end) - greatest(price.effective_from, started_at)) * 1e6))::bigint ELSE 0 END AS whole_us
-      FROM gpu_prices price
-      WHERE price.organization_id = gpucap_workload_costs.organization_id AND price.instance_type = gpucap_workload_costs.instance_type
-    ) AS p ON true
-    GROUP BY run.us
-    $function$;
-
 CREATE OR REPLACE FUNCTION public.gpucap_workload_costs_settle()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -2919,7 +2919,7 @@ AS $function$
       ELSE
         SELECT c.cost_unit_us, c.priced_cost_unit_us, c.priced_whole_unit_us, c.whole_cost_unit_us
           INTO NEW.cost_unit_us, NEW.priced_cost_unit_us, NEW.priced_whole_unit_us, NEW.whole_cost_unit_us
-        FROM gpucap_workload_costs(NEW.organization_id, NEW.instance_type, coalesce(NEW.share_units, NEW.gpu_count::bigint * 5040),
+        FROM gpucap_run_costs(NEW.organization_id, NEW.instance_type, coalesce(NEW.share_units, NEW.gpu_count::bigint * 5040),
                                    NEW.started_at, NEW.completed_at) c;
       END IF;
       RETURN NEW;

@@ -1,7 +1,7 @@
 import { overlapMicrosecondsSql } from '../../core/price-overlap';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
-/** The columns a workload's settled amounts are stored in, in the order gpucap_workload_costs returns them. */
+/** The columns a workload's settled amounts are stored in, in the order gpucap_run_costs returns them. */
 export const SETTLED_COST_COLUMNS = [
   'cost_unit_us',
   'priced_cost_unit_us',
@@ -21,7 +21,7 @@ export function settleWorkloadsSql(from: string, conditions: string[]): string {
   const settled = SETTLED_COST_COLUMNS.map((column) => `n.${column}`).join(', ');
   return `UPDATE workloads w SET (${SETTLED_COST_COLUMNS.join(', ')}) = (${settled})
         FROM ${from}, workloads o
-        CROSS JOIN LATERAL gpucap_workload_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
+        CROSS JOIN LATERAL gpucap_run_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
         WHERE ${conditions.join('\n          AND ')}
           AND NOT ${runningSql('o')} AND (${stored}) IS DISTINCT FROM (${settled})
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id`;
@@ -54,26 +54,27 @@ const PRICE_EVENTS = [
  * The period rollups and status totals sum them through their own workloads triggers.
  */
 export const workloadCostDefinitions: Definition[] = [
+  // plpgsql, not sql: a SQL function called per row is planned on every call; this plan is cached.
   defineFunction(`
-    CREATE OR REPLACE FUNCTION gpucap_workload_costs(organization_id text, instance_type text, share_units bigint,
-        started_at timestamptz, completed_at timestamptz,
+    CREATE OR REPLACE FUNCTION gpucap_run_costs(organization text, instance text, units bigint,
+        run_from timestamptz, run_to timestamptz,
         OUT cost_unit_us numeric, OUT priced_cost_unit_us numeric, OUT priced_whole_unit_us numeric, OUT whole_cost_unit_us numeric)
-      LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN count(p.price_per_gpu_hour) > 0 AND coalesce(sum(p.us), 0) >= coalesce(run.us, 0)
-                THEN share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0) END,
-           share_units * coalesce(sum(p.price_per_gpu_hour * p.us), 0),
-           share_units * coalesce(sum(p.whole_us), 0),
-           share_units * coalesce(sum(p.price_per_gpu_hour * p.whole_us), 0)
-    FROM (SELECT round(date_part('epoch', completed_at - started_at) * 1e6) AS us,
-                 started_at + floor(greatest(0, date_part('epoch', completed_at - started_at))) * interval '1 second' AS whole_end) AS run
-    LEFT JOIN LATERAL (
-      SELECT price.price_per_gpu_hour,
-             ${overlapMicrosecondsSql('price', 'started_at', 'completed_at')} AS us,
-             ${overlapMicrosecondsSql('price', 'started_at', 'run.whole_end')} AS whole_us
-      FROM gpu_prices price
-      WHERE price.organization_id = gpucap_workload_costs.organization_id AND price.instance_type = gpucap_workload_costs.instance_type
-    ) AS p ON true
-    GROUP BY run.us
+      LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+    DECLARE
+      run_us double precision := round(date_part('epoch', run_to - run_from) * 1e6);
+      whole_to timestamptz := run_from + floor(greatest(0, date_part('epoch', run_to - run_from))) * interval '1 second';
+    BEGIN
+      SELECT CASE WHEN count(*) > 0 AND coalesce(sum(p.us), 0) >= coalesce(run_us, 0)
+                  THEN units * coalesce(sum(p.price_per_gpu_hour * p.us), 0) END,
+             units * coalesce(sum(p.price_per_gpu_hour * p.us), 0),
+             units * coalesce(sum(p.whole_us), 0),
+             units * coalesce(sum(p.price_per_gpu_hour * p.whole_us), 0)
+        INTO cost_unit_us, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us
+      FROM (SELECT price.price_per_gpu_hour,
+                   ${overlapMicrosecondsSql('price', 'run_from', 'run_to')} AS us,
+                   ${overlapMicrosecondsSql('price', 'run_from', 'whole_to')} AS whole_us
+            FROM gpu_prices price WHERE price.organization_id = organization AND price.instance_type = instance) AS p;
+    END
     $$`),
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_workload_costs_settle() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
@@ -83,7 +84,7 @@ export const workloadCostDefinitions: Definition[] = [
       ELSE
         SELECT c.cost_unit_us, c.priced_cost_unit_us, c.priced_whole_unit_us, c.whole_cost_unit_us
           INTO NEW.cost_unit_us, NEW.priced_cost_unit_us, NEW.priced_whole_unit_us, NEW.whole_cost_unit_us
-        FROM gpucap_workload_costs(NEW.organization_id, NEW.instance_type, coalesce(NEW.share_units, NEW.gpu_count::bigint * 5040),
+        FROM gpucap_run_costs(NEW.organization_id, NEW.instance_type, coalesce(NEW.share_units, NEW.gpu_count::bigint * 5040),
                                    NEW.started_at, NEW.completed_at) c;
       END IF;
       RETURN NEW;
