@@ -188,13 +188,6 @@ function workloads(): Catalog {
       to: NOW,
       now: NOW,
     }),
-    'GET /v1/workloads/stats: queue wait, pending and cost (an organization with prices), MEMBER, group_by=instance_type':
-      queueWaitQuery(
-        MEMBER,
-        { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'instance_type' },
-        undefined,
-        2,
-      ),
     'GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type': queueWaitQuery(
       MEMBER,
       { from: daysBefore(7), to: NOW, now: NOW, groupBy: 'instance_type' },

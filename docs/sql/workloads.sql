@@ -290,31 +290,44 @@ SELECT true AS is_summary, NULL::text AS group_key,
       coalesce(sum(completed_count), 0)::float8 AS completed_count,
       coalesce(sum(failed_count), 0)::float8 AS failed_count,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
-      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
-    FROM (SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
+      coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
+      coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND period = 'day' AND dimension = 'none' AND bucket_start >= $3 AND bucket_start < $4
- UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+ UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $5 AND bucket_start < $6
- UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+ UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $7 AND bucket_start < $8
- UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND submitted_at >= $9 AND submitted_at < $10
- UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND submitted_at >= $11 AND submitted_at < $12
- UNION ALL SELECT NULL::text, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT NULL::text, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND status = 'running'
-        AND submitted_at >= $13 AND submitted_at < $14) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+      WHERE organization_id = $1 AND status = 'running'
+        AND submitted_at >= $13 AND submitted_at < $14) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     GROUP BY ();
 
 -- GET /v1/workloads/stats: MEMBER, group_by=submitted_by
@@ -341,31 +354,44 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(completed_count), 0)::float8 AS completed_count,
       coalesce(sum(failed_count), 0)::float8 AS failed_count,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
-      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
-    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
+      coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
+      coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'submitted_by' AND bucket_start >= $4 AND bucket_start < $5
- UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+ UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $6 AND bucket_start < $7
- UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+ UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $8 AND bucket_start < $9
- UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $10 AND submitted_at < $11
- UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $12 AND submitted_at < $13
- UNION ALL SELECT submitted_by, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT submitted_by, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
-        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+      WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
+        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -393,31 +419,44 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(completed_count), 0)::float8 AS completed_count,
       coalesce(sum(failed_count), 0)::float8 AS failed_count,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
-      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
-    FROM (SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
+      coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
+      coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = $3 AND period = 'day' AND dimension = 'none' AND bucket_start >= $4 AND bucket_start < $5
- UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+ UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = $3 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $6 AND bucket_start < $7
- UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+ UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = $3 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $8 AND bucket_start < $9
- UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND submitted_at >= $10 AND submitted_at < $11
- UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND submitted_at >= $12 AND submitted_at < $13
- UNION ALL SELECT initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND initiative_id = $3 AND status = 'running'
-        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+      WHERE organization_id = $1 AND initiative_id = $3 AND status = 'running'
+        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -437,17 +476,30 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(completed_count), 0)::float8 AS completed_count,
       coalesce(sum(failed_count), 0)::float8 AS failed_count,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
-      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
-    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
+      coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
+      coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'instance_type' AND bucket_start >= $4 AND bucket_start < $5
- UNION ALL SELECT instance_type, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT instance_type, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
-        AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+      WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
+        AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -468,20 +520,33 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(completed_count), 0)::float8 AS completed_count,
       coalesce(sum(failed_count), 0)::float8 AS failed_count,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
-      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
-    FROM (SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
+      coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
+      coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND submitted_at >= $5 AND submitted_at < $6
- UNION ALL SELECT cluster_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT cluster_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND status = 'running'
-        AND submitted_at >= $7 AND submitted_at < $8) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+      WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND status = 'running'
+        AND submitted_at >= $7 AND submitted_at < $8) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -537,35 +602,48 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
       coalesce(sum(completed_count), 0)::float8 AS completed_count,
       coalesce(sum(failed_count), 0)::float8 AS failed_count,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
-      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds
-    FROM (SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
+      coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
+      coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
+    FROM (SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
        FROM workload_period_rollups
        WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'none'
          AND bucket_start = ANY($4::timestamptz[])
- UNION ALL SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum
+ UNION ALL SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
        FROM workload_period_rollups
        WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'none'
          AND bucket_start = ANY($5::timestamptz[])
- UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
        FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]))
          AND submitted_at >= $6 AND submitted_at < $7
- UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
        FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]))
          AND submitted_at >= $8 AND submitted_at < $9
- UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count)
+ UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
-        AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum)
+    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
+    SELECT count(*) AS price_count,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $2::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
+      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
+      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $2::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
+      max(p.minor_units) AS minor_units
+    FROM gpu_prices p
+    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
+  ) AS price ON true
+      WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
+        AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key))
     ORDER BY 1, 2 DESC, 4 DESC, group_key COLLATE "C";
 
@@ -625,126 +703,6 @@ SELECT bucket_index, is_summary, group_key,
       FROM workloads WHERE organization_id = $1 AND status = 'pending'
         AND submitted_at >= $8 AND submitted_at < $9) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units)) AS bucketed
       GROUP BY GROUPING SETS (())) AS others) AS parts
-    GROUP BY bucket_index, is_summary, group_key;
-
--- GET /v1/workloads/stats: queue wait, pending and cost (an organization with prices), MEMBER, group_by=instance_type
---   $1 = "org-example"
---   $2 = ["init-a","init-b"]
---   $3 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
---   $4 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
---   $5 = "2026-03-08T12:34:56.789Z"
---   $6 = "2026-03-08T13:00:00.000Z"
---   $7 = "2026-03-15T12:00:00.000Z"
---   $8 = "2026-03-15T12:34:56.789Z"
---   $9 = "2026-03-08T12:34:56.789Z"
---   $10 = "2026-03-15T12:34:56.789Z"
---   $11 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
---   $12 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
---   $13 = "2026-03-08T12:34:56.789Z"
---   $14 = "2026-03-08T13:00:00.000Z"
---   $15 = "2026-03-15T12:00:00.000Z"
---   $16 = "2026-03-15T12:34:56.789Z"
---   $17 = "2026-03-15T12:34:56.789Z"
---   $18 = "2026-03-08T12:34:56.789Z"
---   $19 = "2026-03-15T12:34:56.789Z"
---   $20 = 2
-SELECT bucket_index, is_summary, group_key,
-      coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
-      max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
-      coalesce(max(pending_count), 0) AS pending_count, coalesce(max(pending_gpus), 0) AS pending_gpus,
-      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at,
-      coalesce(max(total_cost), round(0, $20::integer)::text) AS total_cost,
-      coalesce(max(idle_cost), round(0, $20::integer)::text) AS idle_cost,
-      coalesce(max(priced_unit_seconds), 0) AS priced_unit_seconds
-    FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at, NULL AS total_cost, NULL AS idle_cost, NULL AS priced_unit_seconds
-          FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
-        (sum(total_wait) / max(started))::float8 AS avg_seconds,
-        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
-        max(largest)::float8 AS max_seconds
-      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
-            FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
-             max(wait_seconds_max) AS largest
-           FROM (SELECT NULL::integer AS bucket_index, facts.*
-      FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
-       FROM workload_period_waits
-       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'day'
-         AND dimension = 'instance_type' AND bucket_start = ANY($3::timestamptz[])
- UNION ALL SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
-       FROM workload_period_waits
-       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND period = 'hour'
-         AND dimension = 'instance_type' AND bucket_start = ANY($4::timestamptz[])
- UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
-       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
-             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
-               AND submitted_at >= $5 AND submitted_at < $6) AS started
- UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
-       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
-             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
-               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
-      GROUP BY bucket_index, is_summary, group_key) AS waits
-          UNION ALL
-          SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at, total_cost, idle_cost, priced_unit_seconds
-          FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
-      group_key AS group_key, count(*) FILTER (WHERE is_pending)::float8 AS pending_count,
-      coalesce(sum(gpu_count), 0)::float8 AS pending_gpus,
-      coalesce(sum(gpu_share_units), 0)::float8 AS pending_share_units,
-      min(submitted_at) FILTER (WHERE is_pending) AS oldest_submitted_at,
-        round(coalesce(sum(price_unit_us), 0) / 18144000000000, $20::integer)::text AS total_cost,
-        round(coalesce(sum(idle_price_unit_us), 0) / 18144000000000, $20::integer)::text AS idle_cost,
-        (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds
-      FROM (SELECT NULL::integer AS bucket_index, facts.*
-            FROM (SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (SELECT instance_type, submitted_at, true, gpu_count, gpu_share_units
-      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status = 'pending'
-        AND submitted_at >= $9 AND submitted_at < $10) AS pending
- UNION ALL
- SELECT dimension_value, bucket_start, false, NULL::integer, NULL::integer,
-             cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
-           FROM workload_period_rollups
-           WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND dimension = 'instance_type'
-             AND ((period = 'day' AND bucket_start = ANY($11::timestamptz[]))
-               OR (period = 'hour' AND bucket_start = ANY($12::timestamptz[])))
- UNION ALL
- SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
-        priced_cost_unit_us, priced_whole_unit_us, gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true
-      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status <> 'running'
-        AND submitted_at >= $13 AND submitted_at < $14
- UNION ALL
- SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
-        priced_cost_unit_us, priced_whole_unit_us, gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true
-      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status <> 'running'
-        AND submitted_at >= $15 AND submitted_at < $16
- UNION ALL
- SELECT instance_type, submitted_at, false, NULL::integer, NULL::integer,
-        price.price_unit_us, gpu_share_units * price.whole_priced_us, gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)
-      FROM workloads LEFT JOIN (
-    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
-    FROM metric_aggregates m WHERE m.status = 'running'
-  ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
-    AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
-    SELECT count(*) AS price_count,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $17::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $17::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
-      coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $17::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
-      workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (workloads.started_at + floor(greatest(0, date_part('epoch', coalesce(workloads.completed_at, $17::timestamptz) - workloads.started_at))) * interval '1 second')) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
-      max(p.minor_units) AS minor_units
-    FROM gpu_prices p
-    WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
-  ) AS price ON true
-      WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND status = 'running'
-        AND submitted_at >= $18 AND submitted_at < $19) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units, price_unit_us, priced_unit_us, idle_price_unit_us)) AS bucketed
-      GROUP BY GROUPING SETS ((), (group_key))) AS others) AS parts
     GROUP BY bucket_index, is_summary, group_key;
 
 -- GET /v1/workloads/stats: queue wait and pending, MEMBER, group_by=instance_type

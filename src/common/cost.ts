@@ -8,7 +8,7 @@ import {
 } from './database/scoped-statement';
 import { StatementParameters } from './database/statement-parameters';
 import { overlapMicrosecondsSql } from '../core/price-overlap';
-import { currencyMinorUnits, UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
+import { UNIT_MICROSECONDS_PER_GPU_HOUR } from './money';
 
 /**
  * Cost SQL shared by every reader (docs/architecture.md, "Cost"). Money is charged on the exact run,
@@ -115,9 +115,4 @@ export function organizationCurrencyQuery(scope: AuthScope): ScopedStatement {
     `SELECT (SELECT currency FROM gpu_prices WHERE organization_id = ${params.organization} LIMIT 1) AS currency`,
     params.values,
   );
-}
-
-/** Zero in the currency's decimals ("0.00"), the cost of an empty set; null without a currency. */
-export function zeroAmount(currency: string | null): string | null {
-  return currency === null ? null : (0).toFixed(currencyMinorUnits(currency));
 }

@@ -1,9 +1,6 @@
 import type { AuthScope } from '../common/auth/auth-scope';
 import { type ScopedStatement, scopedStatement } from '../common/database/scoped-statement';
 import { StatementParameters } from '../common/database/statement-parameters';
-import { runCostLateralSql } from '../common/cost';
-import { UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
-import { idleSharesSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
 import {
   exactWaitFiguresSql,
   WAIT_FACT_COLUMNS,
@@ -11,11 +8,6 @@ import {
   waitFiguresSql,
 } from '../rollups/queue-waits/queue-waits.queries';
 import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
-import type { RollupStarts } from '../rollups/workload-periods/period-split';
-import {
-  RUNNING_WORKLOADS_WITH_AGGREGATE,
-  WORKLOADS_WITH_AGGREGATE,
-} from '../rollups/workload-periods/workload-periods.queries';
 import { bucketedSplit } from './workload-timeline.queries';
 
 /**
@@ -46,67 +38,15 @@ function pendingFactsSql(
 }
 
 /**
- * The cost facts of the workloads submitted in the range, as rows of `leading` columns, the fact time,
- * false, two nulls and the three amounts (share units × microseconds × price, and share units ×
- * priced microseconds): whole UTC days and hours from the sums the period rollups keep of each
- * workload's settled amounts (src/rollups/workload-costs/), the partial hours at the edges (and every
- * cluster read) from those amounts on the workloads themselves, and the running ones priced up to now,
- * as they accrue at read time. No price period is read for a workload that is not running.
- */
-function costFactsSql(
-  pending: string,
-  request: StatsRequest,
-  where: string[],
-  params: StatementParameters,
-  starts: RollupStarts,
-): string {
-  const grouping = GROUPING[request.groupBy ?? 'none'];
-  const rollups =
-    starts.days.length + starts.hours.length === 0
-      ? []
-      : [
-          `SELECT ${grouping.rollupKey}, bucket_start, false, NULL::integer, NULL::integer,
-             cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
-           FROM workload_period_rollups
-           WHERE ${where.join(' AND ')} AND dimension = '${grouping.dimension}'
-             AND ((period = 'day' AND bucket_start = ANY(${params.add(starts.days)}::timestamptz[]))
-               OR (period = 'hour' AND bucket_start = ANY(${params.add(starts.hours)}::timestamptz[])))`,
-        ];
-  const [sampled, busy] = idleSharesSql('whole_cost_unit_us', 'aggregate');
-  const raw = starts.raw.map(
-    (span) => `SELECT ${grouping.rawKey}, submitted_at, false, NULL::integer, NULL::integer,
-        priced_cost_unit_us, priced_whole_unit_us, ${sampled} - ${busy}
-      FROM ${WORKLOADS_WITH_AGGREGATE}
-      WHERE ${where.join(' AND ')} AND status <> 'running'
-        AND submitted_at >= ${params.add(span.from)} AND submitted_at < ${params.add(span.to)}`,
-  );
-  const now = params.add(request.now);
-  const [runningSampled, runningBusy] = idleSharesSql('price.whole_price_unit_us', 'aggregate');
-  const running = `SELECT ${grouping.rawKey}, submitted_at, false, NULL::integer, NULL::integer,
-        price.price_unit_us, gpu_share_units * price.whole_priced_us, ${runningSampled} - ${runningBusy}
-      FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} ${runCostLateralSql('workloads', now, 'price')}
-      WHERE ${where.join(' AND ')} AND status = 'running'
-        AND submitted_at >= ${params.add(request.from)} AND submitted_at < ${params.add(request.to)}`;
-  return [
-    `SELECT *, NULL::numeric, NULL::numeric, NULL::numeric FROM (${pending}) AS pending`,
-    ...rollups,
-    ...raw,
-    running,
-  ].join('\n UNION ALL\n ');
-}
-
-/**
  * The summary and, with `group_by`, each group (GROUPING SETS); with the `boundaries` of a timeline
  * (as for workloadTimelineQuery), the same per bucket too, each workload in the bucket of its
  * submission. Two parts, each set's figures then taken from the one that has them: the merged wait
- * histograms, and the pending workloads with, given `minorUnits` (the organization prices in a
- * currency with that many decimals), the cost of the same workloads.
+ * histograms, and the pending workloads.
  */
 export function queueWaitQuery(
   scope: AuthScope,
   request: StatsRequest,
   boundaries?: Date[],
-  minorUnits: number | null = null,
 ): ScopedStatement {
   // No running workload accrues here: a clock the statement does not read would be an untyped parameter.
   const params = new StatementParameters(scope);
@@ -144,42 +84,20 @@ export function queueWaitQuery(
         );
 
   const pending = pendingFactsSql(grouping.rawKey, where, params, request);
-  const facts = minorUnits === null ? pending : costFactsSql(pending, request, where, params, starts);
-  const minor = minorUnits === null ? '' : params.add(minorUnits);
-  const costs =
-    minorUnits === null
-      ? ''
-      : `,
-        round(coalesce(sum(price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minor}::integer)::text AS total_cost,
-        round(coalesce(sum(idle_price_unit_us), 0) / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minor}::integer)::text AS idle_cost,
-        (coalesce(sum(priced_unit_us), 0) / 1e6)::float8 AS priced_unit_seconds`;
-  const others = `SELECT ${setColumns}, ${PENDING_FIGURES_SQL}${costs}
+  const others = `SELECT ${setColumns}, ${PENDING_FIGURES_SQL}
       FROM (SELECT ${bucketOf('submitted_at')} AS bucket_index, facts.*
-            FROM (${facts}) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units${minorUnits === null ? '' : ', price_unit_us, priced_unit_us, idle_price_unit_us'})) AS bucketed
+            FROM (${pending}) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units)) AS bucketed
       GROUP BY GROUPING SETS (${sets([])})`;
 
   const waitColumns = ['started', 'avg_seconds', 'p50_seconds', 'p95_seconds', 'max_seconds'];
-  const otherColumns = [
-    'pending_count',
-    'pending_gpus',
-    'pending_share_units',
-    'oldest_submitted_at',
-    ...(minorUnits === null ? [] : ['total_cost', 'idle_cost', 'priced_unit_seconds']),
-  ];
+  const otherColumns = ['pending_count', 'pending_gpus', 'pending_share_units', 'oldest_submitted_at'];
   const nulls = (columns: string[]) => columns.map((column) => `NULL AS ${column}`).join(', ');
   // Every part's rows by set; a set present in one part only gets the other's "none" figures.
   const text = `SELECT ${setKeys.join(', ')},
       coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
       max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
       coalesce(max(pending_count), 0) AS pending_count, coalesce(max(pending_gpus), 0) AS pending_gpus,
-      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at${
-        minorUnits === null
-          ? ''
-          : `,
-      coalesce(max(total_cost), round(0, ${minor}::integer)::text) AS total_cost,
-      coalesce(max(idle_cost), round(0, ${minor}::integer)::text) AS idle_cost,
-      coalesce(max(priced_unit_seconds), 0) AS priced_unit_seconds`
-      }
+      coalesce(max(pending_share_units), 0) AS pending_share_units, max(oldest_submitted_at) AS oldest_submitted_at
     FROM (SELECT ${setKeys.join(', ')}, ${waitColumns.join(', ')}, ${nulls(otherColumns)}
           FROM (${waits}) AS waits
           UNION ALL
@@ -205,10 +123,4 @@ export interface QueueWaitRow {
   /** Share units (src/common/gpu-sharing.ts). */
   pending_share_units: number;
   oldest_submitted_at: Date | null;
-  /** With prices only: decimal text in the currency's minor units. */
-  total_cost?: string;
-  /** With prices only: the money of the idle part of the priced GPU-time, decimal text. */
-  idle_cost?: string;
-  /** With prices only: share-unit-seconds of the runs that have a price. */
-  priced_unit_seconds?: number;
 }

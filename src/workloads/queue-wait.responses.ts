@@ -1,6 +1,8 @@
 import { gpuHoursOfUnitSeconds, gpusOfUnits } from '../common/gpu-sharing';
 import { round4, round4OrNull } from '../common/http/decimal';
+import { ExactSum, UNIT_MICROSECONDS_PER_GPU_HOUR } from '../common/money';
 import type { QueueWaitRow } from './queue-wait.queries';
+import type { StatsRow } from './workload-stats.queries';
 
 /** Rows of queue-wait.queries.ts shaped into the statistics' `queue_wait` and `pending`. */
 
@@ -57,26 +59,41 @@ export interface CostFiguresJson {
   idle_cost: string | null;
 }
 
+/** What a set's money is read from: the statistics' own row (workload-stats.queries.ts). */
+export type CostSums = Pick<
+  StatsRow,
+  'gpu_seconds' | 'cost_unit_us' | 'idle_cost_unit_us' | 'priced_unit_seconds'
+>;
+
+const NO_COST: CostSums = {
+  gpu_seconds: 0,
+  cost_unit_us: '0',
+  idle_cost_unit_us: '0',
+  priced_unit_seconds: 0,
+};
+
 /**
- * The cost of one set: from the same row as its queue figures (absent: the set has no started or
- * pending workload); `gpuSeconds` the set's GPU-time (share-unit-seconds) from the statistics' own
- * row, so what no price covers is that less the priced part. `zero` is "0.00" in the organization's
- * currency, null when it has no price (every GPU-hour is then unpriced).
+ * The cost of one set from its exact sums (absent: the set is empty), each divided by one GPU-hour's
+ * unit-microseconds and rounded once to `minorUnits`, the currency's decimals (null: the organization
+ * has no price, and every GPU-hour is unpriced); what no price covers is the set's GPU-time less the
+ * priced part.
  */
-export function costFigures(
-  row: QueueWaitRow | undefined,
-  gpuSeconds: number,
-  zero: string | null,
-): CostFiguresJson {
-  if (zero === null)
+export function costFigures(row: CostSums | undefined, minorUnits: number | null): CostFiguresJson {
+  const sums = row ?? NO_COST;
+  if (minorUnits === null)
     return {
       total_cost: null,
-      unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(gpuSeconds)),
+      unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(sums.gpu_seconds)),
       idle_cost: null,
     };
+  const amount = (unitUs: string) => {
+    const sum = new ExactSum();
+    sum.add(unitUs);
+    return sum.rounded(BigInt(UNIT_MICROSECONDS_PER_GPU_HOUR), minorUnits);
+  };
   return {
-    total_cost: row?.total_cost ?? zero,
-    unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(gpuSeconds - (row?.priced_unit_seconds ?? 0))),
-    idle_cost: row?.idle_cost ?? zero,
+    total_cost: amount(sums.cost_unit_us),
+    unpriced_gpu_hours: round4(gpuHoursOfUnitSeconds(sums.gpu_seconds - sums.priced_unit_seconds)),
+    idle_cost: amount(sums.idle_cost_unit_us),
   };
 }

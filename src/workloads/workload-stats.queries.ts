@@ -7,6 +7,7 @@ import {
   rawIdleMeasures,
   STATS_FACT_COLUMNS,
   RUNNING_WORKLOADS_WITH_AGGREGATE,
+  rawIdlePartSql,
   workloadCountSql,
 } from '../rollups/workload-periods/workload-periods.queries';
 import { type PeriodSplit, splitByPeriod } from '../rollups/workload-periods/period-split';
@@ -16,6 +17,7 @@ import {
   initiativeScopeSql,
 } from '../common/database/scoped-statement';
 import { StatementParameters } from '../common/database/statement-parameters';
+import { runCostLateralSql } from '../common/cost';
 
 export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type', 'cluster_id'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
@@ -91,7 +93,10 @@ export const STATS_SUMS = `coalesce(sum(${workloadCountSql()}), 0)::float8 AS wo
       coalesce(sum(completed_count), 0)::float8 AS completed_count,
       coalesce(sum(failed_count), 0)::float8 AS failed_count,
       coalesce(sum(sampled_gpu_seconds_sum), 0)::float8 AS sampled_gpu_seconds,
-      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds`;
+      coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
+      coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
+      coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds`;
 
 /**
  * The caller's initiatives and the initiative (and cluster) filter of a statistics read, with the
@@ -132,8 +137,14 @@ export function statsParameters(scope: AuthScope, request: StatsRequest): StatsP
 export function runningFactsSql(leading: string, stats: StatsParameters, request: StatsRequest): string {
   const runningSeconds = `gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM ${stats.now}::timestamptz - started_at)))`;
   const zeros = FACT_COLUMNS.slice(0, -1).map(() => '0');
-  return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}
-      FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} WHERE ${stats.where.join(' AND ')} AND status = 'running'
+  const money = [
+    'price.price_unit_us',
+    'gpu_share_units * price.whole_priced_us',
+    rawIdlePartSql('price.whole_price_unit_us'),
+  ];
+  return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}, ${money.join(', ')}
+      FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} ${runCostLateralSql('workloads', stats.now, 'price')}
+      WHERE ${stats.where.join(' AND ')} AND status = 'running'
         AND submitted_at >= ${stats.params.add(request.from)} AND submitted_at < ${stats.params.add(request.to)}`;
 }
 
@@ -148,4 +159,10 @@ export interface StatsRow {
   failed_count: number;
   sampled_gpu_seconds: number;
   busy_gpu_seconds: number;
+  /** The priced cost × one GPU-hour's unit-microseconds (numeric text, exact; "0" without prices). */
+  cost_unit_us: string;
+  /** The same of the idle part. */
+  idle_cost_unit_us: string;
+  /** Share-unit-seconds of the GPU-time that has a price (whole seconds). */
+  priced_unit_seconds: number;
 }

@@ -37,13 +37,13 @@ export function toStatsGroup(
   row: StatsRow,
   groupBy: StatsGroupBy,
   queue: Map<string | null, QueueWaitRow>,
-  zeroCost: string | null,
+  minorUnits: number | null,
 ): StatsGroupJson {
   return {
     [groupBy]: row.group_key,
     workload_count: row.workload_count,
     gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
-    ...costFigures(queue.get(row.group_key), row.gpu_seconds, zeroCost),
+    ...costFigures(row, minorUnits),
     success_rate: successRate(row),
     ...idleGpuFigures(row),
     ...queueFigures(queue.get(row.group_key)),
@@ -54,7 +54,7 @@ export function toWorkloadStats(
   rows: StatsRow[],
   groupBy: StatsGroupBy | undefined,
   queueRows: QueueWaitRow[],
-  zeroCost: string | null,
+  minorUnits: number | null,
 ): StatsJson {
   const queue = queueRowsByGroup(queueRows.filter((row) => row.bucket_index === null));
   const summaryRow = rows.find((row) => row.is_summary);
@@ -62,7 +62,7 @@ export function toWorkloadStats(
     ? {
         total_workloads: summaryRow.workload_count,
         total_gpu_hours: round4(gpuHoursOfUnitSeconds(summaryRow.gpu_seconds)),
-        ...costFigures(queue.get(null), summaryRow.gpu_seconds, zeroCost),
+        ...costFigures(summaryRow, minorUnits),
         average_duration_seconds:
           summaryRow.finished_count === 0
             ? null
@@ -74,14 +74,14 @@ export function toWorkloadStats(
     : {
         total_workloads: 0,
         total_gpu_hours: 0,
-        ...costFigures(undefined, 0, zeroCost),
+        ...costFigures(undefined, minorUnits),
         average_duration_seconds: null,
         success_rate: null,
         ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
         ...queueFigures(undefined),
       };
   const grouped = groupBy
-    ? rows.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy, queue, zeroCost))
+    ? rows.filter((row) => !row.is_summary).map((row) => toStatsGroup(row, groupBy, queue, minorUnits))
     : [];
   return { summary, grouped };
 }

@@ -28,7 +28,7 @@ export function toTimeline(
   boundaries: Date[],
   groupBy: StatsGroupBy | undefined,
   queueRows: QueueWaitRow[],
-  zeroCost: string | null,
+  minorUnits: number | null,
 ): TimelineBucketJson[] {
   return boundaries.slice(0, -1).map((start, index) => {
     const inBucket = rows.filter((row) => row.bucket_index === index + 1);
@@ -39,7 +39,7 @@ export function toTimeline(
       bucket_end: boundaries[index + 1].toISOString(),
       total_workloads: summary?.workload_count ?? 0,
       total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
-      ...costFigures(queue.get(null), summary?.gpu_seconds ?? 0, zeroCost),
+      ...costFigures(summary, minorUnits),
       success_rate: summary ? successRate(summary) : null,
       ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
       ...queueFigures(queue.get(null)),
@@ -47,7 +47,7 @@ export function toTimeline(
     if (groupBy) {
       bucket.grouped = inBucket
         .filter((row) => !row.is_summary)
-        .map((row) => toStatsGroup(row, groupBy, queue, zeroCost));
+        .map((row) => toStatsGroup(row, groupBy, queue, minorUnits));
     }
     return bucket;
   });

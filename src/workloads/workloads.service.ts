@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AuthScope } from '../common/auth/auth-scope';
 import { ScopedDatabase } from '../common/database/scoped-database';
 import { assertInitiativeInScope, assertOrganizationInScope } from '../common/auth/scope-checks';
-import { type CurrencyMetadata, organizationCurrencyQuery, zeroAmount } from '../common/cost';
+import { type CurrencyMetadata, organizationCurrencyQuery } from '../common/cost';
 import { currencyMinorUnits } from '../common/money';
 import { AppConfig } from '../core/config/app-config';
 import { ApiError } from '../common/http/api-error';
@@ -185,11 +185,10 @@ export class WorkloadsService {
     const minorUnits = currency === null ? null : currencyMinorUnits(currency);
     const [rows, queue] = await Promise.all([
       this.database.run<StatsRow>(workloadStatsQuery(scope, request)),
-      this.queueAndTimeline(scope, request, query.interval, minorUnits),
+      this.queueAndTimeline(scope, request, query.interval),
     ]);
-    const zeroCost = zeroAmount(currency);
     const result: WorkloadStatsResult = {
-      ...toWorkloadStats(rows, query.group_by, queue.rows, zeroCost),
+      ...toWorkloadStats(rows, query.group_by, queue.rows, minorUnits),
       range: { time_range: timeRange, start: from.toISOString(), end: to.toISOString() },
     };
     if (queue.timeline) {
@@ -198,7 +197,7 @@ export class WorkloadsService {
         queue.timeline.boundaries,
         request.groupBy,
         queue.rows,
-        zeroCost,
+        minorUnits,
       );
     }
     return new WithMetadata(result, { currency });
@@ -213,18 +212,15 @@ export class WorkloadsService {
     scope: AuthScope,
     request: StatsRequest,
     interval: TimelineInterval | undefined,
-    minorUnits: number | null,
   ): Promise<{ rows: QueueWaitRow[]; timeline?: { rows: TimelineRow[]; boundaries: Date[] } }> {
     const boundaries = interval ? await this.timelineBoundaries(scope, request, interval) : [];
     if (boundaries.length === 0) {
-      const rows = await this.database.run<QueueWaitRow>(
-        queueWaitQuery(scope, request, undefined, minorUnits),
-      );
+      const rows = await this.database.run<QueueWaitRow>(queueWaitQuery(scope, request));
       return interval ? { rows, timeline: { rows: [], boundaries: [] } } : { rows };
     }
     const [timelineRows, rows] = await Promise.all([
       this.database.run<TimelineRow>(workloadTimelineQuery(scope, request, boundaries)),
-      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request, boundaries, minorUnits)),
+      this.database.run<QueueWaitRow>(queueWaitQuery(scope, request, boundaries)),
     ]);
     return { rows, timeline: { rows: timelineRows, boundaries } };
   }

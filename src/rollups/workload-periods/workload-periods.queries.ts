@@ -63,11 +63,28 @@ export function rawIdleMeasures(gpuSeconds: string): string[] {
   return idleSharesSql(gpuSeconds, 'aggregate');
 }
 
-/** Statistics' facts: the counts and the idle facts, on rollup rows and (over WORKLOADS_WITH_AGGREGATE) raw rows. */
-export const STATS_FACT_COLUMNS = [...FACT_COLUMNS, ...IDLE_FACT_COLUMNS];
+/**
+ * Money facts (src/rollups/workload-costs/): the priced cost, the priced GPU-time (share units ×
+ * microseconds of whole seconds) and the idle cost of finished runs, exact numerics before the division
+ * by one GPU-hour's unit-microseconds; 0 without prices.
+ */
+export const COST_FACT_COLUMNS = ['cost_unit_us_sum', 'priced_whole_unit_us_sum', 'idle_cost_unit_us_sum'];
+
+/** The idle part of `amount` over WORKLOADS_WITH_AGGREGATE: sampled less busy, by the rollups' functions. */
+export function rawIdlePartSql(amount: string): string {
+  const [sampled, busy] = rawIdleMeasures(amount);
+  return `(${sampled} - ${busy})`;
+}
+
+/** Statistics' facts: the counts, the idle facts and the money, on rollup rows and (over WORKLOADS_WITH_AGGREGATE) raw rows. */
+export const STATS_FACT_COLUMNS = [...FACT_COLUMNS, ...IDLE_FACT_COLUMNS, ...COST_FACT_COLUMNS];
 export const RAW_STATS_MEASURES = [
   ...RAW_MEASURES,
   ...rawIdleMeasures(`coalesce(gpu_share_units::bigint * ${DURATION_SECONDS_SQL}, 0)`),
+  // Running ones carry no amounts: runningFactsSql prices them up to now.
+  'coalesce(priced_cost_unit_us, 0)',
+  'coalesce(priced_whole_unit_us, 0)',
+  `coalesce(${rawIdlePartSql('whole_cost_unit_us')}, 0)`,
 ];
 
 /** Workloads of a status (all when undefined), as an expression over the fact columns. */
