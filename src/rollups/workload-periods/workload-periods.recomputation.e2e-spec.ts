@@ -4,6 +4,7 @@ import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../..
 import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 import { runCostLateralSql } from '../../common/cost';
+import { settledCostsBackfill } from '../../database/backfills/1763800036000-settled-costs';
 import { RECOSTED_TABLE } from '../workload-costs/workload-costs.definitions';
 
 /**
@@ -295,6 +296,32 @@ describe('workload rollup: exact equality with raw rows', () => {
       expect(await settledCostDifferences(ds, organizationId)).toBe(0);
       expect(await rollupDifferences(ds, organizationId)).toBe(0);
     }
+  });
+
+  it('are settled by the backfill, a month at a time, for workloads stored before the amounts', async () => {
+    const ds = testApp.dataSource;
+    // What the migration leaves: no amounts on the workloads, so none in the rollups.
+    await writeAs(
+      ds,
+      `UPDATE workloads SET cost_unit_us = NULL, priced_cost_unit_us = NULL, priced_whole_unit_us = NULL,
+         whole_cost_unit_us = NULL WHERE organization_id = $1`,
+      [organizationId],
+    );
+    expect(await settledCostDifferences(ds, organizationId)).toBeGreaterThan(0);
+    expect(await rollupDifferences(ds, organizationId)).toBeGreaterThan(0);
+    const parts = ((await settledCostsBackfill.parts!(ds)) as { organizationId: string }[]).filter(
+      (part) => part.organizationId === organizationId,
+    );
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) {
+      const runner = ds.createQueryRunner();
+      await runner.startTransaction();
+      await settledCostsBackfill.up(runner, part);
+      await runner.commitTransaction();
+      await runner.release();
+    }
+    expect(await settledCostDifferences(ds, organizationId)).toBe(0);
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
   });
 
   it('matches after updates, deletes, an upsert import and a second identical import', async () => {

@@ -1,0 +1,138 @@
+/**
+ * npx ts-node --transpile-only bench/cost-reads.ts [--sizes 100k] [--runs 7] [--before COMMIT]
+ *
+ * What money costs a read: each request one at a time, the response cache off, the median of `--runs`
+ * (after a round of every request, unmeasured), first with the dataset's prices, then with them deleted (restored after).
+ * With --before, the same on that commit's service and its own dataset (same size and seed). Requests:
+ * statistics over the last 30 days (whole, by team, by submitter), capacity, and the ranked page by cost
+ * beside the same by GPU-hours.
+ */
+import { Client } from 'pg';
+import { ensureDataset } from './dataset';
+import { ORGANIZATION_ID } from './fixtures';
+import { parseOptions, takeOption } from './options';
+import {
+  buildService,
+  createToken,
+  CURRENT,
+  serviceAtCommit,
+  type Server,
+  type ServiceBuild,
+  startService,
+  withServer,
+} from './processes';
+import { roleHeaders } from './scenarios';
+
+const REQUESTS = [
+  ['statistics, last 30 days', '/v1/workloads/stats?time_range=last_30_days'],
+  ['the same by team', '/v1/workloads/stats?time_range=last_30_days&group_by=initiative_id'],
+  ['the same by submitter', '/v1/workloads/stats?time_range=last_30_days&group_by=submitted_by'],
+  ['capacity', '/v1/capacity'],
+  ['ranked by cost', '/v1/workloads/metrics?sort_by=cost&limit=20'],
+  ['ranked by GPU-hours', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20'],
+] as const;
+
+const started = Date.now();
+function log(line: string): void {
+  process.stderr.write(`[cost-reads ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
+}
+
+async function median(server: Server, headers: Record<string, string>, path: string, runs: number) {
+  const times: number[] = [];
+  for (let run = 0; run <= runs; run++) {
+    const begun = process.hrtime.bigint();
+    const response = await fetch(`${server.baseUrl}${path}`, { headers });
+    await response.arrayBuffer();
+    if (response.status !== 200) throw new Error(`${path} answered ${response.status}`);
+    if (run > 0) times.push(Number(process.hrtime.bigint() - begun) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+/** Deletes the organization's prices under its writer lock and returns a function that puts them back. */
+async function withoutPrices(url: string): Promise<() => Promise<void>> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  const write = async (sql: string, parameters: unknown[]) => {
+    await client.query('BEGIN');
+    await client.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [ORGANIZATION_ID]);
+    await client.query(sql, parameters);
+    await client.query('COMMIT');
+  };
+  const { rows } = await client.query<{ prices: unknown }>(
+    'SELECT coalesce(json_agg(p), $2::json) AS prices FROM gpu_prices p WHERE organization_id = $1',
+    [ORGANIZATION_ID, '[]'],
+  );
+  await write('DELETE FROM gpu_prices WHERE organization_id = $1', [ORGANIZATION_ID]);
+  return async () => {
+    await write(
+      `INSERT INTO gpu_prices SELECT * FROM json_populate_recordset(NULL::gpu_prices, $1::json) WHERE $2::text IS NOT NULL`,
+      [JSON.stringify(rows[0].prices), ORGANIZATION_ID],
+    );
+    await client.end();
+  };
+}
+
+async function measure(build: ServiceBuild, argv: string[], runs: number): Promise<number[][]> {
+  const options = parseOptions([...argv, '--keep-dataset']);
+  const size = options.sizes.at(-1)!;
+  await buildService(log, build);
+  const dataset = await ensureDataset(
+    options.adminUrl,
+    size,
+    options.seed,
+    options,
+    log,
+    build === CURRENT ? undefined : { root: build.sourceDir, label: build.label.replace(/^service@/, 'at_') },
+  );
+  const headers = roleHeaders(
+    await createToken(dataset.url, ORGANIZATION_ID, 'ORG_ADMIN', [], log, build.sourceDir),
+  );
+  process.env.RESPONSE_CACHE_TTL_SECONDS = '0';
+  const timeAll = async () =>
+    withServer(await startService(dataset.url, false, log, build), async (server) => {
+      // The first requests of a fresh process pay for its warm-up: a round of every request first.
+      for (const [, path] of REQUESTS) await median(server, headers, path, 2);
+      const medians: number[] = [];
+      for (const [label, path] of REQUESTS) {
+        medians.push(await median(server, headers, path, runs));
+        log(`${build.label} ${label}: ${medians.at(-1)!.toFixed(1)} ms`);
+      }
+      return medians;
+    });
+  const priced = await timeAll();
+  const restore = await withoutPrices(dataset.url);
+  try {
+    return [priced, await timeAll()];
+  } finally {
+    await restore();
+  }
+}
+
+async function main(): Promise<void> {
+  const before = takeOption(process.argv.slice(2), '--before');
+  const runsOption = takeOption(before.rest, '--runs');
+  const runs = Number(runsOption.value ?? 7);
+  const builds = [...(before.value ? [serviceAtCommit(before.value)] : []), CURRENT];
+  const columns: string[] = [];
+  const results: number[][] = [];
+  for (const build of builds) {
+    const [priced, unpriced] = await measure(build, runsOption.rest, runs);
+    columns.push(`${build.label}, with prices`, `${build.label}, prices deleted`);
+    results.push(priced, unpriced);
+  }
+  const lines = [
+    `| request (median of ${runs}, ms) | ${columns.join(' | ')} |`,
+    `| - | ${columns.map(() => '-').join(' | ')} |`,
+    ...REQUESTS.map(
+      ([label], row) => `| ${label} | ${results.map((column) => column[row].toFixed(1)).join(' | ')} |`,
+    ),
+  ];
+  process.stdout.write(`\n${lines.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
