@@ -1021,7 +1021,8 @@ CREATE TABLE workload_period_rollups (
     cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
     priced_whole_unit_us_sum numeric DEFAULT 0 NOT NULL,
     idle_cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
-    CONSTRAINT workload_period_rollups_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value),
+    cluster_id text DEFAULT ''::text NOT NULL,
+    CONSTRAINT workload_period_rollups_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id),
     CONSTRAINT workload_period_rollups_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'submitted_by'::text, 'instance_type'::text, 'managed_submitted_by'::text, 'unmanaged_submitted_by'::text])),
     CONSTRAINT workload_period_rollups_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
 );
@@ -1038,7 +1039,8 @@ CREATE TABLE workload_period_waits (
     started_count bigint NOT NULL,
     wait_seconds_sum bigint NOT NULL,
     wait_seconds_max bigint NOT NULL,
-    CONSTRAINT workload_period_waits_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) INCLUDE (started_count, wait_seconds_sum, wait_seconds_max),
+    cluster_id text DEFAULT ''::text NOT NULL,
+    CONSTRAINT workload_period_waits_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) INCLUDE (started_count, wait_seconds_sum, wait_seconds_max),
     CONSTRAINT workload_period_waits_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'instance_type'::text])),
     CONSTRAINT workload_period_waits_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
 );
@@ -1510,7 +1512,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_idle_rollups_delete()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -1520,27 +1522,28 @@ AS $function$
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
     JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
     WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL AND w.gpu_share_units > 0) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
       OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
@@ -1587,7 +1590,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_idle_rollups_insert()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -1597,27 +1600,28 @@ AS $function$
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows) AS c
     JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
     WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL AND w.gpu_share_units > 0) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
       OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows) AS c
@@ -1681,7 +1685,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_idle_rollups_update()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -1691,27 +1695,28 @@ AS $function$
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
     JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
     WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL AND w.gpu_share_units > 0) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
       OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
@@ -2932,8 +2937,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()
  SET jit TO 'off'
 AS $function$
     BEGIN
-
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -2943,6 +2947,7 @@ AS $function$
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            sum(sign * (status = 'pending')::int)::bigint,
            sum(sign * (status = 'running')::int)::bigint,
            sum(sign * (status = 'completed')::int)::bigint,
@@ -2957,16 +2962,15 @@ AS $function$
            coalesce(sum(sign * priced_whole_unit_us), 0),
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
+      cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
-      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
-      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
       completed_count = r.completed_count + excluded.completed_count,
@@ -2997,8 +3001,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_insert()
  SET jit TO 'off'
 AS $function$
     BEGIN
-
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -3008,6 +3011,7 @@ AS $function$
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            sum(sign * (status = 'pending')::int)::bigint,
            sum(sign * (status = 'running')::int)::bigint,
            sum(sign * (status = 'completed')::int)::bigint,
@@ -3022,16 +3026,15 @@ AS $function$
            coalesce(sum(sign * priced_whole_unit_us), 0),
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
+      cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
-      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
-      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
       completed_count = r.completed_count + excluded.completed_count,
@@ -3066,8 +3069,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_update()
  SET jit TO 'off'
 AS $function$
     BEGIN
-
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -3077,6 +3079,7 @@ AS $function$
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            sum(sign * (status = 'pending')::int)::bigint,
            sum(sign * (status = 'running')::int)::bigint,
            sum(sign * (status = 'completed')::int)::bigint,
@@ -3091,17 +3094,17 @@ AS $function$
            coalesce(sum(sign * priced_whole_unit_us), 0),
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
+      cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
+      cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
-      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
-      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
       completed_count = r.completed_count + excluded.completed_count,
@@ -3730,10 +3733,10 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_delete()
  SET jit TO 'off'
 AS $function$
     BEGIN
-    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
-    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
            started_count, wait_seconds_sum, coalesce(added_max, 0)
-    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -3743,24 +3746,24 @@ AS $function$
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
-      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type,
+             cluster_id, wait, sum(sign) AS net
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
     WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
-    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) DO UPDATE SET
+    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) DO UPDATE SET
       started_count = r.started_count + excluded.started_count,
       wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
       wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);
-    DELETE FROM workload_period_waits r USING (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+    DELETE FROM workload_period_waits r USING (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -3770,29 +3773,29 @@ AS $function$
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
-      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type,
+             cluster_id, wait, sum(sign) AS net
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
     WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
         AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
-        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket AND r.started_count = 0;
+        AND r.dimension_value = c.dimension_value AND r.cluster_id = c.cluster_id AND r.wait_bucket = c.wait_bucket AND r.started_count = 0;
     UPDATE workload_period_waits r SET wait_seconds_max = (
       SELECT max(floor(date_part('epoch', w.started_at - w.submitted_at))::bigint) FROM workloads w
-      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id
+      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id AND w.cluster_id = r.cluster_id
         AND w.submitted_at >= r.bucket_start
         AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
         AND w.started_at IS NOT NULL
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
-    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -3802,20 +3805,20 @@ AS $function$
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
-      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type,
+             cluster_id, wait, sum(sign) AS net
+      FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
     WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
         AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
-        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket;
+        AND r.dimension_value = c.dimension_value AND r.cluster_id = c.cluster_id AND r.wait_bucket = c.wait_bucket;
       RETURN NULL;
     END
     $function$;
@@ -3826,10 +3829,10 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_insert()
  SET jit TO 'off'
 AS $function$
     BEGIN
-    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
-    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
            started_count, wait_seconds_sum, coalesce(added_max, 0)
-    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -3839,20 +3842,20 @@ AS $function$
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
+             cluster_id, wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
     WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
-    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) DO UPDATE SET
+    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) DO UPDATE SET
       started_count = r.started_count + excluded.started_count,
       wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
       wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);
@@ -3877,10 +3880,10 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_waits_update()
  SET jit TO 'off'
 AS $function$
     BEGIN
-    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
-    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+    INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
            started_count, wait_seconds_sum, coalesce(added_max, 0)
-    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -3890,29 +3893,29 @@ AS $function$
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
+             cluster_id, wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
-        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type,
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
     WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
-    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) DO UPDATE SET
+    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) DO UPDATE SET
       started_count = r.started_count + excluded.started_count,
       wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
       wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);
-    DELETE FROM workload_period_waits r USING (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+    DELETE FROM workload_period_waits r USING (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -3922,34 +3925,34 @@ AS $function$
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
+             cluster_id, wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
-        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type,
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
     WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
         AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
-        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket AND r.started_count = 0;
+        AND r.dimension_value = c.dimension_value AND r.cluster_id = c.cluster_id AND r.wait_bucket = c.wait_bucket AND r.started_count = 0;
     UPDATE workload_period_waits r SET wait_seconds_max = (
       SELECT max(floor(date_part('epoch', w.started_at - w.submitted_at))::bigint) FROM workloads w
-      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id
+      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id AND w.cluster_id = r.cluster_id
         AND w.submitted_at >= r.bucket_start
         AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
         AND w.started_at IS NOT NULL
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
-    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+    FROM (SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -3959,25 +3962,25 @@ AS $function$
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
-      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type,
+             cluster_id, wait, sum(sign) AS net
+      FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
-        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type,
+        UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)) AS c
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
     WHERE c.removed AND r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
         AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
-        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket;
+        AND r.dimension_value = c.dimension_value AND r.cluster_id = c.cluster_id AND r.wait_bucket = c.wait_bucket;
       RETURN NULL;
     END
     $function$;

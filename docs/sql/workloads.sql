@@ -181,11 +181,29 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
 
 -- GET /v1/workloads: total_count, MEMBER, cluster_id and dates (raw rows)
 --   $1 = "org-example"
---   $2 = "eks-use1"
---   $3 = ["init-a","init-b"]
---   $4 = "2026-03-01T06:30:00.000Z"
---   $5 = "2026-03-15T12:34:56.789Z"
-SELECT count(*)::float8 AS total_count FROM workloads WHERE organization_id = $1 AND cluster_id = $2 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $4 AND submitted_at < $5;
+--   $2 = ["init-a","init-b"]
+--   $3 = "eks-use1"
+--   $4 = "2026-03-02T00:00:00.000Z"
+--   $5 = "2026-03-15T00:00:00.000Z"
+--   $6 = "2026-03-01T07:00:00.000Z"
+--   $7 = "2026-03-02T00:00:00.000Z"
+--   $8 = "2026-03-15T00:00:00.000Z"
+--   $9 = "2026-03-15T12:00:00.000Z"
+--   $10 = "2026-03-01T06:30:00.000Z"
+--   $11 = "2026-03-01T07:00:00.000Z"
+--   $12 = "2026-03-15T12:00:00.000Z"
+--   $13 = "2026-03-15T12:34:56.789Z"
+SELECT coalesce(sum(pending_count + running_count + completed_count + failed_count + cancelled_count), 0)::float8 AS total_count
+      FROM (SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND cluster_id = $3 AND period = 'day' AND dimension = 'none' AND bucket_start >= $4 AND bucket_start < $5
+ UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND cluster_id = $3 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $6 AND bucket_start < $7
+ UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND cluster_id = $3 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $8 AND bucket_start < $9
+ UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0)
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND cluster_id = $3 AND submitted_at >= $10 AND submitted_at < $11
+ UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0)
+      FROM workloads WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND cluster_id = $3 AND submitted_at >= $12 AND submitted_at < $13) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum);
 
 -- GET /v1/workloads: total_count, empty date range
 SELECT 0::float8 AS total_count;
@@ -508,10 +526,18 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
 --   $2 = "2026-03-15T12:34:56.789Z"
 --   $3 = ["init-a","init-b"]
 --   $4 = "eks-use1"
---   $5 = "2026-03-08T12:34:56.789Z"
---   $6 = "2026-03-15T12:34:56.789Z"
---   $7 = "2026-03-08T12:34:56.789Z"
---   $8 = "2026-03-15T12:34:56.789Z"
+--   $5 = "2026-03-09T00:00:00.000Z"
+--   $6 = "2026-03-15T00:00:00.000Z"
+--   $7 = "2026-03-08T13:00:00.000Z"
+--   $8 = "2026-03-09T00:00:00.000Z"
+--   $9 = "2026-03-15T00:00:00.000Z"
+--   $10 = "2026-03-15T12:00:00.000Z"
+--   $11 = "2026-03-08T12:34:56.789Z"
+--   $12 = "2026-03-08T13:00:00.000Z"
+--   $13 = "2026-03-15T12:00:00.000Z"
+--   $14 = "2026-03-15T12:34:56.789Z"
+--   $15 = "2026-03-08T12:34:56.789Z"
+--   $16 = "2026-03-15T12:34:56.789Z"
 SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(pending_count + running_count + completed_count + failed_count + cancelled_count), 0)::float8 AS workload_count,
       coalesce(sum(gpu_seconds_sum), 0)::float8 AS gpu_seconds,
@@ -524,11 +550,22 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
       (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+    FROM (SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND period = 'day' AND dimension = 'none' AND bucket_start >= $5 AND bucket_start < $6
+ UNION ALL SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $7 AND bucket_start < $8
+ UNION ALL SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $9 AND bucket_start < $10
+ UNION ALL SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
       FROM workloads LEFT JOIN LATERAL (
     SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
-  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND submitted_at >= $5 AND submitted_at < $6
+  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND submitted_at >= $11 AND submitted_at < $12
+ UNION ALL SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+      FROM workloads LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
+  ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND submitted_at >= $13 AND submitted_at < $14
  UNION ALL SELECT cluster_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
@@ -546,7 +583,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
       WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND status = 'running'
-        AND submitted_at >= $7 AND submitted_at < $8) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+        AND submitted_at >= $15 AND submitted_at < $16) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 

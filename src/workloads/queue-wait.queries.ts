@@ -13,7 +13,7 @@ import { bucketedSplit } from './workload-timeline.queries';
 /**
  * Queue wait and pending demand of the workloads submitted in a stats range. Waits come from the
  * queue-wait histograms (src/rollups/queue-waits/): whole UTC days and hours from their rows, the
- * partial hours at the edges (and every cluster or submitter read) from raw rows; started, average and largest are
+ * partial hours at the edges (and every submitter read) from raw rows; started, average and largest are
  * exact, p50 and p95 within 1 % (docs/architecture.md, "Queue wait"). Pending workloads are the short
  * stored queue, read as stored through workloads_org_status_submitted, like the running workloads of
  * the statistics.

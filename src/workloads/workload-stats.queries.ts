@@ -10,7 +10,7 @@ import {
   rawIdlePartSql,
   workloadCountSql,
 } from '../rollups/workload-periods/workload-periods.queries';
-import { type PeriodSplit, splitByPeriod } from '../rollups/workload-periods/period-split';
+import { splitByPeriod } from '../rollups/workload-periods/period-split';
 import {
   type ScopedStatement,
   scopedStatement,
@@ -31,20 +31,6 @@ export interface StatsRequest {
   groupBy?: StatsGroupBy;
 }
 
-/**
- * The rollups are not kept per cluster: a cluster filter or grouping reads the range's raw workloads
- * (an index range of the organization's submissions) instead of whole days and hours of rollup rows.
- */
-export function readsRawRows(request: StatsRequest): boolean {
-  return request.clusterId !== undefined || request.groupBy === 'cluster_id';
-}
-
-/** The range cut for the rollups, or whole as raw rows (readsRawRows). */
-export function statsSplit(request: StatsRequest, from: Date, to: Date): PeriodSplit {
-  if (!readsRawRows(request)) return splitByPeriod(from, to);
-  return { days: null, hours: [], raw: from < to ? [{ from, to }] : [] };
-}
-
 /** The rollup dimension and the group key, on rollup rows and on raw rows, per `group_by`. */
 export const GROUPING: Record<
   StatsGroupBy | 'none',
@@ -54,8 +40,7 @@ export const GROUPING: Record<
   initiative_id: { dimension: 'none', rollupKey: 'initiative_id', rawKey: 'initiative_id' },
   submitted_by: { dimension: 'submitted_by', rollupKey: 'dimension_value', rawKey: 'submitted_by' },
   instance_type: { dimension: 'instance_type', rollupKey: 'dimension_value', rawKey: 'instance_type' },
-  // Read from raw rows only (readsRawRows): the rollup key is never used.
-  cluster_id: { dimension: 'none', rollupKey: 'NULL::text', rawKey: 'cluster_id' },
+  cluster_id: { dimension: 'none', rollupKey: 'cluster_id', rawKey: 'cluster_id' },
 };
 
 /**
@@ -67,7 +52,7 @@ export const GROUPING: Record<
 export function workloadStatsQuery(scope: AuthScope, request: StatsRequest): ScopedStatement {
   const stats = statsParameters(scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const facts = periodFactsSql(statsSplit(request, request.from, request.to), {
+  const facts = periodFactsSql(splitByPeriod(request.from, request.to), {
     params: stats.params,
     where: stats.where,
     ...grouping,
@@ -111,7 +96,6 @@ export function statsConditions(
   const initiatives = scopedInitiativeIds(scope);
   if (initiatives !== null) where.push(initiativeScopeSql('initiative_id', params.add(initiatives)));
   if (request.initiativeId !== undefined) where.push(`initiative_id = ${params.add(request.initiativeId)}`);
-  // Only raw rows are read then (readsRawRows): the condition never meets a rollup row.
   if (request.clusterId !== undefined) where.push(`cluster_id = ${params.add(request.clusterId)}`);
   return where;
 }

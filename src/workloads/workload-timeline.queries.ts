@@ -8,28 +8,21 @@ import {
 import { type RollupStarts, rollupStarts, type Span } from '../rollups/workload-periods/period-split';
 import {
   GROUPING,
-  readsRawRows,
   runningFactsSql,
   STATS_SUMS,
   statsParameters,
   type StatsRequest,
   type StatsRow,
-  statsSplit,
 } from './workload-stats.queries';
 
 /**
  * The range cut for the rollups bucket by bucket (no rollup row straddles a bucket boundary), or,
- * without boundaries, as a whole; one raw span when readsRawRows.
+ * without boundaries, as a whole.
  */
 export function bucketedSplit(request: StatsRequest, boundaries?: Date[]): RollupStarts {
   const days: Date[] = [];
   const hours: Date[] = [];
   const raw: Span[] = [];
-  if (readsRawRows(request)) {
-    // One range of raw rows: width_bucket files each under its bucket.
-    raw.push(...statsSplit(request, request.from, request.to).raw);
-    return { days, hours, raw };
-  }
   const edges = boundaries ?? [request.from, request.to];
   edges.slice(0, -1).forEach((start, index) => {
     const end = edges[index + 1];
@@ -63,7 +56,7 @@ export function workloadTimelineQuery(
        FROM workload_period_rollups
        WHERE ${where.join(' AND ')} AND period = '${period}' AND dimension = '${grouping.dimension}'
          AND bucket_start = ANY(${params.add(starts)}::timestamptz[])`;
-  const facts = readsRawRows(request) ? [] : [rollup('day', days), rollup('hour', hours)];
+  const facts = [rollup('day', days), rollup('hour', hours)];
   for (const span of raw) {
     facts.push(`SELECT submitted_at, ${grouping.rawKey}, ${RAW_STATS_MEASURES.join(', ')}
        FROM ${WORKLOADS_WITH_AGGREGATE} WHERE ${where.join(' AND ')}

@@ -179,11 +179,11 @@ function rollupDateConditions(params: StatementParameters, split: DaySplit): str
  * edges (by nothing, or by submitter). With one: countByManagedDaysQuery.
  */
 export function countWorkloadsQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
-  if (filters.clusterId !== undefined) return countRawQuery(scope, filters);
   if (filters.isManaged !== undefined) return countByManagedDaysQuery(scope, filters);
   const params = new StatementParameters(scope);
   const where = [`organization_id = ${params.organization}`, ...scopeCondition(params, scope)];
   if (filters.initiativeId !== undefined) where.push(`initiative_id = ${params.add(filters.initiativeId)}`);
+  if (filters.clusterId !== undefined) where.push(`cluster_id = ${params.add(filters.clusterId)}`);
   const submitter = filters.submittedBy === undefined ? undefined : params.add(filters.submittedBy);
   const facts = periodFactsSql(splitByPeriod(filters.startDate, filters.endDate), {
     params,
@@ -223,6 +223,7 @@ function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters)
     ];
     if (filters.initiativeId !== undefined) where.push(`initiative_id = ${params.add(filters.initiativeId)}`);
     if (filters.submittedBy !== undefined) where.push(`dimension_value = ${params.add(filters.submittedBy)}`);
+    if (filters.clusterId !== undefined) where.push(`cluster_id = ${params.add(filters.clusterId)}`);
     parts.push(
       `(SELECT coalesce(sum(${workloadCountSql(filters.status)}), 0) FROM workload_period_rollups WHERE ${where.join(' AND ')})`,
     );
@@ -237,22 +238,6 @@ function countByManagedDaysQuery(scope: AuthScope, filters: WorkloadListFilters)
     parts.push(`(SELECT count(*) FROM workloads WHERE ${where.join(' AND ')})`);
   }
   return scopedStatement(scope, `SELECT (${parts.join(' + ')})::float8 AS total_count`, params.values);
-}
-
-/** The rollups are not kept per cluster: with a cluster filter the matching rows are counted. */
-function countRawQuery(scope: AuthScope, filters: WorkloadListFilters): ScopedStatement {
-  const params = new StatementParameters(scope);
-  const where = [
-    `organization_id = ${params.organization}`,
-    ...attributeConditions(params, filters),
-    ...scopeCondition(params, scope),
-    ...dateConditions(params, filters.startDate, filters.endDate),
-  ];
-  return scopedStatement(
-    scope,
-    `SELECT count(*)::float8 AS total_count FROM workloads WHERE ${where.join(' AND ')}`,
-    params.values,
-  );
 }
 
 /**

@@ -3,7 +3,7 @@ import { changedBucketsSql } from '../../rollups/queue-waits/queue-waits.definit
 import type { Backfill } from './backfill';
 
 /** One part: an organization's workloads submitted in one UTC month, whose histogram rows it rebuilds. */
-interface MonthPart {
+export interface MonthPart {
   organizationId: string;
   from: Date;
 }
@@ -27,21 +27,28 @@ export const queueWaitHistogramsBackfill: Backfill = {
     return rows.map((row) => ({ organizationId: row.organization_id, from: row.month }));
   },
   async up(runner: QueryRunner, part: unknown): Promise<void> {
-    const { organizationId, from } = part as MonthPart;
-    const month = `$2::timestamptz AND bucket_start < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'`;
-    await runner.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [organizationId]);
-    await runner.query(
-      `DELETE FROM workload_period_waits WHERE organization_id = $1 AND bucket_start >= ${month}`,
-      [organizationId, from],
-    );
-    const rows = `(SELECT * FROM workloads WHERE organization_id = $1 AND submitted_at >= $2::timestamptz
-        AND submitted_at < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC') AS part`;
-    await runner.query(
-      `INSERT INTO workload_period_waits (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
-       SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
-              started_count, wait_seconds_sum, added_max
-       FROM (${changedBucketsSql([{ rows, sign: 1 }])}) AS c`,
-      [organizationId, from],
-    );
+    await runner.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [(part as MonthPart).organizationId]);
+    await rebuildWaitHistograms(runner, part as MonthPart);
   },
 };
+
+/** Deletes and recomputes the histogram rows keyed in one organization's UTC month; its writer lock held. */
+export async function rebuildWaitHistograms(
+  runner: QueryRunner,
+  { organizationId, from }: MonthPart,
+): Promise<void> {
+  const month = `$2::timestamptz AND bucket_start < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'`;
+  await runner.query(
+    `DELETE FROM workload_period_waits WHERE organization_id = $1 AND bucket_start >= ${month}`,
+    [organizationId, from],
+  );
+  const rows = `(SELECT * FROM workloads WHERE organization_id = $1 AND submitted_at >= $2::timestamptz
+        AND submitted_at < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC') AS part`;
+  await runner.query(
+    `INSERT INTO workload_period_waits (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+     SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
+            started_count, wait_seconds_sum, added_max
+     FROM (${changedBucketsSql([{ rows, sign: 1 }])}) AS c`,
+    [organizationId, from],
+  );
+}

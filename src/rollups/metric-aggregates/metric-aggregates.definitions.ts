@@ -14,7 +14,7 @@ export const metricAggregateDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_idle_rollups_delete() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -24,27 +24,28 @@ export const metricAggregateDefinitions: Definition[] = [
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
     JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
     WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL AND w.gpu_share_units > 0) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
       OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
@@ -87,7 +88,7 @@ export const metricAggregateDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_idle_rollups_insert() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -97,27 +98,28 @@ export const metricAggregateDefinitions: Definition[] = [
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows) AS c
     JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
     WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL AND w.gpu_share_units > 0) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
       OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows) AS c
@@ -173,7 +175,7 @@ export const metricAggregateDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_idle_rollups_update() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, idle_cost_unit_us_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -183,27 +185,28 @@ export const metricAggregateDefinitions: Definition[] = [
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
+           cluster_id,
            coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c
     JOIN workloads w ON w.organization_id = c.organization_id AND w.workload_id = c.workload_id
     WHERE w.started_at IS NOT NULL AND w.completed_at IS NOT NULL AND w.gpu_share_units > 0) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
     HAVING coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
       OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
       SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
+    SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
     FROM (SELECT 1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, sample_count, gpu_utilization_sum FROM old_rows) AS c

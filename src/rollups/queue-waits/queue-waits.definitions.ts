@@ -2,7 +2,7 @@ import { WAIT_SECONDS_SQL, waitSecondsSql } from '../../core/queue-wait';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
 /**
- * Queue-wait histograms: per period rollup key (UTC day or hour; dimension none or instance type),
+ * Queue-wait histograms: per period rollup key (UTC day or hour; dimension none or instance type; cluster),
  * one row per non-empty wait bucket, kept by statement triggers on workloads. None per submitter: a
  * submitter's day holds a few waits, so a histogram there is about a row per wait, no cheaper to read
  * than the workloads' queue index, which statistics read instead.
@@ -32,7 +32,7 @@ const REMOVED: WaitSource = { rows: 'old_rows', sign: -1 };
 function signedWaitsSql(sources: WaitSource[]): string {
   return sources
     .map(
-      (source) => `SELECT ${source.sign} AS sign, organization_id, initiative_id, instance_type,
+      (source) => `SELECT ${source.sign} AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           ${WAIT_SECONDS_SQL}::bigint AS wait
@@ -48,7 +48,7 @@ function signedWaitsSql(sources: WaitSource[]): string {
  * recomputed.
  */
 export function changedBucketsSql(sources: WaitSource[]): string {
-  return `SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+  return `SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
@@ -58,28 +58,28 @@ export function changedBucketsSql(sources: WaitSource[]): string {
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
              coalesce(day, hour) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
-             wait, sum(sign) AS net
+             cluster_id, wait, sum(sign) AS net
       FROM (${signedWaitsSql(sources)}) AS signed
-      GROUP BY GROUPING SETS ((organization_id, day, initiative_id, wait), (organization_id, day, initiative_id, instance_type, wait),
-        (organization_id, hour, initiative_id, wait), (organization_id, hour, initiative_id, instance_type, wait))
+      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
+        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
-    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, gpucap_wait_bucket(wait)`;
+    GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)`;
 }
 
 const KEY_MATCH = `r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
         AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
-        AND r.dimension_value = c.dimension_value AND r.wait_bucket = c.wait_bucket`;
+        AND r.dimension_value = c.dimension_value AND r.cluster_id = c.cluster_id AND r.wait_bucket = c.wait_bucket`;
 
 /** The body of a trigger function over `sources`; removals only where old rows exist. */
 function histogramBody(sources: WaitSource[]): string {
-  const upsert = `INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
-    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
+  const upsert = `INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
            started_count, wait_seconds_sum, coalesce(added_max, 0)
     FROM (${changedBucketsSql(sources)}) AS c
     WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
-    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket) DO UPDATE SET
+    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket
+    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) DO UPDATE SET
       started_count = r.started_count + excluded.started_count,
       wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
       wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);`;
@@ -91,7 +91,7 @@ function histogramBody(sources: WaitSource[]): string {
     WHERE c.removed AND ${KEY_MATCH} AND r.started_count = 0;
     UPDATE workload_period_waits r SET wait_seconds_max = (
       SELECT max(${waitSecondsSql('w')}::bigint) FROM workloads w
-      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id
+      WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id AND w.cluster_id = r.cluster_id
         AND w.submitted_at >= r.bucket_start
         AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
         AND w.started_at IS NOT NULL

@@ -47,12 +47,12 @@ async function differences(dataSource: DataSource, organizationId: string): Prom
               date_trunc(p.period, submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket_start,
               initiative_id, d.dimension_value,
               (CASE WHEN wait = 0 THEN 0 ELSE 1 + ceil(ln(wait) / ln($2::float8)) END)::smallint AS wait_bucket,
-              count(*)::bigint, sum(wait)::bigint, max(wait)::bigint
+              count(*)::bigint, sum(wait)::bigint, max(wait)::bigint, cluster_id
        FROM waits
        CROSS JOIN (VALUES ('day'), ('hour')) AS p (period)
        CROSS JOIN LATERAL (VALUES ('none', ''), ('instance_type', instance_type))
          AS d (dimension, dimension_value)
-       GROUP BY 1, 2, 3, 4, 5, 6, 7),
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, cluster_id),
      rolled AS (SELECT * FROM workload_period_waits WHERE organization_id = $1)
      SELECT (SELECT count(*) FROM (SELECT * FROM raw EXCEPT SELECT * FROM rolled) a)
           + (SELECT count(*) FROM (SELECT * FROM rolled EXCEPT SELECT * FROM raw) b) AS differences,

@@ -1,12 +1,75 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
-/** Workload periods: GPU-seconds of each workload split by UTC day, team and pool, kept by statement triggers on workloads. */
-export const workloadPeriodDefinitions: Definition[] = [
-  defineFunction(`
-    CREATE OR REPLACE FUNCTION gpucap_workload_period_delete() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
-    BEGIN
+/** Rows of workloads counted, added (+1) or removed (−1): a relation, or a subquery with its alias. */
+export interface PeriodSource {
+  rows: string;
+  sign: 1 | -1;
+}
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+const ADDED: PeriodSource = { rows: 'new_rows', sign: 1 };
+const REMOVED: PeriodSource = { rows: 'old_rows', sign: -1 };
+
+/** Each measure: the column it is kept in, and its signed amount over one changed row. */
+const MEASURES: [column: string, amount: string][] = [
+  ['pending_count', "sum(sign * (status = 'pending')::int)::bigint"],
+  ['running_count', "sum(sign * (status = 'running')::int)::bigint"],
+  ['completed_count', "sum(sign * (status = 'completed')::int)::bigint"],
+  ['failed_count', "sum(sign * (status = 'failed')::int)::bigint"],
+  ['cancelled_count', "sum(sign * (status = 'cancelled')::int)::bigint"],
+  [
+    'finished_count',
+    "sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint",
+  ],
+  [
+    'duration_seconds_sum',
+    'coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint',
+  ],
+  ['gpu_seconds_sum', 'coalesce(sum(sign * gpu_seconds), 0)::bigint'],
+  [
+    'sampled_gpu_seconds_sum',
+    'coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint',
+  ],
+  [
+    'busy_gpu_seconds_sum',
+    'coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric',
+  ],
+  ['cost_unit_us_sum', 'coalesce(sum(sign * priced_cost_unit_us), 0)'],
+  ['priced_whole_unit_us_sum', 'coalesce(sum(sign * priced_whole_unit_us), 0)'],
+  [
+    'idle_cost_unit_us_sum',
+    'coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)',
+  ],
+];
+
+const KEY = 'organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id';
+
+/** The grouping sets: per UTC day and hour, by nothing, submitter and instance type; per day, submitter by management. Every one per cluster. */
+const GROUPING_SETS = [
+  'day, initiative_id',
+  'day, initiative_id, submitted_by',
+  'day, initiative_id, instance_type',
+  'hour, initiative_id',
+  'hour, initiative_id, submitted_by',
+  'hour, initiative_id, instance_type',
+  'day, initiative_id, is_managed, submitted_by',
+].map((set) => `(organization_id, cluster_id, ${set})`);
+
+const RUN_COLUMNS = `organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
+      cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us`;
+
+/**
+ * The upsert of what `sources` change, grouped as the rollup keys them: the finished runs' idle parts
+ * from their metric aggregates, as the idle rollups carry them when samples change. Also rebuilds a
+ * span from plain workloads rows (the key backfill).
+ */
+export function periodUpsertSql(sources: PeriodSource[]): string {
+  const signed = sources
+    .map(
+      (source) => `SELECT ${source.sign} AS sign, ${RUN_COLUMNS},
+      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM ${source.rows}`,
+    )
+    .join(' UNION ALL ');
+  return `INSERT INTO workload_period_rollups AS r (${KEY}, ${MEASURES.map(([column]) => column).join(', ')})
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -16,107 +79,46 @@ export const workloadPeriodDefinitions: Definition[] = [
            coalesce(day, hour), initiative_id,
            CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
                 WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
-           sum(sign * (status = 'pending')::int)::bigint,
-           sum(sign * (status = 'running')::int)::bigint,
-           sum(sign * (status = 'completed')::int)::bigint,
-           sum(sign * (status = 'failed')::int)::bigint,
-           sum(sign * (status = 'cancelled')::int)::bigint,
-           sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint,
-           coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
-           coalesce(sum(sign * gpu_seconds), 0)::bigint,
-           coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
-           coalesce(sum(sign * priced_cost_unit_us), 0),
-           coalesce(sum(sign * priced_whole_unit_us), 0),
-           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
+           cluster_id,
+           ${MEASURES.map(([, amount]) => amount).join(',\n           ')}
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
+    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (${signed}) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
+    GROUP BY GROUPING SETS (${GROUPING_SETS.join(', ')})
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
-      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
-      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
-      pending_count = r.pending_count + excluded.pending_count,
-      running_count = r.running_count + excluded.running_count,
-      completed_count = r.completed_count + excluded.completed_count,
-      failed_count = r.failed_count + excluded.failed_count,
-      cancelled_count = r.cancelled_count + excluded.cancelled_count,
-      finished_count = r.finished_count + excluded.finished_count,
-      duration_seconds_sum = r.duration_seconds_sum + excluded.duration_seconds_sum,
-      gpu_seconds_sum = r.gpu_seconds_sum + excluded.gpu_seconds_sum,
-      sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
-      cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
-      priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
-      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
-    DELETE FROM workload_period_rollups r
+    HAVING ${MEASURES.map(([, amount]) => `${amount} <> 0`).join(' OR ')}
+    ON CONFLICT (${KEY}) DO UPDATE SET
+      ${MEASURES.map(([column]) => `${column} = r.${column} + excluded.${column}`).join(',\n      ')};`;
+}
+
+/** Rows left with no workload are dropped, for the buckets that removed rows touched. */
+const DROP_EMPTY_SQL = `DELETE FROM workload_period_rollups r
     USING (SELECT DISTINCT organization_id, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour_start, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_start
            FROM old_rows) touched
     WHERE r.organization_id = touched.organization_id
       AND ((r.period = 'hour' AND r.bucket_start = touched.hour_start)
         OR (r.period = 'day' AND r.bucket_start = touched.day_start))
-      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0;
-      RETURN NULL;
-    END
-    $$`),
-  defineFunction(`
-    CREATE OR REPLACE FUNCTION gpucap_workload_period_insert() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
-    BEGIN
+      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0;`;
 
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
-    SELECT organization_id,
-           CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
-           CASE WHEN grouping(is_managed) = 0
-                THEN CASE WHEN is_managed THEN 'managed_submitted_by' ELSE 'unmanaged_submitted_by' END
-                WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END,
-           coalesce(day, hour), initiative_id,
-           CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
-           sum(sign * (status = 'pending')::int)::bigint,
-           sum(sign * (status = 'running')::int)::bigint,
-           sum(sign * (status = 'completed')::int)::bigint,
-           sum(sign * (status = 'failed')::int)::bigint,
-           sum(sign * (status = 'cancelled')::int)::bigint,
-           sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint,
-           coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
-           coalesce(sum(sign * gpu_seconds), 0)::bigint,
-           coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
-           coalesce(sum(sign * priced_cost_unit_us), 0),
-           coalesce(sum(sign * priced_whole_unit_us), 0),
-           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
-    FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
-    -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
-      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
-      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
-      pending_count = r.pending_count + excluded.pending_count,
-      running_count = r.running_count + excluded.running_count,
-      completed_count = r.completed_count + excluded.completed_count,
-      failed_count = r.failed_count + excluded.failed_count,
-      cancelled_count = r.cancelled_count + excluded.cancelled_count,
-      finished_count = r.finished_count + excluded.finished_count,
-      duration_seconds_sum = r.duration_seconds_sum + excluded.duration_seconds_sum,
-      gpu_seconds_sum = r.gpu_seconds_sum + excluded.gpu_seconds_sum,
-      sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
-      cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
-      priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
-      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
+function triggerFunction(name: string, sources: PeriodSource[]): Definition {
+  const removes = sources.some((source) => source.sign < 0);
+  return defineFunction(`
+    CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
+    BEGIN
+    ${periodUpsertSql(sources)}${removes ? `\n    ${DROP_EMPTY_SQL}` : ''}
       RETURN NULL;
     END
-    $$`),
+    $$`);
+}
+
+/**
+ * Workload periods: counts, GPU-seconds, idle parts and money of the workloads submitted in each UTC
+ * day and hour, per team, cluster and dimension, kept by statement triggers on workloads.
+ */
+export const workloadPeriodDefinitions: Definition[] = [
+  triggerFunction('gpucap_workload_period_delete', [REMOVED]),
+  triggerFunction('gpucap_workload_period_insert', [ADDED]),
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_workload_period_truncate() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
@@ -124,68 +126,7 @@ export const workloadPeriodDefinitions: Definition[] = [
       RETURN NULL;
     END
     $$`),
-  defineFunction(`
-    CREATE OR REPLACE FUNCTION gpucap_workload_period_update() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
-    BEGIN
-
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
-    SELECT organization_id,
-           CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
-           CASE WHEN grouping(is_managed) = 0
-                THEN CASE WHEN is_managed THEN 'managed_submitted_by' ELSE 'unmanaged_submitted_by' END
-                WHEN grouping(submitted_by) = 0 THEN 'submitted_by'
-                WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END,
-           coalesce(day, hour), initiative_id,
-           CASE WHEN grouping(submitted_by) = 0 THEN submitted_by
-                WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END,
-           sum(sign * (status = 'pending')::int)::bigint,
-           sum(sign * (status = 'running')::int)::bigint,
-           sum(sign * (status = 'completed')::int)::bigint,
-           sum(sign * (status = 'failed')::int)::bigint,
-           sum(sign * (status = 'cancelled')::int)::bigint,
-           sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint,
-           coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint,
-           coalesce(sum(sign * gpu_seconds), 0)::bigint,
-           coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint,
-           coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
-           coalesce(sum(sign * priced_cost_unit_us), 0),
-           coalesce(sum(sign * priced_whole_unit_us), 0),
-           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
-    FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
-    GROUP BY GROUPING SETS ((organization_id, day, initiative_id), (organization_id, day, initiative_id, submitted_by), (organization_id, day, initiative_id, instance_type), (organization_id, hour, initiative_id), (organization_id, hour, initiative_id, submitted_by), (organization_id, hour, initiative_id, instance_type), (organization_id, day, initiative_id, is_managed, submitted_by))
-    -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int) <> 0 OR sum(sign * (status = 'running')::int) <> 0 OR sum(sign * (status = 'completed')::int) <> 0 OR sum(sign * (status = 'failed')::int) <> 0 OR sum(sign * (status = 'cancelled')::int) <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int) <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0) <> 0 OR coalesce(sum(sign * gpu_seconds), 0) <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0) <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0) <> 0
-      OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0
-      OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value) DO UPDATE SET
-      pending_count = r.pending_count + excluded.pending_count,
-      running_count = r.running_count + excluded.running_count,
-      completed_count = r.completed_count + excluded.completed_count,
-      failed_count = r.failed_count + excluded.failed_count,
-      cancelled_count = r.cancelled_count + excluded.cancelled_count,
-      finished_count = r.finished_count + excluded.finished_count,
-      duration_seconds_sum = r.duration_seconds_sum + excluded.duration_seconds_sum,
-      gpu_seconds_sum = r.gpu_seconds_sum + excluded.gpu_seconds_sum,
-      sampled_gpu_seconds_sum = r.sampled_gpu_seconds_sum + excluded.sampled_gpu_seconds_sum,
-      busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
-      cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
-      priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
-      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
-    DELETE FROM workload_period_rollups r
-    USING (SELECT DISTINCT organization_id, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour_start, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_start
-           FROM old_rows) touched
-    WHERE r.organization_id = touched.organization_id
-      AND ((r.period = 'hour' AND r.bucket_start = touched.hour_start)
-        OR (r.period = 'day' AND r.bucket_start = touched.day_start))
-      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0;
-      RETURN NULL;
-    END
-    $$`),
+  triggerFunction('gpucap_workload_period_update', [ADDED, REMOVED]),
   defineTrigger(
     'CREATE OR REPLACE TRIGGER workloads_period_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_period_delete()',
   ),

@@ -5,6 +5,7 @@ import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 import { runCostLateralSql } from '../../common/cost';
 import { settledCostsBackfill } from '../../database/backfills/1763800036000-settled-costs';
+import { clusterKeysBackfill } from '../../database/backfills/1763800042000-cluster-keys';
 import { RECOSTED_TABLE } from '../workload-costs/workload-costs.definitions';
 
 /**
@@ -43,7 +44,7 @@ async function generate(
        gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
        ${SHARE_COLUMNS})
      SELECT $1, 'gen-' || g, 'init-' || (1 + g % 3), 'job', st, 'user' || (g % 7), 'type-' || (g % 4), 1 + g % 8,
-            g % 3 <> 0, 'c', 'n', sub,
+            g % 3 <> 0, 'c-' || (g % 3), 'n', sub,
             CASE WHEN st = 'pending' OR (st = 'cancelled' AND g % 2 = 0) THEN NULL ELSE sub + interval '7 seconds' END,
             CASE WHEN st IN ('pending', 'running') THEN NULL
                  ELSE sub + interval '7 seconds' + (g * 37 % 9000) * interval '1 second' + interval '0.4 seconds' END,
@@ -107,7 +108,8 @@ async function periodRollupDifferences(dataSource: DataSource, organizationId: s
               coalesce(sum(w.gpu_share_units * price.whole_priced_us) FILTER (WHERE NOT running), 0),
               coalesce(sum(gpucap_sampled_share(price.whole_price_unit_us, sampled.n)
                            - gpucap_busy_share(price.whole_price_unit_us, sampled.utilization, sampled.n))
-                       FILTER (WHERE completed_at IS NOT NULL AND started_at IS NOT NULL), 0)
+                       FILTER (WHERE completed_at IS NOT NULL AND started_at IS NOT NULL), 0),
+              w.cluster_id
        FROM (SELECT *, coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds,
                     started_at IS NOT NULL AND completed_at IS NULL AS running
              FROM workloads WHERE organization_id = $1) AS w
@@ -120,7 +122,7 @@ async function periodRollupDifferences(dataSource: DataSource, organizationId: s
                                    submitted_by))
          AS d (dimension, dimension_value)
        WHERE NOT (p.period = 'hour' AND d.dimension LIKE '%managed_submitted_by')
-       GROUP BY 1, 2, 3, 4, 5, 6),
+       GROUP BY 1, 2, 3, 4, 5, 6, w.cluster_id),
      rolled AS (SELECT * FROM workload_period_rollups WHERE organization_id = $1)
      SELECT (SELECT count(*) FROM (SELECT * FROM raw EXCEPT SELECT * FROM rolled) a)
           + (SELECT count(*) FROM (SELECT * FROM rolled EXCEPT SELECT * FROM raw) b) AS differences,
@@ -143,6 +145,23 @@ const PRICES = [
   ['type-1', '2026-10-22T00:00:00Z', null, '0.9'],
   ['type-2', '2026-10-15T12:00:00Z', null, '1.05'],
 ] as const;
+
+/** The summed columns of workload_period_rollups, in table order. */
+const MERGED_SUMS = [
+  'pending_count',
+  'running_count',
+  'completed_count',
+  'failed_count',
+  'cancelled_count',
+  'finished_count',
+  'duration_seconds_sum',
+  'gpu_seconds_sum',
+  'sampled_gpu_seconds_sum',
+  'busy_gpu_seconds_sum',
+  'cost_unit_us_sum',
+  'priced_whole_unit_us_sum',
+  'idle_cost_unit_us_sum',
+];
 
 /** Upserts price periods ($2: a JSON array of [instance type, from, to, price]) of organization $1. */
 const PRICE_UPSERT = `INSERT INTO gpu_prices (organization_id, instance_type, effective_from, effective_to, price_per_gpu_hour,
@@ -324,6 +343,33 @@ describe('workload rollup: exact equality with raw rows', () => {
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
   });
 
+  it('are rebuilt with their clusters by the key backfill, a month at a time', async () => {
+    const ds = testApp.dataSource;
+    // What the migration leaves: every row under the empty cluster, as the old key summed them.
+    await ds.query(
+      `WITH merged AS (
+         DELETE FROM workload_period_rollups WHERE organization_id = $1 RETURNING *)
+       INSERT INTO workload_period_rollups
+       SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
+              ${MERGED_SUMS.map((column) => `sum(${column})`).join(', ')}, ''
+       FROM merged GROUP BY 1, 2, 3, 4, 5, 6`,
+      [organizationId],
+    );
+    expect(await rollupDifferences(ds, organizationId)).toBeGreaterThan(0);
+    const parts = ((await clusterKeysBackfill.parts!(ds)) as { organizationId: string }[]).filter(
+      (part) => part.organizationId === organizationId,
+    );
+    expect(parts.length).toBeGreaterThan(1);
+    for (const part of parts) {
+      const runner = ds.createQueryRunner();
+      await runner.startTransaction();
+      await clusterKeysBackfill.up(runner, part);
+      await runner.commitTransaction();
+      await runner.release();
+    }
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
+  });
+
   it('matches after updates, deletes, an upsert import and a second identical import', async () => {
     const ds = testApp.dataSource;
     await writeAs(
@@ -336,6 +382,12 @@ describe('workload rollup: exact equality with raw rows', () => {
       ds,
       `UPDATE workloads SET initiative_id = 'init-2', submitted_by = 'moved', submitted_at = submitted_at - interval '3 days'
        WHERE organization_id = $1 AND workload_id LIKE 'gen-2%' AND status <> 'running'`,
+      [organizationId],
+    );
+    // Moved to another cluster: its rows leave one cluster's keys for another's.
+    await writeAs(
+      ds,
+      `UPDATE workloads SET cluster_id = 'c-moved' WHERE organization_id = $1 AND workload_id LIKE 'gen-7%'`,
       [organizationId],
     );
     await writeAs(ds, `DELETE FROM workloads WHERE organization_id = $1 AND workload_id LIKE 'gen-3%'`, [
@@ -410,7 +462,7 @@ describe('workload rollup: exact equality with raw rows', () => {
         [admin, null],
         [member, ['init-1', 'init-3']],
       ] as const) {
-        for (const groupBy of [null, 'submitted_by', 'initiative_id', 'instance_type']) {
+        for (const groupBy of [null, 'submitted_by', 'initiative_id', 'instance_type', 'cluster_id']) {
           const query: Record<string, string> = { start_date: from, end_date: to };
           if (groupBy) query.group_by = groupBy;
           const before = new Date(Date.now() - 1000);
