@@ -1,10 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
- * The cluster is part of every period rollup's key (workload_period_rollups and the wait histograms),
- * so a cluster filter or a grouping by cluster reads rollup rows as any other read does instead of
- * the range's raw workloads. Rows kept before carry the empty cluster; a backfill rebuilds them with
- * their clusters once the trigger bodies that key by cluster are in place.
+ * The cluster is part of every period and capacity rollup's key (workload_period_rollups, the wait
+ * histograms, capacity_usage_daily and _hourly), so a cluster filter or a grouping by cluster reads
+ * rollup rows as any other read does instead of the raw workloads. Rows kept before carry the empty
+ * cluster; a backfill rebuilds them with their clusters once the trigger bodies that key by cluster
+ * are in place.
  */
 export class ClusterKeys1763800042000 implements MigrationInterface {
   name = 'ClusterKeys1763800042000';
@@ -20,11 +21,32 @@ export class ClusterKeys1763800042000 implements MigrationInterface {
         ADD CONSTRAINT workload_period_waits_pkey
           PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket)
           INCLUDE (started_count, wait_seconds_sum, wait_seconds_max);
+      ALTER TABLE capacity_usage_daily ADD COLUMN cluster_id text NOT NULL DEFAULT '';
+      ALTER TABLE capacity_usage_daily DROP CONSTRAINT capacity_usage_daily_pkey,
+        ADD CONSTRAINT capacity_usage_daily_pkey
+          PRIMARY KEY (organization_id, usage_day, initiative_id, instance_type, cluster_id);
+      ALTER TABLE capacity_usage_hourly ADD COLUMN cluster_id text NOT NULL DEFAULT '';
+      ALTER TABLE capacity_usage_hourly DROP CONSTRAINT capacity_usage_hourly_pkey,
+        ADD CONSTRAINT capacity_usage_hourly_pkey
+          PRIMARY KEY (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id)
+          INCLUDE (gpus, gpu_start_offset, gpu_microseconds);
     `);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     // Rows of one key in several clusters merge back into one.
+    for (const { table, key, include } of CAPACITY_TABLES) {
+      await queryRunner.query(`
+        CREATE TEMPORARY TABLE merged AS
+          SELECT ${key.join(', ')}, ${CAPACITY_SUMS[table].map((column) => `sum(${column}) AS ${column}`).join(', ')}
+          FROM ${table} GROUP BY ${key.map((_, index) => index + 1).join(', ')};
+        DELETE FROM ${table};
+        ALTER TABLE ${table} DROP CONSTRAINT ${table}_pkey, DROP COLUMN cluster_id,
+          ADD CONSTRAINT ${table}_pkey PRIMARY KEY (${key.join(', ')})${include};
+        INSERT INTO ${table} (${key.join(', ')}, ${CAPACITY_SUMS[table].join(', ')}) SELECT * FROM merged;
+        DROP TABLE merged;
+      `);
+    }
     await queryRunner.query(`
       CREATE TEMPORARY TABLE merged_waits AS
         SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, wait_bucket,
@@ -69,4 +91,39 @@ const SUMS = [
   'cost_unit_us_sum',
   'priced_whole_unit_us_sum',
   'idle_cost_unit_us_sum',
+];
+
+const CAPACITY_SUMS: Record<string, string[]> = {
+  capacity_usage_daily: [
+    'gpu_microseconds',
+    'spanning_gpus',
+    'sampled_gpu_microseconds',
+    'busy_gpu_microseconds',
+    'sampled_spanning_gpus',
+    'busy_spanning_gpus',
+  ],
+  capacity_usage_hourly: [
+    'gpus',
+    'sampled_gpus',
+    'busy_gpus',
+    'gpu_start_offset',
+    'sampled_gpu_start_offset',
+    'busy_gpu_start_offset',
+    'gpu_microseconds',
+    'sampled_gpu_microseconds',
+    'busy_gpu_microseconds',
+  ],
+};
+
+const CAPACITY_TABLES = [
+  {
+    table: 'capacity_usage_daily',
+    key: ['organization_id', 'usage_day', 'initiative_id', 'instance_type'],
+    include: '',
+  },
+  {
+    table: 'capacity_usage_hourly',
+    key: ['organization_id', 'usage_day', 'start_hour', 'end_hour', 'initiative_id', 'instance_type'],
+    include: ' INCLUDE (gpus, gpu_start_offset, gpu_microseconds)',
+  },
 ];

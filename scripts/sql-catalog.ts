@@ -13,8 +13,6 @@ import {
   allocationsQuery,
   budgetPeriodQuery,
   type CapacityFilters,
-  clusterUsageByInitiativeAndPoolQuery,
-  clusterUsageByWindowQuery,
   initiativesQuery,
   poolQueueQuery,
   poolsQuery,
@@ -116,14 +114,14 @@ function workloads(): Catalog {
       MEMBER,
       everyFilter,
     ),
-    'GET /v1/workloads: page and total_count, MEMBER, cluster_id (raw count)': listWorkloadsPageQuery(
+    'GET /v1/workloads: page and total_count, MEMBER, cluster_id': listWorkloadsPageQuery(
       MEMBER,
       { clusterId: 'eks-use1' },
       null,
       20,
       NOW,
     ),
-    'GET /v1/workloads: total_count, MEMBER, cluster_id and dates (raw rows)': countWorkloadsQuery(MEMBER, {
+    'GET /v1/workloads: total_count, MEMBER, cluster_id and dates': countWorkloadsQuery(MEMBER, {
       ...dates,
       clusterId: 'eks-use1',
     }),
@@ -161,16 +159,13 @@ function workloads(): Catalog {
       now: NOW,
       groupBy: 'instance_type',
     }),
-    'GET /v1/workloads/stats: MEMBER, cluster_id, group_by=cluster_id (raw rows)': workloadStatsQuery(
-      MEMBER,
-      {
-        from: daysBefore(7),
-        to: NOW,
-        now: NOW,
-        clusterId: 'eks-use1',
-        groupBy: 'cluster_id',
-      },
-    ),
+    'GET /v1/workloads/stats: MEMBER, cluster_id, group_by=cluster_id': workloadStatsQuery(MEMBER, {
+      from: daysBefore(7),
+      to: NOW,
+      now: NOW,
+      clusterId: 'eks-use1',
+      groupBy: 'cluster_id',
+    }),
     'GET /v1/workloads/stats: interval=day, bucket boundaries': timelineBoundariesQuery(
       MEMBER,
       'day',
@@ -324,13 +319,12 @@ function capacity(): Catalog {
       { ...filtered, clusterId: 'eks-use1' },
       windows.burn,
     ),
-    'GET /v1/capacity: usage, MEMBER, cluster_id (raw rows)': clusterUsageByInitiativeAndPoolQuery(
+    'GET /v1/capacity: usage, MEMBER, cluster_id': usageByInitiativeAndPoolQuery(
       MEMBER,
       { ...none, clusterId: 'eks-use1' },
       windows,
-      NOW,
     ),
-    'GET /v1/capacity: interval=day, use per local day, cluster_id (raw rows)': clusterUsageByWindowQuery(
+    'GET /v1/capacity: interval=day, use per local day, cluster_id': usageByWindowQuery(
       ORG_ADMIN,
       { ...none, clusterId: 'eks-use1' },
       [

@@ -20,17 +20,18 @@ SELECT budget_period_start AS start, budget_period_end AS end, timezone,
 --   $2 = null
 --   $3 = null
 --   $4 = null
---   $5 = ["2026-03-15T12:34:56.789Z","2026-03-08T12:34:56.789Z"]
---   $6 = [1,0]
---   $7 = [1,-1]
---   $8 = "2026-03-01"
---   $9 = "2026-03-15"
---   $10 = "2026-03-08"
---   $11 = "2026-03-15"
---   $12 = "2026-03-01T00:00:00.000Z"
---   $13 = "2026-03-15T12:34:56.789Z"
---   $14 = "2026-03-08T12:34:56.789Z"
---   $15 = "2026-03-15T12:34:56.789Z"
+--   $5 = null
+--   $6 = ["2026-03-15T12:34:56.789Z","2026-03-08T12:34:56.789Z"]
+--   $7 = [1,0]
+--   $8 = [1,-1]
+--   $9 = "2026-03-01"
+--   $10 = "2026-03-15"
+--   $11 = "2026-03-08"
+--   $12 = "2026-03-15"
+--   $13 = "2026-03-01T00:00:00.000Z"
+--   $14 = "2026-03-15T12:34:56.789Z"
+--   $15 = "2026-03-08T12:34:56.789Z"
+--   $16 = "2026-03-15T12:34:56.789Z"
 WITH cuts AS (
        SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
               extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
@@ -38,25 +39,26 @@ WITH cuts AS (
               date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
               (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
               (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
-       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       FROM unnest($6::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
        CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
      usage AS (
        SELECT r.initiative_id, r.instance_type,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.gpu_microseconds ELSE 0 END::numeric AS period_us,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $11::date AND r.usage_day < $12::date
                    THEN r.gpu_microseconds ELSE 0 END::numeric AS burn_us,
               0 AS active_gpus, 0 AS active_share_units,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
-         AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
-              OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
+         AND ((r.usage_day >= $9::date AND r.usage_day < $10::date)
+              OR (r.usage_day >= $11::date AND r.usage_day < $12::date))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
               s.period_sign * g.sampled_us, s.period_sign * g.busy_us
@@ -68,6 +70,7 @@ WITH cuts AS (
            SELECT * FROM capacity_usage_daily r
            WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
            OFFSET 0
          ) r
          UNION ALL
@@ -84,6 +87,7 @@ WITH cuts AS (
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
+    AND ($5::text IS NULL OR h.cluster_id = $5::text)
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
@@ -96,6 +100,7 @@ WITH cuts AS (
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
@@ -112,6 +117,7 @@ WITH cuts AS (
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
@@ -120,16 +126,16 @@ WITH cuts AS (
   ) AS a ON true
          WHERE NOT c.on_hour
        ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
-       JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
+       JOIN unnest($7::int[], $8::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_share_units * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz)) * 1e6)::numeric,
+              w.gpu_share_units * greatest(0, date_part('epoch', $16::timestamptz - greatest(w.started_at, $15::timestamptz)) * 1e6)::numeric,
               w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
               gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz)) * 1e6)::numeric
+         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $14::timestamptz - greatest(w.started_at, $13::timestamptz)) * 1e6)::numeric
            AS period_us
        ) running
        LEFT JOIN (
@@ -140,6 +146,7 @@ WITH cuts AS (
     AND a.aggregate_workload_id = w.workload_id
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
@@ -166,17 +173,18 @@ WITH cuts AS (
 --   $2 = ["init-a","init-b"]
 --   $3 = "init-a"
 --   $4 = "pool-h100"
---   $5 = ["2026-03-15T12:34:56.789Z","2026-03-08T12:34:56.789Z"]
---   $6 = [1,0]
---   $7 = [1,-1]
---   $8 = "2026-03-01"
---   $9 = "2026-03-15"
---   $10 = "2026-03-08"
---   $11 = "2026-03-15"
---   $12 = "2026-03-01T00:00:00.000Z"
---   $13 = "2026-03-15T12:34:56.789Z"
---   $14 = "2026-03-08T12:34:56.789Z"
---   $15 = "2026-03-15T12:34:56.789Z"
+--   $5 = null
+--   $6 = ["2026-03-15T12:34:56.789Z","2026-03-08T12:34:56.789Z"]
+--   $7 = [1,0]
+--   $8 = [1,-1]
+--   $9 = "2026-03-01"
+--   $10 = "2026-03-15"
+--   $11 = "2026-03-08"
+--   $12 = "2026-03-15"
+--   $13 = "2026-03-01T00:00:00.000Z"
+--   $14 = "2026-03-15T12:34:56.789Z"
+--   $15 = "2026-03-08T12:34:56.789Z"
+--   $16 = "2026-03-15T12:34:56.789Z"
 WITH cuts AS (
        SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
               extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
@@ -184,25 +192,26 @@ WITH cuts AS (
               date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
               (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
               (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
-       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       FROM unnest($6::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
        CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
      usage AS (
        SELECT r.initiative_id, r.instance_type,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.gpu_microseconds ELSE 0 END::numeric AS period_us,
-              CASE WHEN r.usage_day >= $10::date AND r.usage_day < $11::date
+              CASE WHEN r.usage_day >= $11::date AND r.usage_day < $12::date
                    THEN r.gpu_microseconds ELSE 0 END::numeric AS burn_us,
               0 AS active_gpus, 0 AS active_share_units,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
-              CASE WHEN r.usage_day >= $8::date AND r.usage_day < $9::date
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
-         AND ((r.usage_day >= $8::date AND r.usage_day < $9::date)
-              OR (r.usage_day >= $10::date AND r.usage_day < $11::date))
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
+         AND ((r.usage_day >= $9::date AND r.usage_day < $10::date)
+              OR (r.usage_day >= $11::date AND r.usage_day < $12::date))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
               s.period_sign * g.sampled_us, s.period_sign * g.busy_us
@@ -214,6 +223,7 @@ WITH cuts AS (
            SELECT * FROM capacity_usage_daily r
            WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
            OFFSET 0
          ) r
          UNION ALL
@@ -230,6 +240,7 @@ WITH cuts AS (
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
+    AND ($5::text IS NULL OR h.cluster_id = $5::text)
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
@@ -242,6 +253,7 @@ WITH cuts AS (
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
@@ -258,6 +270,7 @@ WITH cuts AS (
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
@@ -266,16 +279,16 @@ WITH cuts AS (
   ) AS a ON true
          WHERE NOT c.on_hour
        ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
-       JOIN unnest($6::int[], $7::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
+       JOIN unnest($7::int[], $8::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
-              w.gpu_share_units * greatest(0, date_part('epoch', $15::timestamptz - greatest(w.started_at, $14::timestamptz)) * 1e6)::numeric,
+              w.gpu_share_units * greatest(0, date_part('epoch', $16::timestamptz - greatest(w.started_at, $15::timestamptz)) * 1e6)::numeric,
               w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
               gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
        FROM workloads w
        CROSS JOIN LATERAL (
-         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $13::timestamptz - greatest(w.started_at, $12::timestamptz)) * 1e6)::numeric
+         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $14::timestamptz - greatest(w.started_at, $13::timestamptz)) * 1e6)::numeric
            AS period_us
        ) running
        LEFT JOIN (
@@ -286,6 +299,7 @@ WITH cuts AS (
     AND a.aggregate_workload_id = w.workload_id
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
@@ -394,11 +408,11 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
         max(wait_seconds_max) AS largest
       FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
-       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND period = 'day'
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND period = 'day'
          AND dimension = 'instance_type' AND bucket_start = ANY($6::timestamptz[])
  UNION ALL SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
-       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND period = 'hour'
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND period = 'hour'
          AND dimension = 'instance_type' AND bucket_start = ANY($7::timestamptz[])
  UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
@@ -421,8 +435,12 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
 --   $3 = "init-a"
 --   $4 = "pool-h100"
 --   $5 = "eks-use1"
---   $6 = "2026-03-08T12:34:56.789Z"
---   $7 = "2026-03-15T12:34:56.789Z"
+--   $6 = ["2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $7 = ["2026-03-08T13:00:00.000Z","2026-03-08T14:00:00.000Z","2026-03-08T15:00:00.000Z","2026-03-08T16:00:00.000Z","2026-03-08T17:00:00.000Z","2026-03-08T18:00:00.000Z","2026-03-08T19:00:00.000Z","2026-03-08T20:00:00.000Z","2026-03-08T21:00:00.000Z","2026-03-08T22:00:00.000Z","2026-03-08T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $8 = "2026-03-08T12:34:56.789Z"
+--   $9 = "2026-03-08T13:00:00.000Z"
+--   $10 = "2026-03-15T12:00:00.000Z"
+--   $11 = "2026-03-15T12:34:56.789Z"
 SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_units,
             max(p95_seconds) AS queue_wait_p95_seconds
      FROM (
@@ -443,10 +461,22 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
                    sum(n) OVER (PARTITION BY pool_id) AS started
             FROM (SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
         max(wait_seconds_max) AS largest
-      FROM (SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+      FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND period = 'day'
+         AND dimension = 'instance_type' AND bucket_start = ANY($6::timestamptz[])
+ UNION ALL SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND period = 'hour'
+         AND dimension = 'instance_type' AND bucket_start = ANY($7::timestamptz[])
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
-               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, instance_type, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+               AND submitted_at >= $8 AND submitted_at < $9) AS started
+ UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
+       FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
+             WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND ($3::text IS NULL OR initiative_id = $3::text) AND ($5::text IS NULL OR cluster_id = $5::text) AND started_at IS NOT NULL
+               AND submitted_at >= $10 AND submitted_at < $11) AS started) AS facts(fact_time, instance_type, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
       JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = facts.instance_type
       WHERE $4::text IS NULL OR p.pool_id = $4::text
       GROUP BY p.pool_id, wait_bucket) AS hist) AS ranked
@@ -454,105 +484,23 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
      ) AS parts
      GROUP BY pool_id;
 
--- GET /v1/capacity: usage, MEMBER, cluster_id (raw rows)
+-- GET /v1/capacity: usage, MEMBER, cluster_id
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
 --   $3 = null
 --   $4 = null
---   $5 = "2026-03-01T00:00:00.000Z"
---   $6 = "2026-03-15T12:34:56.789Z"
---   $7 = "2026-03-15T12:34:56.789Z"
---   $8 = "eks-use1"
---   $9 = "2026-03-01T00:00:00.000Z"
---   $10 = "2026-03-15T12:34:56.789Z"
---   $11 = "2026-03-08T12:34:56.789Z"
---   $12 = "2026-03-15T12:34:56.789Z"
-SELECT r.initiative_id, p.pool_id,
-            (sum(CASE WHEN r.started_at < $10::timestamptz AND r.ended_at > $9::timestamptz
-    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $10::timestamptz) - greatest(r.started_at, $9::timestamptz)) * 1e6)::numeric
-    ELSE 0 END) / 5040)::float8 / 3.6e9 AS used_gpu_hours,
-            (sum(CASE WHEN r.started_at < $12::timestamptz AND r.ended_at > $11::timestamptz
-    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $12::timestamptz) - greatest(r.started_at, $11::timestamptz)) * 1e6)::numeric
-    ELSE 0 END) / 5040)::float8 / 3.6e9 AS burn_window_gpu_hours,
-            coalesce(sum(r.gpu_count) FILTER (WHERE r.running), 0)::integer AS active_gpus,
-            coalesce(sum(r.gpu_share_units) FILTER (WHERE r.running), 0)::float8 AS active_share_units,
-            (sum(gpucap_sampled_share(CASE WHEN r.started_at < $10::timestamptz AND r.ended_at > $9::timestamptz
-    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $10::timestamptz) - greatest(r.started_at, $9::timestamptz)) * 1e6)::numeric
-    ELSE 0 END, r.sample_count)) / 1e6)::float8 AS sampled_gpu_seconds,
-            (sum(gpucap_busy_share(CASE WHEN r.started_at < $10::timestamptz AND r.ended_at > $9::timestamptz
-    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, $10::timestamptz) - greatest(r.started_at, $9::timestamptz)) * 1e6)::numeric
-    ELSE 0 END, r.gpu_utilization_sum, r.sample_count)) / 1e6)::float8
-              AS busy_gpu_seconds
-     FROM (SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
-         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running, a.sample_count, a.gpu_utilization_sum FROM workloads w LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-  ) AS a ON true
-     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-       AND w.completed_at > $5::timestamptz AND w.started_at < $6::timestamptz
-     UNION ALL
-     SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
-         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running, a.sample_count, a.gpu_utilization_sum FROM workloads w LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
-    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
-  ) AS a ON true
-     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.status = 'running' AND w.started_at < $6::timestamptz) r
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
-     GROUP BY r.initiative_id, p.pool_id;
-
--- GET /v1/capacity: interval=day, use per local day, cluster_id (raw rows)
---   $1 = "org-example"
---   $2 = null
---   $3 = null
---   $4 = null
---   $5 = "2026-03-13T04:00:00.000Z"
---   $6 = "2026-03-15T12:34:56.789Z"
---   $7 = "2026-03-15T12:34:56.789Z"
---   $8 = "eks-use1"
---   $9 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z"]
---   $10 = ["2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
-WITH windows AS (
-       SELECT * FROM unnest($9::timestamptz[], $10::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
-     )
-     SELECT (x.ordinal - 1)::int AS window_index, r.initiative_id, p.pool_id,
-            (sum(CASE WHEN r.started_at < x.window_to AND r.ended_at > x.window_from
-    THEN r.gpu_share_units::numeric * round(date_part('epoch', least(r.ended_at, x.window_to) - greatest(r.started_at, x.window_from)) * 1e6)::numeric
-    ELSE 0 END) / 5040)::float8 / 3.6e9 AS used_gpu_hours
-     FROM (SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
-         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running FROM workloads w
-     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-       AND w.completed_at > $5::timestamptz AND w.started_at < $6::timestamptz
-     UNION ALL
-     SELECT w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
-         coalesce(w.completed_at, $7::timestamptz) AS ended_at, w.status = 'running' AS running FROM workloads w
-     WHERE w.organization_id = $1 AND w.cluster_id = $8 AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text) AND w.status = 'running' AND w.started_at < $6::timestamptz) r
-     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, $9::timestamptz[]), 1),
-                                        width_bucket(r.ended_at, $9::timestamptz[])) AS b (ordinal)
-     JOIN windows x ON x.ordinal = b.ordinal
-     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = r.instance_type
-     WHERE $4::text IS NULL OR p.pool_id = $4::text
-     GROUP BY 1, r.initiative_id, p.pool_id;
-
--- GET /v1/capacity: cost of the period so far, cut at a price change, MEMBER
---   $1 = "org-example"
---   $2 = ["init-a","init-b"]
---   $3 = null
---   $4 = null
---   $5 = ["2026-03-10T12:00:00.000Z","2026-03-15T12:34:56.789Z"]
---   $6 = [0,1,1]
---   $7 = [0,0,1]
---   $8 = [1,-1,1]
---   $9 = [0,1]
---   $10 = ["2026-03-01","2026-03-10"]
---   $11 = ["2026-03-10","2026-03-15"]
---   $12 = ["2026-03-01T00:00:00.000Z","2026-03-10T12:00:00.000Z"]
---   $13 = ["2026-03-10T12:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $5 = "eks-use1"
+--   $6 = ["2026-03-15T12:34:56.789Z","2026-03-08T12:34:56.789Z"]
+--   $7 = [1,0]
+--   $8 = [1,-1]
+--   $9 = "2026-03-01"
+--   $10 = "2026-03-15"
+--   $11 = "2026-03-08"
+--   $12 = "2026-03-15"
+--   $13 = "2026-03-01T00:00:00.000Z"
 --   $14 = "2026-03-15T12:34:56.789Z"
+--   $15 = "2026-03-08T12:34:56.789Z"
+--   $16 = "2026-03-15T12:34:56.789Z"
 WITH cuts AS (
        SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
               extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
@@ -560,31 +508,30 @@ WITH cuts AS (
               date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
               (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
               (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
-       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       FROM unnest($6::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
        CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
-     windows AS (
-       SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
-     ),
-     running AS (
-       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
-              width_bucket(w.started_at, $12::timestamptz[]) AS start_window
-       FROM workloads w
-       WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-    AND ($3::text IS NULL OR w.initiative_id = $3::text)
-     ),
      usage AS (
-       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us, r.sampled_gpu_microseconds::numeric AS sampled_us, r.busy_gpu_microseconds AS busy_us
-       FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
-       JOIN capacity_usage_daily r ON r.organization_id = $1
-         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
-       WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+       SELECT r.initiative_id, r.instance_type,
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS period_us,
+              CASE WHEN r.usage_day >= $11::date AND r.usage_day < $12::date
+                   THEN r.gpu_microseconds ELSE 0 END::numeric AS burn_us,
+              0 AS active_gpus, 0 AS active_share_units,
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
+                   THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
+       FROM capacity_usage_daily r
+       WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
+         AND ((r.usage_day >= $9::date AND r.usage_day < $10::date)
+              OR (r.usage_day >= $11::date AND r.usage_day < $12::date))
        UNION ALL
-       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us, s.sign * g.sampled_us, s.sign * g.busy_us
+       SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
        FROM (
-         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us, sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us
-         FROM (
          SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
               r.busy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
@@ -592,6 +539,7 @@ WITH cuts AS (
            SELECT * FROM capacity_usage_daily r
            WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
            OFFSET 0
          ) r
          UNION ALL
@@ -608,6 +556,7 @@ WITH cuts AS (
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
+    AND ($5::text IS NULL OR h.cluster_id = $5::text)
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
@@ -620,6 +569,7 @@ WITH cuts AS (
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
@@ -636,6 +586,284 @@ WITH cuts AS (
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
+           OFFSET 0
+         ) w
+         LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+         WHERE NOT c.on_hour
+       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+       JOIN unnest($7::int[], $8::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
+         ON s.ordinal - 1 = g.cut_index
+       UNION ALL
+       SELECT w.initiative_id, w.instance_type, running.period_us,
+              w.gpu_share_units * greatest(0, date_part('epoch', $16::timestamptz - greatest(w.started_at, $15::timestamptz)) * 1e6)::numeric,
+              w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
+              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
+       FROM workloads w
+       CROSS JOIN LATERAL (
+         SELECT w.gpu_share_units * greatest(0, date_part('epoch', $14::timestamptz - greatest(w.started_at, $13::timestamptz)) * 1e6)::numeric
+           AS period_us
+       ) running
+       LEFT JOIN (
+    SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+    FROM metric_aggregates m WHERE m.status = 'running'
+  ) AS a ON a.aggregate_organization_id = w.organization_id
+    AND a.aggregate_workload_id = w.workload_id
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
+     ),
+     usage_by_type AS (
+       SELECT initiative_id, instance_type,
+              sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
+              sum(active_share_units) AS active_share_units,
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
+       FROM usage
+       GROUP BY initiative_id, instance_type
+     )
+     SELECT u.initiative_id, p.pool_id,
+            (sum(u.period_us) / 5040)::float8 / 3.6e9 AS used_gpu_hours,
+            (sum(u.burn_us) / 5040)::float8 / 3.6e9 AS burn_window_gpu_hours,
+            sum(u.active_gpus)::integer AS active_gpus,
+            sum(u.active_share_units)::float8 AS active_share_units,
+            (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
+     FROM usage_by_type u
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.initiative_id, p.pool_id;
+
+-- GET /v1/capacity: interval=day, use per local day, cluster_id
+--   $1 = "org-example"
+--   $2 = null
+--   $3 = null
+--   $4 = null
+--   $5 = "eks-use1"
+--   $6 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $7 = [0,0,1,1]
+--   $8 = [0,1,1,2]
+--   $9 = [-1,1,-1,1]
+--   $10 = [0,1]
+--   $11 = ["2026-03-13","2026-03-14"]
+--   $12 = ["2026-03-14","2026-03-15"]
+--   $13 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z"]
+--   $14 = ["2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $15 = "2026-03-15T12:34:56.789Z"
+WITH cuts AS (
+       SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
+              extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
+              t.at_utc::date::timestamp AT TIME ZONE 'UTC' AS day_start,
+              date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
+              (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
+              (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
+       FROM unnest($6::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
+     ),
+     windows AS (
+       SELECT * FROM unnest($13::timestamptz[], $14::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     ),
+     running AS (
+       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
+              width_bucket(w.started_at, $13::timestamptz[]) AS start_window
+       FROM workloads w
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
+     ),
+     usage AS (
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us
+       FROM unnest($10::int[], $11::date[], $12::date[]) AS f (window_index, from_day, to_day)
+       JOIN capacity_usage_daily r ON r.organization_id = $1
+         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
+       WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
+       UNION ALL
+       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
+       FROM (
+         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us
+         FROM (
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_daily r
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
+           OFFSET 0
+         ) r
+         UNION ALL
+         SELECT c.cut_index, h.*
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric)
+           FROM capacity_usage_hourly h
+           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR h.initiative_id = $3::text)
+    AND ($5::text IS NULL OR h.cluster_id = $5::text)
+           GROUP BY h.initiative_id, h.instance_type
+         ) h
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+             AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
+           OFFSET 0
+         ) w
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
+           OFFSET 0
+         ) w
+         WHERE NOT c.on_hour
+         ) g (cut_index, initiative_id, instance_type, us)
+         GROUP BY g.cut_index, g.initiative_id, g.instance_type
+       ) g
+       JOIN unnest($7::int[], $8::int[], $9::int[]) AS s (window_index, cut_index, sign)
+         ON s.cut_index = g.cut_index
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              r.gpu_share_units::numeric * round(date_part('epoch', least($15::timestamptz, x.window_to) - r.started_at) * 1e6)::numeric
+       FROM running r
+       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($15::timestamptz, x.window_to)
+       UNION ALL
+       SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
+              r.gpus::numeric * round(date_part('epoch', least($15::timestamptz, x.window_to) - x.window_from) * 1e6)::numeric
+       FROM (
+         SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
+         FROM running GROUP BY initiative_id, instance_type, start_window
+       ) r
+       JOIN windows x ON x.ordinal > r.start_window
+     )
+     SELECT u.window_index, u.initiative_id, p.pool_id, (sum(u.us) / 5040)::float8 / 3.6e9 AS used_gpu_hours
+     FROM usage u
+     LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
+     WHERE $4::text IS NULL OR p.pool_id = $4::text
+     GROUP BY u.window_index, u.initiative_id, p.pool_id;
+
+-- GET /v1/capacity: cost of the period so far, cut at a price change, MEMBER
+--   $1 = "org-example"
+--   $2 = ["init-a","init-b"]
+--   $3 = null
+--   $4 = null
+--   $5 = null
+--   $6 = ["2026-03-10T12:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $7 = [0,1,1]
+--   $8 = [0,0,1]
+--   $9 = [1,-1,1]
+--   $10 = [0,1]
+--   $11 = ["2026-03-01","2026-03-10"]
+--   $12 = ["2026-03-10","2026-03-15"]
+--   $13 = ["2026-03-01T00:00:00.000Z","2026-03-10T12:00:00.000Z"]
+--   $14 = ["2026-03-10T12:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $15 = "2026-03-15T12:34:56.789Z"
+WITH cuts AS (
+       SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
+              extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
+              t.at_utc::date::timestamp AT TIME ZONE 'UTC' AS day_start,
+              date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
+              (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
+              (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
+       FROM unnest($6::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
+     ),
+     windows AS (
+       SELECT * FROM unnest($13::timestamptz[], $14::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+     ),
+     running AS (
+       SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
+              width_bucket(w.started_at, $13::timestamptz[]) AS start_window
+       FROM workloads w
+       WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
+     ),
+     usage AS (
+       SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us, r.sampled_gpu_microseconds::numeric AS sampled_us, r.busy_gpu_microseconds AS busy_us
+       FROM unnest($10::int[], $11::date[], $12::date[]) AS f (window_index, from_day, to_day)
+       JOIN capacity_usage_daily r ON r.organization_id = $1
+         AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
+       WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
+       UNION ALL
+       SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us, s.sign * g.sampled_us, s.sign * g.busy_us
+       FROM (
+         SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us, sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us
+         FROM (
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT * FROM capacity_usage_daily r
+           WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
+           OFFSET 0
+         ) r
+         UNION ALL
+         SELECT c.cut_index, h.*
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT h.initiative_id, h.instance_type, sum((CASE WHEN h.end_hour < c.hour THEN h.gpu_microseconds
+                ELSE h.gpus * c.offset_us::numeric - h.gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
+                ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
+           FROM capacity_usage_hourly h
+           WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
+             AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR h.initiative_id = $3::text)
+    AND ($5::text IS NULL OR h.cluster_id = $5::text)
+           GROUP BY h.initiative_id, h.instance_type
+         ) h
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
+             AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
+           OFFSET 0
+         ) w
+         LEFT JOIN LATERAL (
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
+  ) AS a ON true
+         UNION ALL
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
+              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         FROM cuts c
+         CROSS JOIN LATERAL (
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
+             AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
+             AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
+    AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
@@ -646,15 +874,15 @@ WITH cuts AS (
          ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g
-       JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
+       JOIN unnest($7::int[], $8::int[], $9::int[]) AS s (window_index, cut_index, sign)
          ON s.cut_index = g.cut_index
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type, part.us,
               gpucap_sampled_share(part.us, a.sample_count), gpucap_busy_share(part.us, a.gpu_utilization_sum, a.sample_count)
        FROM running r
        JOIN windows x ON x.ordinal >= r.start_window
-         AND greatest(r.started_at, x.window_from) < least($14::timestamptz, x.window_to)
-       CROSS JOIN LATERAL (SELECT r.gpu_share_units::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - greatest(r.started_at, x.window_from)) * 1e6)::numeric AS us) AS part
+         AND greatest(r.started_at, x.window_from) < least($15::timestamptz, x.window_to)
+       CROSS JOIN LATERAL (SELECT r.gpu_share_units::numeric * round(date_part('epoch', least($15::timestamptz, x.window_to) - greatest(r.started_at, x.window_from)) * 1e6)::numeric AS us) AS part
        LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
            m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
@@ -679,16 +907,17 @@ WITH cuts AS (
 --   $2 = ["init-a","init-b"]
 --   $3 = null
 --   $4 = null
---   $5 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
---   $6 = [0,0,1,1]
---   $7 = [0,1,1,2]
---   $8 = [-1,1,-1,1]
---   $9 = [0,1]
---   $10 = ["2026-03-13","2026-03-14"]
---   $11 = ["2026-03-14","2026-03-15"]
---   $12 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z"]
---   $13 = ["2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
---   $14 = "2026-03-15T12:34:56.789Z"
+--   $5 = null
+--   $6 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $7 = [0,0,1,1]
+--   $8 = [0,1,1,2]
+--   $9 = [-1,1,-1,1]
+--   $10 = [0,1]
+--   $11 = ["2026-03-13","2026-03-14"]
+--   $12 = ["2026-03-14","2026-03-15"]
+--   $13 = ["2026-03-13T04:00:00.000Z","2026-03-14T04:00:00.000Z"]
+--   $14 = ["2026-03-14T04:00:00.000Z","2026-03-15T12:34:56.789Z"]
+--   $15 = "2026-03-15T12:34:56.789Z"
 WITH cuts AS (
        SELECT (c.ordinal - 1)::int AS cut_index, c.at, t.at_utc::date AS day,
               extract(hour FROM t.at_utc)::int AS hour, date_trunc('hour', t.at_utc) = t.at_utc AS on_hour,
@@ -696,26 +925,28 @@ WITH cuts AS (
               date_trunc('hour', t.at_utc) AT TIME ZONE 'UTC' AS hour_start,
               (date_trunc('hour', t.at_utc) + interval '1 hour') AT TIME ZONE 'UTC' AS hour_end,
               (extract(epoch FROM t.at_utc - t.at_utc::date::timestamp) * 1000000)::bigint AS offset_us
-       FROM unnest($5::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
+       FROM unnest($6::timestamptz[]) WITH ORDINALITY AS c (at, ordinal)
        CROSS JOIN LATERAL (SELECT c.at AT TIME ZONE 'UTC' AS at_utc) AS t
      ),
      windows AS (
-       SELECT * FROM unnest($12::timestamptz[], $13::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
+       SELECT * FROM unnest($13::timestamptz[], $14::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
      ),
      running AS (
        SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
-              width_bucket(w.started_at, $12::timestamptz[]) AS start_window
+              width_bucket(w.started_at, $13::timestamptz[]) AS start_window
        FROM workloads w
        WHERE w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
      ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us
-       FROM unnest($9::int[], $10::date[], $11::date[]) AS f (window_index, from_day, to_day)
+       FROM unnest($10::int[], $11::date[], $12::date[]) AS f (window_index, from_day, to_day)
        JOIN capacity_usage_daily r ON r.organization_id = $1
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
        WHERE ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us
        FROM (
@@ -727,6 +958,7 @@ WITH cuts AS (
            SELECT * FROM capacity_usage_daily r
            WHERE r.organization_id = $1 AND r.usage_day = c.day AND r.spanning_gpus <> 0 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
+    AND ($5::text IS NULL OR r.cluster_id = $5::text)
            OFFSET 0
          ) r
          UNION ALL
@@ -739,6 +971,7 @@ WITH cuts AS (
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR h.initiative_id = $3::text)
+    AND ($5::text IS NULL OR h.cluster_id = $5::text)
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
@@ -750,6 +983,7 @@ WITH cuts AS (
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          UNION ALL
@@ -761,22 +995,23 @@ WITH cuts AS (
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR w.initiative_id = $3::text)
+    AND ($5::text IS NULL OR w.cluster_id = $5::text)
            OFFSET 0
          ) w
          WHERE NOT c.on_hour
          ) g (cut_index, initiative_id, instance_type, us)
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g
-       JOIN unnest($6::int[], $7::int[], $8::int[]) AS s (window_index, cut_index, sign)
+       JOIN unnest($7::int[], $8::int[], $9::int[]) AS s (window_index, cut_index, sign)
          ON s.cut_index = g.cut_index
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              r.gpu_share_units::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - r.started_at) * 1e6)::numeric
+              r.gpu_share_units::numeric * round(date_part('epoch', least($15::timestamptz, x.window_to) - r.started_at) * 1e6)::numeric
        FROM running r
-       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($14::timestamptz, x.window_to)
+       JOIN windows x ON x.ordinal = r.start_window AND r.started_at < least($15::timestamptz, x.window_to)
        UNION ALL
        SELECT (x.ordinal - 1)::int, r.initiative_id, r.instance_type,
-              r.gpus::numeric * round(date_part('epoch', least($14::timestamptz, x.window_to) - x.window_from) * 1e6)::numeric
+              r.gpus::numeric * round(date_part('epoch', least($15::timestamptz, x.window_to) - x.window_from) * 1e6)::numeric
        FROM (
          SELECT initiative_id, instance_type, start_window, sum(gpu_share_units) AS gpus
          FROM running GROUP BY initiative_id, instance_type, start_window

@@ -80,7 +80,8 @@ CREATE TABLE capacity_usage_daily (
     busy_gpu_microseconds numeric DEFAULT 0 NOT NULL,
     sampled_spanning_gpus bigint DEFAULT 0 NOT NULL,
     busy_spanning_gpus numeric DEFAULT 0 NOT NULL,
-    CONSTRAINT capacity_usage_daily_pkey PRIMARY KEY (organization_id, usage_day, initiative_id, instance_type)
+    cluster_id text DEFAULT ''::text NOT NULL,
+    CONSTRAINT capacity_usage_daily_pkey PRIMARY KEY (organization_id, usage_day, initiative_id, instance_type, cluster_id)
 );
 
 -- Table capacity_usage_hourly
@@ -100,7 +101,8 @@ CREATE TABLE capacity_usage_hourly (
     gpu_microseconds bigint DEFAULT 0 NOT NULL,
     sampled_gpu_microseconds bigint DEFAULT 0 NOT NULL,
     busy_gpu_microseconds numeric DEFAULT 0 NOT NULL,
-    CONSTRAINT capacity_usage_hourly_pkey PRIMARY KEY (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) INCLUDE (gpus, gpu_start_offset, gpu_microseconds),
+    cluster_id text DEFAULT ''::text NOT NULL,
+    CONSTRAINT capacity_usage_hourly_pkey PRIMARY KEY (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) INCLUDE (gpus, gpu_start_offset, gpu_microseconds),
     CONSTRAINT capacity_usage_hourly_check CHECK (end_hour >= 0 AND end_hour <= 24 AND end_hour >= start_hour),
     CONSTRAINT capacity_usage_hourly_check1 CHECK (NOT (start_hour = '-1'::integer AND end_hour = 24)),
     CONSTRAINT capacity_usage_hourly_start_hour_check CHECK (start_hour >= '-1'::integer AND start_hour <= 23)
@@ -1201,37 +1203,31 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS changed
-      WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
+      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at FROM new_rows) AS runs
+      LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
+      WHERE runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL AND runs.gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
-    WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    FROM runs AS c CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
+    WHERE true
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
-           sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
+    FROM runs AS c CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
+    WHERE true
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpus = r.gpus + excluded.gpus,
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
@@ -1243,37 +1239,31 @@ AS $function$
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
       ELSIF TG_OP = 'DELETE' THEN
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS changed
-      WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
+      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at FROM old_rows) AS runs
+      LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
+      WHERE runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL AND runs.gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
-    WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    FROM runs AS c CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
+    WHERE true
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
-           sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
+    FROM runs AS c CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
+    WHERE true
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpus = r.gpus + excluded.gpus,
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
@@ -1285,43 +1275,38 @@ AS $function$
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
       ELSE
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (
-    SELECT c.* FROM old_rows o
+      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT c.* FROM old_rows o
     FULL JOIN new_rows n ON n.organization_id = o.organization_id AND n.workload_id = o.workload_id
     CROSS JOIN LATERAL (VALUES
-      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at),
-      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.gpu_share_units, n.started_at, n.completed_at)
-    ) AS c (sign, organization_id, workload_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at)
-    WHERE (o.initiative_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) IS DISTINCT FROM (n.initiative_id, n.instance_type, n.gpu_share_units, n.started_at, n.completed_at)) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS changed
-      WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
+      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at),
+      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)
+    ) AS c (sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at)
+    WHERE (o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at)
+      IS DISTINCT FROM (n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)) AS runs
+      LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
+      WHERE runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL AND runs.gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
-    WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    FROM runs AS c CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
+    WHERE true
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
-           sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
+    FROM runs AS c CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
+    WHERE true
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpus = r.gpus + excluded.gpus,
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
@@ -1542,7 +1527,7 @@ AS $function$
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
+      SELECT sign, organization_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
     SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
@@ -1552,27 +1537,27 @@ AS $function$
       WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
 
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id,
            sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
@@ -1620,7 +1605,7 @@ AS $function$
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
+      SELECT sign, organization_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
     SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
@@ -1630,27 +1615,27 @@ AS $function$
       WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
 
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id,
            sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
@@ -1715,7 +1700,7 @@ AS $function$
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
+      SELECT sign, organization_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
     SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
@@ -1725,27 +1710,27 @@ AS $function$
       WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
 
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id,
            sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,

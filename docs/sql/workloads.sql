@@ -151,7 +151,7 @@ SELECT coalesce(sum(running_count), 0)::float8 AS total_count
 --   $20 = "2026-03-15T12:34:56.789Z"
 SELECT ((SELECT coalesce(sum(completed_count), 0) FROM workload_period_rollups WHERE organization_id = $1 AND period = 'day' AND dimension = 'managed_submitted_by' AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND bucket_start >= $3 AND bucket_start < $4 AND initiative_id = $5 AND dimension_value = $6) + (SELECT count(*) FROM workloads WHERE organization_id = $1 AND initiative_id = $7 AND status = $8 AND submitted_by = $9 AND is_managed = $10 AND ($11::text[] IS NULL OR initiative_id = ANY ($11::text[])) AND submitted_at >= $12 AND submitted_at < $13) + (SELECT count(*) FROM workloads WHERE organization_id = $1 AND initiative_id = $14 AND status = $15 AND submitted_by = $16 AND is_managed = $17 AND ($18::text[] IS NULL OR initiative_id = ANY ($18::text[])) AND submitted_at >= $19 AND submitted_at < $20))::float8 AS total_count;
 
--- GET /v1/workloads: page and total_count, MEMBER, cluster_id (raw count)
+-- GET /v1/workloads: page and total_count, MEMBER, cluster_id
 --   $1 = "org-example"
 --   $2 = "eks-use1"
 --   $3 = 21
@@ -179,7 +179,7 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
     ) AS page
     ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
--- GET /v1/workloads: total_count, MEMBER, cluster_id and dates (raw rows)
+-- GET /v1/workloads: total_count, MEMBER, cluster_id and dates
 --   $1 = "org-example"
 --   $2 = ["init-a","init-b"]
 --   $3 = "eks-use1"
@@ -521,7 +521,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
--- GET /v1/workloads/stats: MEMBER, cluster_id, group_by=cluster_id (raw rows)
+-- GET /v1/workloads/stats: MEMBER, cluster_id, group_by=cluster_id
 --   $1 = "org-example"
 --   $2 = "2026-03-15T12:34:56.789Z"
 --   $3 = ["init-a","init-b"]

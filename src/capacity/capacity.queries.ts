@@ -1,6 +1,5 @@
 import { AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import {
-  constantStatement,
   organizationStatement,
   type ScopedStatement,
   scopedStatement,
@@ -16,7 +15,6 @@ import {
   usageToCutsSql,
 } from '../rollups/capacity-usage/capacity-usage.queries';
 import {
-  aggregateLookupSql,
   idleSharesSql,
   runningAggregateJoinSql,
 } from '../rollups/metric-aggregates/metric-aggregates.queries';
@@ -26,7 +24,7 @@ import { WAIT_FACT_COLUMNS, waitFactsSql, waitFiguresSql } from '../rollups/queu
 export interface CapacityFilters {
   initiativeId: string | null;
   poolId: string | null;
-  /** Absent or null: every cluster (the rollups); set: that cluster's raw rows. */
+  /** Absent or null: every cluster. */
   clusterId?: string | null;
 }
 
@@ -121,6 +119,15 @@ function scopeAndInitiativeSql(alias: string, bound: InitiativeParameters): stri
     AND (${bound.initiative}::text IS NULL OR ${alias}.initiative_id = ${bound.initiative}::text)`;
 }
 
+/**
+ * scopeAndInitiativeSql with the cluster filter (`cluster`: its placeholder, null for every cluster),
+ * for usage rows: the capacity rollups are kept per cluster, as are the workloads.
+ */
+function usageScopeSql(alias: string, bound: InitiativeParameters, cluster: string): string {
+  return `${scopeAndInitiativeSql(alias, bound)}
+    AND (${cluster}::text IS NULL OR ${alias}.cluster_id = ${cluster}::text)`;
+}
+
 /** Usage rows' pool `p` (a LEFT JOIN: null for a type no pool owns) within the pool filter. */
 function poolFilterSql(bound: CapacityParameters): string {
   return `${bound.pool}::text IS NULL OR p.pool_id = ${bound.pool}::text`;
@@ -171,6 +178,8 @@ export function usageByInitiativeAndPoolQuery(
   const bound = capacityParameters(scope, filters);
   const { params } = bound;
   const organization = params.organization;
+  const cluster = params.add(filters.clusterId ?? null);
+  const inScope = (alias: string) => usageScopeSql(alias, bound, cluster);
   const instants = params.add(cuts.instants);
   const periodSigns = params.add(signsOf(0));
   const burnSigns = params.add(signsOf(1));
@@ -197,13 +206,13 @@ export function usageByInitiativeAndPoolQuery(
               CASE WHEN ${periodDays}
                    THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
        FROM capacity_usage_daily r
-       WHERE r.organization_id = ${organization} AND ${scopeAndInitiativeSql('r', bound)}
+       WHERE r.organization_id = ${organization} AND ${inScope('r')}
          AND ((${periodDays})
               OR (${burnDays}))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
               s.period_sign * g.sampled_us, s.period_sign * g.busy_us
-       FROM (${usageToCutsSql(true, bound.params.organization, (alias) => scopeAndInitiativeSql(alias, bound))}
+       FROM (${usageToCutsSql(true, bound.params.organization, inScope)}
        ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
        JOIN unnest(${periodSigns}::int[], ${burnSigns}::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
@@ -217,7 +226,7 @@ export function usageByInitiativeAndPoolQuery(
            AS period_us
        ) running
        ${runningAggregateJoinSql('w', 'a')}
-       WHERE w.organization_id = ${organization} AND w.status = 'running' AND ${scopeAndInitiativeSql('w', bound)}
+       WHERE w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}
      ),
      usage_by_type AS (
        SELECT initiative_id, instance_type,
@@ -298,7 +307,7 @@ export interface PoolQueueRow {
  * workload in scope (through workloads_org_status_submitted: the queue is short) and the merged
  * 'instance_type' wait histograms of the workloads submitted in `window` that started (whole UTC days
  * and hours from their rows, the edges from raw rows), as the statistics read them. A cluster filter
- * narrows both, as it narrows usage; the histograms are not kept per cluster, so it reads raw rows.
+ * narrows both, as it narrows usage.
  */
 export function poolQueueQuery(
   scope: AuthScope,
@@ -308,24 +317,20 @@ export function poolQueueQuery(
   const bound = capacityParameters(scope, filters);
   const { params } = bound;
   const cluster = params.add(filters.clusterId ?? null);
+  // Valid on histogram rows and workloads alike: the histograms are kept per cluster.
   const where = [
     `organization_id = ${params.organization}`,
     initiativeScopeSql('initiative_id', bound.scope),
     `(${bound.initiative}::text IS NULL OR initiative_id = ${bound.initiative}::text)`,
+    `(${cluster}::text IS NULL OR cluster_id = ${cluster}::text)`,
   ];
-  const clusterWhere = `(${cluster}::text IS NULL OR cluster_id = ${cluster}::text)`;
-  const starts =
-    filters.clusterId == null
-      ? rollupStarts(window.from, window.to)
-      : { days: [], hours: [], raw: [{ from: window.from, to: window.to }] };
   const waitFacts = waitFactsSql({
     params,
     where,
-    rawWhere: [clusterWhere],
     dimension: 'instance_type',
     rollupKey: 'dimension_value',
     rawKey: 'instance_type',
-    ...starts,
+    ...rollupStarts(window.from, window.to),
   }).join('\n UNION ALL ');
   const histogram = `SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
         max(wait_seconds_max) AS largest
@@ -459,6 +464,8 @@ function windowUsageStatement(
   const bound = capacityParameters(scope, filters);
   const { params } = bound;
   const organization = params.organization;
+  const cluster = params.add(filters.clusterId ?? null);
+  const inScope = (alias: string) => usageScopeSql(alias, bound, cluster);
   const instants = params.add(cuts.instants);
   const uses = [
     `${params.add(cuts.uses.map((use) => use.windowIndex))}::int[]`,
@@ -485,7 +492,7 @@ function windowUsageStatement(
        SELECT w.organization_id, w.workload_id, w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at,
               width_bucket(w.started_at, ${froms}::timestamptz[]) AS start_window
        FROM workloads w
-       WHERE w.organization_id = ${organization} AND w.status = 'running' AND ${scopeAndInitiativeSql('w', bound)}
+       WHERE w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}
      ),
      usage AS (
        SELECT f.window_index, r.initiative_id, r.instance_type, r.gpu_microseconds::numeric AS us${
@@ -494,7 +501,7 @@ function windowUsageStatement(
        FROM unnest(${wholeDays.join(', ')}) AS f (window_index, from_day, to_day)
        JOIN capacity_usage_daily r ON r.organization_id = ${organization}
          AND r.usage_day >= f.from_day AND r.usage_day < f.to_day
-       WHERE ${scopeAndInitiativeSql('r', bound)}
+       WHERE ${inScope('r')}
        UNION ALL
        SELECT s.window_index, g.initiative_id, g.instance_type, s.sign * g.us${
          idle ? ', s.sign * g.sampled_us, s.sign * g.busy_us' : ''
@@ -503,7 +510,7 @@ function windowUsageStatement(
          SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us${
            idle ? ', sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us' : ''
          }
-         FROM (${usageToCutsSql(idle, bound.params.organization, (alias) => scopeAndInitiativeSql(alias, bound))}
+         FROM (${usageToCutsSql(idle, bound.params.organization, inScope)}
          ) g (cut_index, initiative_id, instance_type, us${idle ? ', sampled_us, busy_us' : ''})
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g
@@ -552,191 +559,4 @@ function runningIdleUsageSql(now: string): string {
          AND greatest(r.started_at, x.window_from) < ${end}
        CROSS JOIN LATERAL (SELECT ${us} AS us) AS part
        ${runningAggregateJoinSql('r', 'a')}`;
-}
-
-/** The placeholders of a read of one cluster's runs, bound after CapacityParameters in this order. */
-interface ClusterRunParameters extends CapacityParameters {
-  from: string;
-  to: string;
-  now: string;
-  cluster: string;
-}
-
-function clusterRunParameters(
-  scope: AuthScope,
-  filters: CapacityFilters & { clusterId: string },
-  from: Date,
-  to: Date,
-  now: Date,
-): ClusterRunParameters {
-  const bound = capacityParameters(scope, filters);
-  const { params } = bound;
-  return {
-    ...bound,
-    from: params.add(from),
-    to: params.add(to),
-    now: params.add(now),
-    cluster: params.add(filters.clusterId),
-  };
-}
-
-/**
- * The runs of one cluster that overlap [from, to): the rollups are not kept per cluster, so with a
- * cluster filter usage is summed from the runs themselves. Finished ones by the (organization,
- * completed_at) index from `from` on, running ones by their partial index; each accrues up to its
- * end or `now`.
- */
-function clusterRunsSql(withAggregate: boolean, bound: ClusterRunParameters): string {
-  const columns = `w.initiative_id, w.instance_type, w.gpu_count, w.gpu_share_units, w.started_at,
-         coalesce(w.completed_at, ${bound.now}::timestamptz) AS ended_at, w.status = 'running' AS running`;
-  const aggregate = withAggregate ? `, a.sample_count, a.gpu_utilization_sum` : '';
-  const lookup = withAggregate ? aggregateLookupSql('w', 'a') : '';
-  const where = `w.organization_id = ${bound.params.organization} AND w.cluster_id = ${bound.cluster} AND ${scopeAndInitiativeSql('w', bound)}`;
-  return `SELECT ${columns}${aggregate} FROM workloads w ${lookup}
-     WHERE ${where} AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-       AND w.completed_at > ${bound.from}::timestamptz AND w.started_at < ${bound.to}::timestamptz
-     UNION ALL
-     SELECT ${columns}${aggregate} FROM workloads w ${lookup}
-     WHERE ${where} AND w.status = 'running' AND w.started_at < ${bound.to}::timestamptz`;
-}
-
-/** A run's share-unit microseconds inside window [from, to). */
-function overlapSql(from: string, to: string): string {
-  return `CASE WHEN r.started_at < ${to} AND r.ended_at > ${from}
-    THEN ${gpuMicrosecondsSql('r.gpu_share_units', `greatest(r.started_at, ${from})`, `least(r.ended_at, ${to})`)}
-    ELSE 0 END`;
-}
-
-/**
- * usageByInitiativeAndPoolQuery for one cluster's workloads, from raw rows: what each initiative
- * drew on each pool in the period and the burn window, its GPUs running now, and the period's
- * sampled and busy parts (same functions as the rollups).
- */
-export function clusterUsageByInitiativeAndPoolQuery(
-  scope: AuthScope,
-  filters: CapacityFilters & { clusterId: string },
-  windows: UsageWindows,
-  now: Date,
-): ScopedStatement {
-  const from = windows.period.from < windows.burn.from ? windows.period.from : windows.burn.from;
-  const to = windows.period.to > windows.burn.to ? windows.period.to : windows.burn.to;
-  const bound = clusterRunParameters(scope, filters, from, to, now);
-  const { params } = bound;
-  const period = overlapSql(
-    `${params.add(windows.period.from)}::timestamptz`,
-    `${params.add(windows.period.to)}::timestamptz`,
-  );
-  const burn = overlapSql(
-    `${params.add(windows.burn.from)}::timestamptz`,
-    `${params.add(windows.burn.to)}::timestamptz`,
-  );
-  return scopedStatement(
-    scope,
-    `SELECT r.initiative_id, p.pool_id,
-            ${gpuHoursSql(`sum(${period})`)} AS used_gpu_hours,
-            ${gpuHoursSql(`sum(${burn})`)} AS burn_window_gpu_hours,
-            coalesce(sum(r.gpu_count) FILTER (WHERE r.running), 0)::integer AS active_gpus,
-            coalesce(sum(r.gpu_share_units) FILTER (WHERE r.running), 0)::float8 AS active_share_units,
-            (sum(gpucap_sampled_share(${period}, r.sample_count)) / 1e6)::float8 AS sampled_gpu_seconds,
-            (sum(gpucap_busy_share(${period}, r.gpu_utilization_sum, r.sample_count)) / 1e6)::float8
-              AS busy_gpu_seconds
-     FROM (${clusterRunsSql(true, bound)}) r
-     LEFT JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = r.instance_type
-     WHERE ${poolFilterSql(bound)}
-     GROUP BY r.initiative_id, p.pool_id`,
-    params.values,
-  );
-}
-
-/**
- * A cluster's runs (clusterRunsSql, as `r`) each joined to the windows it overlaps (`x`, from the
- * `windows` CTE this gives too; consecutive windows, found by width_bucket), so a run is read once
- * per window it ran in, not once per window.
- */
-function clusterRunWindowsSql(
-  bound: ClusterRunParameters,
-  windows: UsageWindow[],
-  withAggregate: boolean,
-): { cte: string; runs: string } {
-  const froms = bound.params.add(windows.map((window) => window.from));
-  const tos = bound.params.add(windows.map((window) => window.to));
-  return {
-    cte: `windows AS (
-       SELECT * FROM unnest(${froms}::timestamptz[], ${tos}::timestamptz[]) WITH ORDINALITY AS x (window_from, window_to, ordinal)
-     )`,
-    runs: `(${clusterRunsSql(withAggregate, bound)}) r
-     CROSS JOIN LATERAL generate_series(greatest(width_bucket(r.started_at, ${froms}::timestamptz[]), 1),
-                                        width_bucket(r.ended_at, ${froms}::timestamptz[])) AS b (ordinal)
-     JOIN windows x ON x.ordinal = b.ordinal`,
-  };
-}
-
-/**
- * costByWindowQuery for one cluster's workloads, from raw rows: each run's use in each price window
- * it overlaps (the period so far cut at every price change) at the price in force at the window's
- * start, its idle part by the rollups' functions on that part, as clusterUsageByInitiativeAndPoolQuery
- * counts the cluster's use.
- */
-export function clusterCostByWindowQuery(
-  scope: AuthScope,
-  filters: CapacityFilters & { clusterId: string },
-  windows: UsageWindow[],
-  now: Date,
-): ScopedStatement {
-  const bound = clusterRunParameters(scope, filters, windows[0].from, windows[windows.length - 1].to, now);
-  const { params } = bound;
-  const { cte, runs } = clusterRunWindowsSql(bound, windows, true);
-  const [sampled, busy] = idleSharesSql('u.us', 'u');
-  return scopedStatement(
-    scope,
-    `WITH ${cte},
-     parts AS (
-       SELECT r.initiative_id, r.instance_type, x.window_from, r.sample_count, r.gpu_utilization_sum,
-              ${overlapSql('x.window_from', 'x.window_to')} AS us
-       FROM ${runs}
-     )
-     SELECT u.initiative_id, p.pool_id,
-            coalesce(sum(u.us * pr.price_per_gpu_hour), 0)::text AS price_unit_us,
-            coalesce(sum((${sampled} - ${busy}) * pr.price_per_gpu_hour), 0)::text AS idle_price_unit_us,
-            coalesce(sum(u.us) FILTER (WHERE pr.price_per_gpu_hour IS NULL), 0)::float8 AS unpriced_unit_us
-     FROM parts u
-     LEFT JOIN gpu_prices pr ON pr.organization_id = ${params.organization} AND pr.instance_type = u.instance_type
-       AND pr.effective_from <= u.window_from AND (pr.effective_to IS NULL OR pr.effective_to > u.window_from)
-     LEFT JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = u.instance_type
-     WHERE ${poolFilterSql(bound)}
-     GROUP BY u.initiative_id, p.pool_id`,
-    params.values,
-  );
-}
-
-/**
- * usageByWindowQuery for one cluster's workloads, from raw rows: each run is cut at the windows it
- * spans (consecutive local days, found by width_bucket), so a run costs the days it ran, not one
- * row per window.
- */
-export function clusterUsageByWindowQuery(
-  scope: AuthScope,
-  filters: CapacityFilters & { clusterId: string },
-  windows: UsageWindow[],
-  now: Date,
-): ScopedStatement {
-  if (windows.length === 0) {
-    return constantStatement(
-      'SELECT 0 AS window_index, NULL::text AS initiative_id, NULL::text AS pool_id, 0 AS used_gpu_hours WHERE false',
-    );
-  }
-  const bound = clusterRunParameters(scope, filters, windows[0].from, windows[windows.length - 1].to, now);
-  const { params } = bound;
-  const { cte, runs } = clusterRunWindowsSql(bound, windows, false);
-  return scopedStatement(
-    scope,
-    `WITH ${cte}
-     SELECT (x.ordinal - 1)::int AS window_index, r.initiative_id, p.pool_id,
-            ${gpuHoursSql(`sum(${overlapSql('x.window_from', 'x.window_to')})`)} AS used_gpu_hours
-     FROM ${runs}
-     LEFT JOIN pool_instance_types p ON p.organization_id = ${params.organization} AND p.instance_type = r.instance_type
-     WHERE ${poolFilterSql(bound)}
-     GROUP BY 1, r.initiative_id, p.pool_id`,
-    params.values,
-  );
 }

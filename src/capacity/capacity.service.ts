@@ -19,9 +19,6 @@ import {
   BudgetPeriod,
   budgetPeriodQuery,
   CapacityFilters,
-  clusterCostByWindowQuery,
-  clusterUsageByInitiativeAndPoolQuery,
-  clusterUsageByWindowQuery,
   InitiativeRow,
   initiativesQuery,
   type OrganizationPeriodRow,
@@ -101,14 +98,7 @@ export class CapacityService {
     const burnWindow = { from: new Date(now.getTime() - BURN_WINDOW_DAYS * DAY_MS), to: now };
     const [usage, allocations, initiatives, pools, queues, costs] = await Promise.all([
       this.database.run<UsageRow>(
-        filters.clusterId == null
-          ? usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow })
-          : clusterUsageByInitiativeAndPoolQuery(
-              scope,
-              { ...filters, clusterId: filters.clusterId },
-              { period: periodSoFar, burn: burnWindow },
-              now,
-            ),
+        usageByInitiativeAndPoolQuery(scope, filters, { period: periodSoFar, burn: burnWindow }),
       ),
       this.database.run<AllocationRow>(allocationsQuery(scope, filters)),
       this.database.run<InitiativeRow>(initiativesQuery(scope, filters)),
@@ -162,8 +152,8 @@ export class CapacityService {
   }
 
   /**
-   * The cost of the period so far, cut at every price change inside it (costByWindowQuery; with a
-   * cluster filter, from that cluster's runs, as its usage is read); null without a price.
+   * The cost of the period so far, cut at every price change inside it (costByWindowQuery); null
+   * without a price.
    */
   private async costs(
     scope: AuthScope,
@@ -177,11 +167,7 @@ export class CapacityService {
     const cuts = prices.price_boundaries.filter((at) => at > periodSoFar.from && at < periodSoFar.to);
     const edges = [periodSoFar.from, ...cuts, periodSoFar.to];
     const windows = edges.slice(0, -1).map((from, index) => ({ from, to: edges[index + 1] }));
-    return this.database.run<CostRow>(
-      filters.clusterId == null
-        ? costByWindowQuery(scope, filters, windows, now)
-        : clusterCostByWindowQuery(scope, { ...filters, clusterId: filters.clusterId }, windows, now),
-    );
+    return this.database.run<CostRow>(costByWindowQuery(scope, filters, windows, now));
   }
 
   /**
@@ -198,11 +184,7 @@ export class CapacityService {
   ): Promise<void> {
     const days = await this.localDays(scope, periodSoFar);
     const windows = days.map((day) => day.window);
-    const rows = await this.database.run<WindowUsageRow>(
-      filters.clusterId == null
-        ? usageByWindowQuery(scope, filters, windows, now)
-        : clusterUsageByWindowQuery(scope, { ...filters, clusterId: filters.clusterId }, windows, now),
-    );
+    const rows = await this.database.run<WindowUsageRow>(usageByWindowQuery(scope, filters, windows, now));
     const perDay = dailyTally(rows, days.length);
     Object.assign(report.summary, burnDown(days, perDay.summary, tally.summary.allocated));
     for (const pool of report.pools) {
@@ -341,7 +323,7 @@ const GPU_HOUR_UNIT_US = BigInt(UNIT_MICROSECONDS_PER_GPU_HOUR);
 
 /**
  * The cost figures of one entry, named `name` (the summary's total_used_cost, an entry's used_cost):
- * rounded once from the exact sum, null without a currency or when not computed (cluster filter).
+ * rounded once from the exact sum, null without a currency (no cost was read then).
  */
 function costFiguresOf(currency: string | null, computed: boolean) {
   const minorUnits = currency === null ? 0 : currencyMinorUnits(currency);

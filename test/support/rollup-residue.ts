@@ -145,7 +145,7 @@ export async function hourlyUsageDifferences(
   ];
   return dataSource.query(
     `WITH runs AS (
-       SELECT w.initiative_id, w.instance_type, w.gpu_share_units::bigint AS gpus, a.sample_count, a.gpu_utilization_sum,
+       SELECT w.initiative_id, w.instance_type, w.cluster_id, w.gpu_share_units::bigint AS gpus, a.sample_count, a.gpu_utilization_sum,
               w.started_at AT TIME ZONE 'UTC' AS s, w.completed_at AT TIME ZONE 'UTC' AS e
        FROM workloads w
        LEFT JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
@@ -164,12 +164,12 @@ export async function hourlyUsageDifferences(
        WHERE d < r.e AND NOT (r.s <= d AND r.e >= d + interval '1 day')
      ),
      expected AS (
-       SELECT usage_day, start_hour::int, end_hour::int, initiative_id, instance_type,
+       SELECT usage_day, start_hour::int, end_hour::int, initiative_id, instance_type, cluster_id,
               ${HOURLY_AMOUNTS.flatMap(share).join(', ')}
-       FROM parts GROUP BY 1, 2, 3, 4, 5
+       FROM parts GROUP BY 1, 2, 3, 4, 5, 6
      ),
      stored AS (
-       SELECT usage_day, start_hour::int, end_hour::int, initiative_id, instance_type, ${HOURLY_COLUMNS.join(', ')}
+       SELECT usage_day, start_hour::int, end_hour::int, initiative_id, instance_type, cluster_id, ${HOURLY_COLUMNS.join(', ')}
        FROM capacity_usage_hourly
        WHERE organization_id = $1 AND (${HOURLY_COLUMNS.map((column) => `${column} <> 0`).join(' OR ')})
      )

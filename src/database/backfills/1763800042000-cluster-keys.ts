@@ -1,19 +1,26 @@
 import type { DataSource, QueryRunner } from 'typeorm';
+import { capacityUpsertSql, signedRunsSql } from '../../rollups/capacity-usage/capacity-usage.definitions';
 import { periodUpsertSql } from '../../rollups/workload-periods/workload-periods.definitions';
 import type { Backfill } from './backfill';
 import { type MonthPart, rebuildWaitHistograms } from './1763800032000-queue-wait-histograms';
 
 /**
- * Rebuilds the period rollups and the wait histograms with the cluster in their keys, one
- * organization's UTC month per transaction under its writer lock, as the histograms' own backfill
- * does (its comment says why a part is safe to repeat and what readers see meanwhile).
+ * Rebuilds the period rollups, the wait histograms and the capacity rollups with the cluster in their
+ * keys, one organization's UTC month per transaction under its writer lock, as the histograms' own
+ * backfill does (its comment says why a part is safe to repeat and what readers see meanwhile): the
+ * rows of the workloads submitted in the month, and the capacity rows of the month's usage days from
+ * the runs that overlap it. The months run from the first submission to the last run's end.
  */
 export const clusterKeysBackfill: Backfill = {
   name: '1763800042000-cluster-keys',
   async parts(dataSource: DataSource): Promise<MonthPart[]> {
     const rows = await dataSource.query<{ organization_id: string; month: Date }[]>(
-      `SELECT DISTINCT organization_id, date_trunc('month', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month
-       FROM workloads ORDER BY 1, 2`,
+      `SELECT organization_id, month AT TIME ZONE 'UTC' AS month
+       FROM (SELECT organization_id, date_trunc('month', min(submitted_at) AT TIME ZONE 'UTC') AS first_month,
+                    date_trunc('month', greatest(max(submitted_at), max(completed_at)) AT TIME ZONE 'UTC') AS last_month
+             FROM workloads GROUP BY organization_id) AS span
+       CROSS JOIN LATERAL generate_series(first_month, last_month, interval '1 month') AS month
+       ORDER BY 1, 2`,
     );
     return rows.map((row) => ({ organizationId: row.organization_id, from: row.month }));
   },
@@ -37,5 +44,24 @@ export const clusterKeysBackfill: Backfill = {
       [organizationId, from],
     );
     await rebuildWaitHistograms(runner, { organizationId, from });
+    const monthDays = `usage_day >= ($2::timestamptz AT TIME ZONE 'UTC')::date
+      AND usage_day < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month')::date`;
+    for (const table of ['capacity_usage_daily', 'capacity_usage_hourly']) {
+      await runner.query(`DELETE FROM ${table} WHERE organization_id = $1 AND ${monthDays}`, [
+        organizationId,
+        from,
+      ]);
+    }
+    await runner.query(
+      capacityUpsertSql(
+        signedRunsSql(
+          `(SELECT * FROM workloads WHERE organization_id = $1 AND started_at < ${monthEnd}
+              AND completed_at > $2::timestamptz) AS part`,
+          1,
+        ),
+        monthDays,
+      ),
+      [organizationId, from],
+    );
   },
 };

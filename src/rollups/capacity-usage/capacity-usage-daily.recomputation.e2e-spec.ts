@@ -110,7 +110,8 @@ async function upsertWorkloads(
        gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
        share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas)
      SELECT $1, w.workload_id, w.initiative_id, 'job', w.status, 'someone', w.instance_type, w.gpu_count, true,
-            'cluster', 'default', w.submitted_at, w.started_at, w.completed_at, w.exit_code,
+            -- Two clusters: every capacity row is kept per cluster.
+            'c-' || (hashtext(w.workload_id) & 1), 'default', w.submitted_at, w.started_at, w.completed_at, w.exit_code,
             w.share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas
      FROM jsonb_to_recordset($2::jsonb) AS w (workload_id text, initiative_id text, status text, instance_type text,
             gpu_count integer, submitted_at timestamptz, started_at timestamptz, completed_at timestamptz, exit_code integer,
@@ -431,16 +432,16 @@ function expectWithin(value: number, [low, high]: readonly [number, number], tol
 async function expectRollupMatchesRebuild(dataSource: DataSource, organizationId: string) {
   const differences = await dataSource.query(
     `WITH kept AS (
-       SELECT usage_day, initiative_id, instance_type, gpu_microseconds, spanning_gpus
+       SELECT usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus
        FROM capacity_usage_daily
        WHERE organization_id = $1 AND (gpu_microseconds <> 0 OR spanning_gpus <> 0)
      ), rebuilt AS (
-       SELECT d.usage_day, w.initiative_id, w.instance_type,
+       SELECT d.usage_day, w.initiative_id, w.instance_type, w.cluster_id,
               sum(d.gpu_microseconds)::bigint AS gpu_microseconds, sum(d.spanning_gpus)::bigint AS spanning_gpus
        FROM workloads w
        CROSS JOIN LATERAL gpucap_usage_days(w.started_at, w.completed_at, w.gpu_share_units) d
        WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
-       GROUP BY 1, 2, 3
+       GROUP BY 1, 2, 3, 4
        -- As kept: a group of zero-length runs (or none left) holds nothing.
        HAVING sum(d.gpu_microseconds) <> 0 OR sum(d.spanning_gpus) <> 0
      )

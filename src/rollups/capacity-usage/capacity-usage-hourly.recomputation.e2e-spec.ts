@@ -178,7 +178,7 @@ async function upsertRuns(dataSource: DataSource, organizationId: string, runs: 
        gpu_count, is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code,
        share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas)
      SELECT $1, r.workload_id, r.initiative_id, 'job', r.status, 'someone', r.instance_type, r.gpu_count, true,
-            'cluster', 'default', r.started_at - interval '1 minute', r.started_at, r.completed_at,
+            'c-' || (hashtext(r.workload_id) & 1), 'default', r.started_at - interval '1 minute', r.started_at, r.completed_at,
             CASE r.status WHEN 'completed' THEN 0 WHEN 'failed' THEN 1 END,
             r.share_units, r.gpu_sharing_mode, r.gpu_sharing_profile, r.gpu_sharing_replicas
      FROM jsonb_to_recordset($2::jsonb) AS r (workload_id text, initiative_id text, instance_type text,

@@ -1,142 +1,124 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
+/** The columns of a signed run: what the usage functions and the idle parts need. */
+const RUN_COLUMNS =
+  'organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at';
+
+/** The runs of `rows` (a relation, or a subquery with its alias), each with `sign`. */
+export function signedRunsSql(rows: string, sign: 1 | -1): string {
+  return `SELECT ${sign} AS sign, ${RUN_COLUMNS} FROM ${rows}`;
+}
+
+/** An update's runs whose usage changed: the old one removed, the new one added. */
+const CHANGED_RUNS_SQL = `SELECT c.* FROM old_rows o
+    FULL JOIN new_rows n ON n.organization_id = o.organization_id AND n.workload_id = o.workload_id
+    CROSS JOIN LATERAL (VALUES
+      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at),
+      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)
+    ) AS c (sign, ${RUN_COLUMNS})
+    WHERE (o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at)
+      IS DISTINCT FROM (n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)`;
+
+/** A measure: the column it is kept in, and its signed amount over the usage rows `u` of runs `c`. */
+type Measure = [column: string, amount: string];
+
+/** A usage amount `u.<amount>` with its sampled and busy parts (columns `<prefix><name>`). */
+function withIdleParts(name: string, amount: string, prefix = ''): Measure[] {
+  return [
+    [`${prefix}${name}`, `sum(c.sign * ${amount})`],
+    [`sampled_${name}`, `sum(c.sign * gpucap_sampled_share(${amount}, sample_count))`],
+    [`busy_${name}`, `sum(c.sign * gpucap_busy_share(${amount}, gpu_utilization_sum, sample_count))`],
+  ];
+}
+
+const DAILY_MEASURES: Measure[] = [
+  ['gpu_microseconds', 'sum(c.sign * d.gpu_microseconds)'],
+  ['spanning_gpus', 'sum(c.sign * d.spanning_gpus)'],
+  ...withIdleParts('gpu_microseconds', 'd.gpu_microseconds').slice(1),
+  ...withIdleParts('spanning_gpus', 'd.spanning_gpus').slice(1),
+];
+
+const HOURLY_MEASURES: Measure[] = [
+  ...withIdleParts('gpus', 'h.gpus'),
+  ...withIdleParts('gpu_start_offset', 'h.gpu_start_offset'),
+  ...withIdleParts('gpu_microseconds', 'h.gpu_microseconds'),
+];
+
+function upsertSql(
+  table: string,
+  key: string[],
+  keyValues: string[],
+  from: string,
+  measures: Measure[],
+): string {
+  return `INSERT INTO ${table} AS r (${[...key, ...measures.map(([column]) => column)].join(', ')})
+    SELECT ${[...keyValues, ...measures.map(([, amount]) => amount)].join(', ')}
+    FROM ${from}
+    GROUP BY ${keyValues.map((_, index) => index + 1).join(', ')}
+    HAVING ${measures.map(([, amount]) => `${amount} <> 0`).join(' OR ')}
+    ON CONFLICT (${key.join(', ')}) DO UPDATE SET
+      ${measures.map(([column]) => `${column} = r.${column} + excluded.${column}`).join(',\n      ')}`;
+}
+
+/**
+ * The upsert of the usage that `runs` (signed runs of RUN_COLUMNS) change, in both capacity tables,
+ * per UTC day, team, instance type and cluster, with the finished runs' idle parts from their metric
+ * aggregates; `days`, when given, keeps only the usage days it admits (a condition on `usage_day`).
+ */
+export function capacityUpsertSql(runs: string, days = 'true'): string {
+  const daily = upsertSql(
+    'capacity_usage_daily',
+    ['organization_id', 'usage_day', 'initiative_id', 'instance_type', 'cluster_id'],
+    ['c.organization_id', 'd.usage_day', 'c.initiative_id', 'c.instance_type', 'c.cluster_id'],
+    `runs AS c CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
+    WHERE ${days.replaceAll('usage_day', 'd.usage_day')}`,
+    DAILY_MEASURES,
+  );
+  const hourly = upsertSql(
+    'capacity_usage_hourly',
+    [
+      'organization_id',
+      'usage_day',
+      'start_hour',
+      'end_hour',
+      'initiative_id',
+      'instance_type',
+      'cluster_id',
+    ],
+    [
+      'c.organization_id',
+      'h.usage_day',
+      'h.start_hour',
+      'h.end_hour',
+      'c.initiative_id',
+      'c.instance_type',
+      'c.cluster_id',
+    ],
+    `runs AS c CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
+    WHERE ${days.replaceAll('usage_day', 'h.usage_day')}`,
+    HOURLY_MEASURES,
+  );
+  return `WITH runs AS MATERIALIZED (
+      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (${runs}) AS runs
+      LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
+      WHERE runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL AND runs.gpu_share_units > 0
+    ),
+    daily AS (
+    ${daily})
+    ${hourly};`;
+}
+
 /** Capacity usage: GPU-hours per pool and team by day and by hour, kept by statement triggers on workloads. */
 export const capacityUsageDefinitions: Definition[] = [
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_capacity_rollup_trigger() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
       IF TG_OP = 'INSERT' THEN
-    WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS changed
-      WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
-    ),
-    daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
-    WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
-    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
-      gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
-      spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
-      sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
-      sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
-      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
-           sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
-    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
-      gpus = r.gpus + excluded.gpus,
-      sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
-      busy_gpus = r.busy_gpus + excluded.busy_gpus,
-      gpu_start_offset = r.gpu_start_offset + excluded.gpu_start_offset,
-      sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
-      busy_gpu_start_offset = r.busy_gpu_start_offset + excluded.busy_gpu_start_offset,
-      gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
-      sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
+    ${capacityUpsertSql(signedRunsSql('new_rows', 1))}
       ELSIF TG_OP = 'DELETE' THEN
-    WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed, status, gpu_share_units, started_at, completed_at,
-      coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS changed
-      WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
-    ),
-    daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
-    WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
-    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
-      gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
-      spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
-      sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
-      sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
-      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
-           sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
-    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
-      gpus = r.gpus + excluded.gpus,
-      sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
-      busy_gpus = r.busy_gpus + excluded.busy_gpus,
-      gpu_start_offset = r.gpu_start_offset + excluded.gpu_start_offset,
-      sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
-      busy_gpu_start_offset = r.busy_gpu_start_offset + excluded.busy_gpu_start_offset,
-      gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
-      sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
+    ${capacityUpsertSql(signedRunsSql('old_rows', -1))}
       ELSE
-    WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
-    SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (
-    SELECT c.* FROM old_rows o
-    FULL JOIN new_rows n ON n.organization_id = o.organization_id AND n.workload_id = o.workload_id
-    CROSS JOIN LATERAL (VALUES
-      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at),
-      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.gpu_share_units, n.started_at, n.completed_at)
-    ) AS c (sign, organization_id, workload_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at)
-    WHERE (o.initiative_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) IS DISTINCT FROM (n.initiative_id, n.instance_type, n.gpu_share_units, n.started_at, n.completed_at)) AS runs
-    LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
-      AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS changed
-      WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
-    ),
-    daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
-    WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
-    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
-      gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
-      spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
-      sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
-      sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
-      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
-           sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
-    FROM (SELECT * FROM runs) AS c
-    CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
-    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
-      gpus = r.gpus + excluded.gpus,
-      sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
-      busy_gpus = r.busy_gpus + excluded.busy_gpus,
-      gpu_start_offset = r.gpu_start_offset + excluded.gpu_start_offset,
-      sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
-      busy_gpu_start_offset = r.busy_gpu_start_offset + excluded.busy_gpu_start_offset,
-      gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
-      sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
+    ${capacityUpsertSql(CHANGED_RUNS_SQL)}
       END IF;
       RETURN NULL;
     END

@@ -44,7 +44,7 @@ export const metricAggregateDefinitions: Definition[] = [
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
+      SELECT sign, organization_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
     SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
@@ -54,27 +54,27 @@ export const metricAggregateDefinitions: Definition[] = [
       WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
 
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id,
            sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
@@ -118,7 +118,7 @@ export const metricAggregateDefinitions: Definition[] = [
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
+      SELECT sign, organization_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
     SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
@@ -128,27 +128,27 @@ export const metricAggregateDefinitions: Definition[] = [
       WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
 
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id,
            sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
@@ -205,7 +205,7 @@ export const metricAggregateDefinitions: Definition[] = [
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
     WITH runs AS MATERIALIZED (
-      SELECT sign, organization_id, initiative_id, instance_type, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
+      SELECT sign, organization_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, sample_count, gpu_utilization_sum FROM (
     SELECT c.sign, w.organization_id, w.workload_id, w.submitted_at, w.initiative_id, w.submitted_by, w.instance_type, w.is_managed, w.cluster_id, w.status, w.gpu_share_units, w.started_at, w.completed_at, w.whole_cost_unit_us,
            w.gpu_share_units::bigint * floor(extract(epoch FROM w.completed_at - w.started_at)) AS gpu_seconds,
            c.sample_count, c.gpu_utilization_sum
@@ -215,27 +215,27 @@ export const metricAggregateDefinitions: Definition[] = [
       WHERE started_at IS NOT NULL AND completed_at IS NOT NULL AND gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE c.started_at IS NOT NULL AND c.completed_at IS NOT NULL
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
     HAVING sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
       busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
 
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type,
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, sampled_gpus, busy_gpus, sampled_gpu_start_offset, busy_gpu_start_offset, sampled_gpu_microseconds, busy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id,
            sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
     FROM (SELECT * FROM runs) AS c
     CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
-    GROUP BY 1, 2, 3, 4, 5, 6
+    GROUP BY 1, 2, 3, 4, 5, 6, 7
     HAVING sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
-    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type) DO UPDATE SET
+    ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
