@@ -1,11 +1,12 @@
 /**
- * npx ts-node --transpile-only bench/cost-reads.ts [--sizes 100k] [--runs 7] [--before COMMIT]
+ * npx ts-node --transpile-only bench/single-reads.ts [--sizes 100k] [--runs 7] [--before COMMIT]
  *
- * What money costs a read: each request one at a time, the response cache off, the median of `--runs`
- * (after a round of every request, unmeasured), first with the dataset's prices, then with them deleted (restored after).
- * With --before, the same on that commit's service and its own dataset (same size and seed). Requests:
- * statistics over the last 30 days (whole, by team, by submitter), capacity, and the ranked page by cost
- * beside the same by GPU-hours.
+ * Reads one at a time, the response cache off, the median of `--runs` (after a round of every request,
+ * unmeasured), in two tables. Money: statistics over the last 30 days (whole, by team, by submitter),
+ * capacity, and the ranked page by cost beside the same by GPU-hours, first with the dataset's prices,
+ * then with them deleted (restored after). Clusters: the same reads unfiltered, filtered by the
+ * dataset's largest cluster, and grouped by cluster. With --before, the same on that commit's
+ * service and its own dataset (same size and seed).
  */
 import { Client } from 'pg';
 import { ensureDataset } from './dataset';
@@ -23,13 +24,23 @@ import {
 } from './processes';
 import { roleHeaders } from './scenarios';
 
-const REQUESTS = [
+const MONEY_REQUESTS = [
   ['statistics, last 30 days', '/v1/workloads/stats?time_range=last_30_days'],
   ['the same by team', '/v1/workloads/stats?time_range=last_30_days&group_by=initiative_id'],
   ['the same by submitter', '/v1/workloads/stats?time_range=last_30_days&group_by=submitted_by'],
   ['capacity', '/v1/capacity'],
   ['ranked by cost', '/v1/workloads/metrics?sort_by=cost&limit=20'],
   ['ranked by GPU-hours', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20'],
+] as const;
+
+/** The cluster reads, `{cluster}` standing for the dataset's largest cluster. */
+const CLUSTER_REQUESTS = [
+  ['statistics, last 30 days', '/v1/workloads/stats?time_range=last_30_days'],
+  ['the same, one cluster', '/v1/workloads/stats?time_range=last_30_days&cluster_id={cluster}'],
+  ['the same by cluster', '/v1/workloads/stats?time_range=last_30_days&group_by=cluster_id'],
+  ['capacity', '/v1/capacity'],
+  ['capacity, one cluster', '/v1/capacity?cluster_id={cluster}'],
+  ['workloads list count, one cluster', '/v1/workloads?limit=20&cluster_id={cluster}'],
 ] as const;
 
 const started = Date.now();
@@ -89,25 +100,58 @@ async function measure(build: ServiceBuild, argv: string[], runs: number): Promi
   const headers = roleHeaders(
     await createToken(dataset.url, ORGANIZATION_ID, 'ORG_ADMIN', [], log, build.sourceDir),
   );
+  const cluster = await largestCluster(dataset.url);
   process.env.RESPONSE_CACHE_TTL_SECONDS = '0';
-  const timeAll = async () =>
+  const timeAll = async (requests: readonly (readonly [string, string])[]) =>
     withServer(await startService(dataset.url, false, log, build), async (server) => {
+      const paths = requests.map(([, path]) => path.replace('{cluster}', encodeURIComponent(cluster)));
       // The first requests of a fresh process pay for its warm-up: a round of every request first.
-      for (const [, path] of REQUESTS) await median(server, headers, path, 2);
+      for (const path of paths) await median(server, headers, path, 2);
       const medians: number[] = [];
-      for (const [label, path] of REQUESTS) {
+      for (const [index, path] of paths.entries()) {
         medians.push(await median(server, headers, path, runs));
-        log(`${build.label} ${label}: ${medians.at(-1)!.toFixed(1)} ms`);
+        log(`${build.label} ${requests[index][0]}: ${medians.at(-1)!.toFixed(1)} ms`);
       }
       return medians;
     });
-  const priced = await timeAll();
+  const clusters = await timeAll(CLUSTER_REQUESTS);
+  const priced = await timeAll(MONEY_REQUESTS);
   const restore = await withoutPrices(dataset.url);
   try {
-    return [priced, await timeAll()];
+    return [priced, await timeAll(MONEY_REQUESTS), clusters];
   } finally {
     await restore();
   }
+}
+
+async function largestCluster(url: string): Promise<string> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ cluster_id: string }>(
+      'SELECT cluster_id FROM workloads WHERE organization_id = $1 GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1',
+      [ORGANIZATION_ID],
+    );
+    return rows[0].cluster_id;
+  } finally {
+    await client.end();
+  }
+}
+
+function table(
+  title: string,
+  columns: string[],
+  labels: readonly string[],
+  results: number[][],
+  runs: number,
+) {
+  return [
+    `| ${title} (median of ${runs}, ms) | ${columns.join(' | ')} |`,
+    `| - | ${columns.map(() => '-').join(' | ')} |`,
+    ...labels.map(
+      (label, row) => `| ${label} | ${results.map((column) => column[row].toFixed(1)).join(' | ')} |`,
+    ),
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
@@ -115,21 +159,25 @@ async function main(): Promise<void> {
   const runsOption = takeOption(before.rest, '--runs');
   const runs = Number(runsOption.value ?? 7);
   const builds = [...(before.value ? [serviceAtCommit(before.value)] : []), CURRENT];
-  const columns: string[] = [];
-  const results: number[][] = [];
+  const moneyColumns: string[] = [];
+  const money: number[][] = [];
+  const clusters: number[][] = [];
   for (const build of builds) {
-    const [priced, unpriced] = await measure(build, runsOption.rest, runs);
-    columns.push(`${build.label}, with prices`, `${build.label}, prices deleted`);
-    results.push(priced, unpriced);
+    const [priced, unpriced, clusterReads] = await measure(build, runsOption.rest, runs);
+    moneyColumns.push(`${build.label}, with prices`, `${build.label}, prices deleted`);
+    money.push(priced, unpriced);
+    clusters.push(clusterReads);
   }
-  const lines = [
-    `| request (median of ${runs}, ms) | ${columns.join(' | ')} |`,
-    `| - | ${columns.map(() => '-').join(' | ')} |`,
-    ...REQUESTS.map(
-      ([label], row) => `| ${label} | ${results.map((column) => column[row].toFixed(1)).join(' | ')} |`,
-    ),
-  ];
-  process.stdout.write(`\n${lines.join('\n')}\n`);
+  const labels = (requests: readonly (readonly [string, string])[]) => requests.map(([label]) => label);
+  process.stdout.write(
+    `\n${table('money', moneyColumns, labels(MONEY_REQUESTS), money, runs)}\n\n${table(
+      'clusters',
+      builds.map((build) => build.label),
+      labels(CLUSTER_REQUESTS),
+      clusters,
+      runs,
+    )}\n`,
+  );
 }
 
 main().catch((error: unknown) => {
