@@ -45,7 +45,7 @@ const CLUSTER_REQUESTS = [
 
 const started = Date.now();
 function log(line: string): void {
-  process.stderr.write(`[cost-reads ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
+  process.stderr.write(`[single-reads ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}\n`);
 }
 
 async function median(server: Server, headers: Record<string, string>, path: string, runs: number) {
