@@ -2,8 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /*
  * The cluster is part of every period and capacity rollup's key (workload_period_rollups, the wait
- * histograms, capacity_usage_daily and _hourly), so a cluster filter or a grouping by cluster reads
- * rollup rows as any other read does instead of the raw workloads. Rows kept before carry the empty
+ * histograms, capacity_usage_daily and _hourly) and of the ranked status totals, so a cluster filter
+ * or a grouping by cluster reads rollup rows as any other read does instead of the raw workloads. Rows kept before carry the empty
  * cluster; a backfill rebuilds them with their clusters once the trigger bodies that key by cluster
  * are in place.
  */
@@ -30,12 +30,15 @@ export class ClusterKeys1763800042000 implements MigrationInterface {
         ADD CONSTRAINT capacity_usage_hourly_pkey
           PRIMARY KEY (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id)
           INCLUDE (gpus, gpu_start_offset, gpu_microseconds);
+      ALTER TABLE workload_status_totals ADD COLUMN cluster_id text NOT NULL DEFAULT '';
+      ALTER TABLE workload_status_totals DROP CONSTRAINT workload_status_totals_pkey,
+        ADD CONSTRAINT workload_status_totals_pkey PRIMARY KEY (organization_id, initiative_id, status, cluster_id);
     `);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     // Rows of one key in several clusters merge back into one.
-    for (const { table, key, include } of CAPACITY_TABLES) {
+    for (const { table, key, include } of [...CAPACITY_TABLES, STATUS_TOTALS]) {
       await queryRunner.query(`
         CREATE TEMPORARY TABLE merged AS
           SELECT ${key.join(', ')}, ${CAPACITY_SUMS[table].map((column) => `sum(${column}) AS ${column}`).join(', ')}
@@ -94,6 +97,7 @@ const SUMS = [
 ];
 
 const CAPACITY_SUMS: Record<string, string[]> = {
+  workload_status_totals: ['workload_count', 'gpu_seconds_sum', 'costed_count', 'cost_unit_us_sum'],
   capacity_usage_daily: [
     'gpu_microseconds',
     'spanning_gpus',
@@ -127,3 +131,9 @@ const CAPACITY_TABLES = [
     include: ' INCLUDE (gpus, gpu_start_offset, gpu_microseconds)',
   },
 ];
+
+const STATUS_TOTALS = {
+  table: 'workload_status_totals',
+  key: ['organization_id', 'initiative_id', 'status'],
+  include: '',
+};

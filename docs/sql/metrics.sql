@@ -506,9 +506,9 @@ WITH ranked AS MATERIALIZED (
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            round((s.cost_sum + r.cost_sum) / nullif(s.workload_count + r.workload_count, 0) / 18144000000000, (SELECT max(minor_units) FROM gpu_prices WHERE organization_id = $1))::text AS scope_average
     FROM (SELECT coalesce(sum(t.costed_count), 0) AS workload_count, coalesce(sum(t.cost_unit_us_sum), 0) AS cost_sum
-         FROM workload_status_totals t
-         WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
+    FROM workload_status_totals t
+    WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR t.cluster_id = $8::text)) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(cost_unit_us), 0) AS cost_sum FROM (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, price.price_unit_us AS cost_unit_us
     FROM workloads w LEFT JOIN LATERAL (
@@ -522,8 +522,8 @@ WITH ranked AS MATERIALIZED (
     WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
   ) AS price ON true
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
-      AND ($8::text IS NULL OR w.cluster_id = $8::text) AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz)) - w.started_at) * 1e6), 0)
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)
+      AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz)) - w.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL) r) r) totals
     LEFT JOIN LATERAL (
       SELECT p.workload_id, p.name, p.initiative_id, round(p.avg_value / 18144000000000, (SELECT max(minor_units) FROM gpu_prices WHERE organization_id = $1))::text AS avg_value, round(p.avg_value / 18144000000000, (SELECT max(minor_units) FROM gpu_prices WHERE organization_id = $1))::text AS current_value, p.gpu_count, p.gpu_share_units, p.gpu_sharing_mode, p.gpu_sharing_profile, p.gpu_sharing_replicas
@@ -565,8 +565,8 @@ WITH ranked AS MATERIALIZED (
     WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
   ) AS price ON true
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
-      AND ($8::text IS NULL OR w.cluster_id = $8::text) AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz)) - w.started_at) * 1e6), 0)
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)
+      AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz)) - w.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL) r) candidates
         ORDER BY avg_value DESC, workload_id COLLATE "C" ASC
         LIMIT $5
@@ -582,6 +582,7 @@ WITH ranked AS MATERIALIZED (
 --   $5 = 10
 --   $6 = "2026-03-15T12:34:56.789Z"
 --   $7 = true
+--   $8 = null
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
            page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
@@ -592,12 +593,12 @@ WITH ranked AS MATERIALIZED (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
       FROM workload_status_totals t
       WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR t.cluster_id = $8::text)) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) r) totals
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)) r) r) totals
     LEFT JOIN LATERAL (
       SELECT p.*
       FROM (
@@ -610,25 +611,25 @@ WITH ranked AS MATERIALIZED (
         SELECT min(top.v) AS threshold FROM (
           SELECT (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS v FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)
           ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) DESC, w.workload_id COLLATE "C" DESC LIMIT $5
         ) top
       ) th
       CROSS JOIN LATERAL (
         (SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) > th.threshold ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) DESC, w.workload_id COLLATE "C" DESC LIMIT $5)
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text) AND (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) > th.threshold ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) DESC, w.workload_id COLLATE "C" DESC LIMIT $5)
         UNION ALL
         (SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) = th.threshold ORDER BY w.workload_id COLLATE "C" LIMIT $5)
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text) AND (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) = th.threshold ORDER BY w.workload_id COLLATE "C" LIMIT $5)
       ) c) s
     UNION ALL
     SELECT workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, gpu_hours, gpu_hours FROM (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) candidates
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)) r) candidates
         ORDER BY avg_value DESC, workload_id COLLATE "C" ASC
         LIMIT $5
       ) p
@@ -643,6 +644,7 @@ WITH ranked AS MATERIALIZED (
 --   $5 = 25
 --   $6 = "2026-03-15T12:34:56.789Z"
 --   $7 = true
+--   $8 = null
     SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
            page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
     FROM (
@@ -653,12 +655,12 @@ WITH ranked AS MATERIALIZED (
       SELECT coalesce(sum(t.workload_count), 0) AS workload_count, coalesce(sum(t.gpu_seconds_sum), 0) AS gpu_seconds_sum
       FROM workload_status_totals t
       WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[]))) s
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR t.cluster_id = $8::text)) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) r) totals
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)) r) r) totals
     LEFT JOIN LATERAL (
       SELECT p.*
       FROM (
@@ -670,13 +672,13 @@ WITH ranked AS MATERIALIZED (
       CROSS JOIN LATERAL (SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))) AS sort_value FROM workloads w WHERE w.organization_id = $1 AND w.status = b.status
         AND w.initiative_id = i.initiative_id
         AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))), w.workload_id COLLATE "C" LIMIT $5) c) s
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text) ORDER BY (w.gpu_share_units * greatest(0, floor(date_part('epoch', w.completed_at - w.started_at)))), w.workload_id COLLATE "C" LIMIT $5) c) s
     UNION ALL
     SELECT workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, gpu_hours, gpu_hours FROM (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, w.gpu_share_units * greatest(0, floor(date_part('epoch', $6::timestamptz - w.started_at))) / 5040 / 3600 AS gpu_hours
     FROM workloads w
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[]))) r) candidates
+       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)) r) candidates
         ORDER BY avg_value ASC, workload_id COLLATE "C" ASC
         LIMIT $5
       ) p

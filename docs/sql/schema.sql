@@ -1069,7 +1069,8 @@ CREATE TABLE workload_status_totals (
     gpu_seconds_sum bigint NOT NULL,
     costed_count bigint DEFAULT 0 NOT NULL,
     cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
-    CONSTRAINT workload_status_totals_pkey PRIMARY KEY (organization_id, initiative_id, status)
+    cluster_id text DEFAULT ''::text NOT NULL,
+    CONSTRAINT workload_status_totals_pkey PRIMARY KEY (organization_id, initiative_id, status, cluster_id)
 );
 
 -- Table workloads
@@ -3120,16 +3121,16 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_delete()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
-    SELECT organization_id, initiative_id, status, sum(sign)::bigint,
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
            coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
-    GROUP BY 1, 2, 3
+    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+    GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
-    ORDER BY 1, 2, 3
-    ON CONFLICT (organization_id, initiative_id, status)
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
@@ -3148,16 +3149,16 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_insert()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
-    SELECT organization_id, initiative_id, status, sum(sign)::bigint,
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
            coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
-    GROUP BY 1, 2, 3
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
+    GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
-    ORDER BY 1, 2, 3
-    ON CONFLICT (organization_id, initiative_id, status)
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
@@ -3190,16 +3191,16 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_update()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
-    SELECT organization_id, initiative_id, status, sum(sign)::bigint,
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
            coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
-    GROUP BY 1, 2, 3
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+    GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
-    ORDER BY 1, 2, 3
-    ON CONFLICT (organization_id, initiative_id, status)
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,

@@ -328,6 +328,16 @@ function rankedScopeSql(alias: string, ranked: RankedParameters): string {
        AND (${ranked.branches}::text[] IS NULL OR ${alias}.initiative_id = ANY (${ranked.branches}::text[]))`;
 }
 
+/**
+ * rankedScopeSql with the cluster filter, for sources that carry cluster_id (workloads, the status
+ * totals, which are kept per cluster); its placeholder is bound here.
+ */
+function clusterScope(ranked: RankedParameters, filters: RankedFilters): (alias: string) => string {
+  const cluster = ranked.params.add(filters.clusterId ?? null);
+  return (alias) =>
+    `${rankedScopeSql(alias, ranked)} AND (${cluster}::text IS NULL OR ${alias}.cluster_id = ${cluster}::text)`;
+}
+
 interface BranchSource {
   /** FROM item, e.g. `workloads w`. */
   from: string;
@@ -464,7 +474,8 @@ export function rankedBySampleMetricQuery(
  * workload in scope that matches the filters. Settled workloads (all but running) come from the
  * GPU-seconds expression indexes, top-N per status (and initiative); running ones (few, partial index)
  * are computed up to `now`. total_count and the mean come from workload_status_totals plus the
- * running ones, never from the workloads in scope one by one.
+ * running ones, never from the workloads in scope one by one. A cluster filter reads the same indexes
+ * filtered by cluster, and the totals kept per cluster.
  */
 export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
@@ -473,12 +484,13 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
   const organization = ranked.params.organization;
   const clock = ranked.params.add(now);
   const readsRunning = ranked.params.add(statuses.includes('running'));
+  const inScope = clusterScope(ranked, filters);
   const settledCandidates = topPerBranchSql(
     {
       from: 'workloads w',
       where: (byInitiative) => `w.organization_id = ${organization} AND w.status = b.status
         ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
-        AND ${rankedScopeSql('w', ranked)}`,
+        AND ${inScope('w')}`,
       value: SETTLED_GPU_SECONDS,
       workloadId: 'w.workload_id',
       columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
@@ -490,7 +502,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
   const running = `
     SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, ${runningGpuSecondsSql(clock)} ${UNIT_SECONDS_TO_HOURS} AS gpu_hours
     FROM workloads w
-    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${rankedScopeSql('w', ranked)}`;
+    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}`;
   const candidates = `
     SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS},
            sort_value ${UNIT_SECONDS_TO_HOURS} AS avg_value, sort_value ${UNIT_SECONDS_TO_HOURS} AS current_value
@@ -501,7 +513,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            (s.gpu_seconds_sum::float8 ${UNIT_SECONDS_TO_HOURS} + r.gpu_hours_sum) / nullif(s.workload_count + r.workload_count, 0)
              AS scope_average
-    FROM (${gpuSecondsTotalsSql(organization, ranked.statuses, (alias) => rankedScopeSql(alias, ranked))}) s
+    FROM (${gpuSecondsTotalsSql(organization, ranked.statuses, inScope)}) s
     CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(gpu_hours), 0) AS gpu_hours_sum FROM (${running}) r) r`;
   const sql = pageWithTotalsSql(candidates, totals, filters.order, 'p.*', '', ranked.limit);
   return scopedStatement(scope, sql, ranked.params.values);
@@ -661,7 +673,7 @@ export function rankedInClusterQuery(
  * workloads (all but running) carry their cost (src/rollups/workload-costs/) and come from its
  * indexes, top-N per status (and initiative) like GPU-hours; running ones (few, partial index) are
  * priced up to `now`. total_count and the mean come from workload_status_totals plus the running ones.
- * A cluster filter reads the same indexes filtered by cluster. avg and current are the same exact
+ * A cluster filter reads the same indexes filtered by cluster, and the totals kept per cluster. avg and current are the same exact
  * amount (text, the currency's decimals); the mean is the exact mean rounded once.
  */
 export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
@@ -671,8 +683,7 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
   const organization = ranked.params.organization;
   const clock = ranked.params.add(now);
   const readsRunning = ranked.params.add(statuses.includes('running'));
-  const cluster = ranked.params.add(filters.clusterId ?? null);
-  const inCluster = (alias: string) => `(${cluster}::text IS NULL OR ${alias}.cluster_id = ${cluster}::text)`;
+  const inScope = clusterScope(ranked, filters);
   const settledCandidates = topPerBranchSql(
     {
       from: 'workloads w',
@@ -681,7 +692,7 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
         byInitiative,
       ) => `w.organization_id = ${organization} AND w.status = b.status AND w.cost_unit_us IS NOT NULL
         ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
-        AND ${rankedScopeSql('w', ranked)} AND ${inCluster('w')}`,
+        AND ${inScope('w')}`,
       value: 'w.cost_unit_us',
       workloadId: 'w.workload_id',
       columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
@@ -693,8 +704,8 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
   const running = `
     SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, price.price_unit_us AS cost_unit_us
     FROM workloads w ${runCostLateralSql('w', clock, 'price')}
-    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${rankedScopeSql('w', ranked)}
-      AND ${inCluster('w')} AND ${workloadCostSql('w', clock, 'price')} IS NOT NULL`;
+    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}
+      AND ${workloadCostSql('w', clock, 'price')} IS NOT NULL`;
   const candidates = `
     SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, sort_value AS avg_value FROM (${settledCandidates}) s
     UNION ALL
@@ -702,15 +713,9 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
   const minorUnits = `(SELECT max(minor_units) FROM gpu_prices WHERE organization_id = ${organization})`;
   const amount = (unitUs: string) =>
     `round(${unitUs} / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minorUnits})::text`;
-  // With a cluster filter the counts are the candidates' own: the totals are not kept per cluster.
-  const settledTotals =
-    filters.clusterId === undefined
-      ? `SELECT coalesce(sum(t.costed_count), 0) AS workload_count, coalesce(sum(t.cost_unit_us_sum), 0) AS cost_sum
-         FROM workload_status_totals t
-         WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${rankedScopeSql('t', ranked)}`
-      : `SELECT count(*) AS workload_count, coalesce(sum(w.cost_unit_us), 0) AS cost_sum FROM workloads w
-         WHERE w.organization_id = ${organization} AND w.status = ANY (${ranked.statuses}::text[]) AND w.cost_unit_us IS NOT NULL
-           AND ${rankedScopeSql('w', ranked)} AND ${inCluster('w')}`;
+  const settledTotals = `SELECT coalesce(sum(t.costed_count), 0) AS workload_count, coalesce(sum(t.cost_unit_us_sum), 0) AS cost_sum
+    FROM workload_status_totals t
+    WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${inScope('t')}`;
   const totals = `
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            ${amount('(s.cost_sum + r.cost_sum) / nullif(s.workload_count + r.workload_count, 0)')} AS scope_average

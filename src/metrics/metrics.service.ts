@@ -241,7 +241,7 @@ function rankedStatementFor(
   now: Date,
 ): ScopedStatement {
   if (sortBy === 'cost') throw new Error('sort_by=cost is ranked by rankedByCostQuery');
-  if (filters.clusterId !== undefined) {
+  if (filters.clusterId !== undefined && sortBy !== 'gpu_hours') {
     const value = sortBy === 'gpu_efficiency' ? 'gpu_utilization' : sortBy;
     return rankedInClusterQuery(scope, value, { ...filters, clusterId: filters.clusterId }, now);
   }

@@ -73,16 +73,16 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_delete() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
-    SELECT organization_id, initiative_id, status, sum(sign)::bigint,
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
            coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
-    GROUP BY 1, 2, 3
+    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+    GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
-    ORDER BY 1, 2, 3
-    ON CONFLICT (organization_id, initiative_id, status)
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
@@ -98,16 +98,16 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_insert() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
-    SELECT organization_id, initiative_id, status, sum(sign)::bigint,
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
            coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
-    GROUP BY 1, 2, 3
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
+    GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
-    ORDER BY 1, 2, 3
-    ON CONFLICT (organization_id, initiative_id, status)
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
@@ -134,16 +134,16 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_update() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
-    SELECT organization_id, initiative_id, status, sum(sign)::bigint,
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
            coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
-    GROUP BY 1, 2, 3
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+    GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
-    ORDER BY 1, 2, 3
-    ON CONFLICT (organization_id, initiative_id, status)
+    ORDER BY 1, 2, 3, 4
+    ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,

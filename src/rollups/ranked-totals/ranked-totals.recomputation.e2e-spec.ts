@@ -53,6 +53,7 @@ interface RawWorkload {
   gpu_sharing_replicas: number | null;
   started_at: Date | null;
   completed_at: Date | null;
+  cluster_id: string;
 }
 
 interface RawSample {
@@ -119,6 +120,7 @@ function generate(now: number): { workloads: WorkloadSeed[]; samples: SampleSeed
       gpuSharing: gpuCount === 0 ? null : kind.sharing,
       status,
       submittedAt,
+      clusterId: pick(['c-1', 'c-2']),
     };
     if (status === 'running') {
       seed.submittedAt = new Date(now - 4 * 60 * MINUTE);
@@ -225,6 +227,7 @@ interface Query {
   limit: number;
   status?: string;
   initiativeId?: string;
+  clusterId?: string;
 }
 
 function expectedBody(query: Query, scope: string[] | null, raw: Raw, now: number) {
@@ -233,6 +236,7 @@ function expectedBody(query: Query, scope: string[] | null, raw: Raw, now: numbe
     .filter((w) => scope === null || scope.includes(w.initiative_id))
     .filter((w) => query.status === undefined || w.status === query.status)
     .filter((w) => query.initiativeId === undefined || w.initiative_id === query.initiativeId)
+    .filter((w) => query.clusterId === undefined || w.cluster_id === query.clusterId)
     .map((w) => all.get(w.workload_id))
     .filter((r): r is Ranked => r !== undefined);
   const direction = query.order === 'asc' ? 1 : -1;
@@ -270,7 +274,7 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
   async function readRaw(): Promise<Raw> {
     const workloads: RawWorkload[] = await t.dataSource.query(
       `SELECT workload_id, name, initiative_id, status, gpu_count, gpu_share_units, gpu_sharing_mode,
-              gpu_sharing_profile, gpu_sharing_replicas, started_at, completed_at
+              gpu_sharing_profile, gpu_sharing_replicas, started_at, completed_at, cluster_id
        FROM workloads WHERE organization_id = $1`,
       [orgId],
     );
@@ -294,6 +298,7 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
     };
     if (query.status) params.status = query.status;
     if (query.initiativeId) params.initiative_id = query.initiativeId;
+    if (query.clusterId) params.cluster_id = query.clusterId;
     const res = await request(t.server).get('/v1/workloads/metrics').query(params).set(headers).expect(200);
     const actual = { data: res.body.data, total_count: res.body.metadata.total_count };
     expect({ query, ...actual }).toEqual({ query, ...expectedBody(query, scope, raw, now) });
@@ -307,6 +312,8 @@ describe('GET /v1/workloads/metrics (ranked) equals a naive recomputation', () =
         for (const status of STATUSES) list.push({ sort, order, limit: 5, status });
         list.push({ sort, order, limit: 6, initiativeId: initiativeFilter });
         list.push({ sort, order, limit: 100, initiativeId: initiativeFilter, status: 'completed' });
+        list.push({ sort, order, limit: 7, clusterId: 'c-2' });
+        list.push({ sort, order, limit: 100, clusterId: 'c-1', status: 'completed' });
       }
     }
     return list;
