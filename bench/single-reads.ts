@@ -41,6 +41,9 @@ const CLUSTER_REQUESTS = [
   ['capacity', '/v1/capacity'],
   ['capacity, one cluster', '/v1/capacity?cluster_id={cluster}'],
   ['workloads list count, one cluster', '/v1/workloads?limit=20&cluster_id={cluster}'],
+  ['ranked by GPU-hours', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20'],
+  ['the same, one cluster', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20&cluster_id={cluster}'],
+  ['ranked by cost, one cluster', '/v1/workloads/metrics?sort_by=cost&limit=20&cluster_id={cluster}'],
 ] as const;
 
 const started = Date.now();
