@@ -348,6 +348,24 @@ interface BranchSource {
   columns: string;
 }
 
+/** The settled workloads of a branch, ranked by `value` (an expression an index orders by). */
+function workloadBranches(
+  organization: string,
+  inScope: (alias: string) => string,
+  value: string,
+  predicate = '',
+): BranchSource {
+  return {
+    from: 'workloads w',
+    where: (byInitiative) => `w.organization_id = ${organization} AND w.status = b.status ${predicate}
+        ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
+        AND ${inScope('w')}`,
+    value,
+    workloadId: 'w.workload_id',
+    columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
+  };
+}
+
 /**
  * The first `limit` rows (value in `order`, workload_id ascending) of every branch (status, or
  * status × initiative), each read from an index range in index order. An ascending index read
@@ -486,15 +504,7 @@ export function rankedByGpuHoursQuery(scope: AuthScope, filters: RankedFilters, 
   const readsRunning = ranked.params.add(statuses.includes('running'));
   const inScope = clusterScope(ranked, filters);
   const settledCandidates = topPerBranchSql(
-    {
-      from: 'workloads w',
-      where: (byInitiative) => `w.organization_id = ${organization} AND w.status = b.status
-        ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
-        AND ${inScope('w')}`,
-      value: SETTLED_GPU_SECONDS,
-      workloadId: 'w.workload_id',
-      columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
-    },
+    workloadBranches(organization, inScope, SETTLED_GPU_SECONDS),
     filters.order,
     perInitiative(scope, filters),
     ranked,
@@ -685,18 +695,8 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
   const readsRunning = ranked.params.add(statuses.includes('running'));
   const inScope = clusterScope(ranked, filters);
   const settledCandidates = topPerBranchSql(
-    {
-      from: 'workloads w',
-      // The predicate of the indexes, repeated so the planner can use them.
-      where: (
-        byInitiative,
-      ) => `w.organization_id = ${organization} AND w.status = b.status AND w.cost_unit_us IS NOT NULL
-        ${byInitiative ? 'AND w.initiative_id = i.initiative_id' : ''}
-        AND ${inScope('w')}`,
-      value: 'w.cost_unit_us',
-      workloadId: 'w.workload_id',
-      columns: `w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}`,
-    },
+    // The predicate of the cost indexes, repeated so the planner can use them.
+    workloadBranches(organization, inScope, 'w.cost_unit_us', 'AND w.cost_unit_us IS NOT NULL'),
     filters.order,
     perInitiative(scope, filters),
     ranked,

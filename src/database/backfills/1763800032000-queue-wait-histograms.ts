@@ -17,15 +17,18 @@ export interface MonthPart {
  * repeats its parts safely. The service of the previous release reads none of this; this release's
  * serves once `gpucap migrate` has finished (docs/architecture.md, "Schema").
  */
+/** The UTC months in which each organization submitted workloads that `condition` keeps, in order. */
+export async function submissionMonths(dataSource: DataSource, condition: string): Promise<MonthPart[]> {
+  const rows = await dataSource.query<{ organization_id: string; month: Date }[]>(
+    `SELECT DISTINCT organization_id, date_trunc('month', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month
+     FROM workloads WHERE ${condition} ORDER BY 1, 2`,
+  );
+  return rows.map((row) => ({ organizationId: row.organization_id, from: row.month }));
+}
+
 export const queueWaitHistogramsBackfill: Backfill = {
   name: '1763800032000-queue-wait-histograms',
-  async parts(dataSource: DataSource): Promise<MonthPart[]> {
-    const rows = await dataSource.query<{ organization_id: string; month: Date }[]>(
-      `SELECT DISTINCT organization_id, date_trunc('month', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month
-       FROM workloads WHERE started_at IS NOT NULL ORDER BY 1, 2`,
-    );
-    return rows.map((row) => ({ organizationId: row.organization_id, from: row.month }));
-  },
+  parts: (dataSource: DataSource) => submissionMonths(dataSource, 'started_at IS NOT NULL'),
   async up(runner: QueryRunner, part: unknown): Promise<void> {
     await runner.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [(part as MonthPart).organizationId]);
     await rebuildWaitHistograms(runner, part as MonthPart);

@@ -1,12 +1,7 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { settleWorkloadsSql } from '../../rollups/workload-costs/workload-costs.definitions';
 import type { Backfill } from './backfill';
-
-/** One part: an organization's workloads submitted in one UTC month. */
-interface MonthPart {
-  organizationId: string;
-  from: Date;
-}
+import { type MonthPart, submissionMonths } from './1763800032000-queue-wait-histograms';
 
 /**
  * Settles the amounts of the stored workloads that are not running (src/rollups/workload-costs/),
@@ -18,14 +13,11 @@ interface MonthPart {
  */
 export const settledCostsBackfill: Backfill = {
   name: '1763800036000-settled-costs',
-  async parts(dataSource: DataSource): Promise<MonthPart[]> {
-    const rows = await dataSource.query<{ organization_id: string; month: Date }[]>(
-      `SELECT DISTINCT organization_id, date_trunc('month', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS month
-       FROM workloads WHERE instance_type IN (SELECT instance_type FROM gpu_prices p WHERE p.organization_id = workloads.organization_id)
-       ORDER BY 1, 2`,
-    );
-    return rows.map((row) => ({ organizationId: row.organization_id, from: row.month }));
-  },
+  parts: (dataSource: DataSource) =>
+    submissionMonths(
+      dataSource,
+      'instance_type IN (SELECT instance_type FROM gpu_prices p WHERE p.organization_id = workloads.organization_id)',
+    ),
   async up(runner: QueryRunner, part: unknown): Promise<void> {
     const { organizationId, from } = part as MonthPart;
     await runner.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [organizationId]);

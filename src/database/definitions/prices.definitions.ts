@@ -1,17 +1,12 @@
 import { defineFunction, defineTrigger, type Definition } from './definition';
+import { overlappingPeriodsSql } from './period-overlap';
 
 /** Prices: no two periods of one instance type and pricing category may overlap. */
 export const priceDefinitions: Definition[] = [
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_price_overlap_check() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      IF EXISTS (
-        SELECT 1 FROM gpu_prices a JOIN gpu_prices b
-          ON a.organization_id = b.organization_id AND a.instance_type = b.instance_type
-         AND a.effective_from < b.effective_from
-         AND (a.effective_to IS NULL OR a.effective_to > b.effective_from)
-        WHERE a.organization_id IN (SELECT organization_id FROM new_rows)
-      ) THEN
+      IF ${overlappingPeriodsSql('gpu_prices', 'instance_type')} THEN
         RAISE EXCEPTION 'price periods of one instance type overlap' USING ERRCODE = '23P01';
       END IF;
       IF EXISTS (

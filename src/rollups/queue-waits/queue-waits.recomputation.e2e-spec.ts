@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../../test/support/factories';
 import { rollupResidue } from '../../../test/support/rollup-residue';
 import { queueWaitHistogramsBackfill } from '../../database/backfills/1763800032000-queue-wait-histograms';
+import { runBackfillParts } from '../../../test/support/backfills';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 
 /*
@@ -178,17 +179,7 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
       [organizationId],
     );
     expect(await differences(ds, organizationId)).toBeGreaterThan(0);
-    const parts = ((await queueWaitHistogramsBackfill.parts!(ds)) as { organizationId: string }[]).filter(
-      (part) => part.organizationId === organizationId,
-    );
-    expect(parts.length).toBeGreaterThanOrEqual(1);
-    for (const part of parts) {
-      const runner = ds.createQueryRunner();
-      await runner.startTransaction();
-      await queueWaitHistogramsBackfill.up(runner, part);
-      await runner.commitTransaction();
-      await runner.release();
-    }
+    expect(await runBackfillParts(ds, queueWaitHistogramsBackfill, organizationId)).toBeGreaterThanOrEqual(1);
     expect(await differences(ds, organizationId)).toBe(0);
   });
 

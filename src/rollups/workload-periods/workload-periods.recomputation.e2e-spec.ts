@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../../test/support/factories';
 import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
+import { runBackfillParts } from '../../../test/support/backfills';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 import { runCostLateralSql } from '../../common/cost';
 import { settledCostsBackfill } from '../../database/backfills/1763800036000-settled-costs';
@@ -328,17 +329,7 @@ describe('workload rollup: exact equality with raw rows', () => {
     );
     expect(await settledCostDifferences(ds, organizationId)).toBeGreaterThan(0);
     expect(await rollupDifferences(ds, organizationId)).toBeGreaterThan(0);
-    const parts = ((await settledCostsBackfill.parts!(ds)) as { organizationId: string }[]).filter(
-      (part) => part.organizationId === organizationId,
-    );
-    expect(parts.length).toBeGreaterThan(1);
-    for (const part of parts) {
-      const runner = ds.createQueryRunner();
-      await runner.startTransaction();
-      await settledCostsBackfill.up(runner, part);
-      await runner.commitTransaction();
-      await runner.release();
-    }
+    expect(await runBackfillParts(ds, settledCostsBackfill, organizationId)).toBeGreaterThan(1);
     expect(await settledCostDifferences(ds, organizationId)).toBe(0);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
   });
@@ -356,17 +347,7 @@ describe('workload rollup: exact equality with raw rows', () => {
       [organizationId],
     );
     expect(await rollupDifferences(ds, organizationId)).toBeGreaterThan(0);
-    const parts = ((await clusterKeysBackfill.parts!(ds)) as { organizationId: string }[]).filter(
-      (part) => part.organizationId === organizationId,
-    );
-    expect(parts.length).toBeGreaterThan(1);
-    for (const part of parts) {
-      const runner = ds.createQueryRunner();
-      await runner.startTransaction();
-      await clusterKeysBackfill.up(runner, part);
-      await runner.commitTransaction();
-      await runner.release();
-    }
+    expect(await runBackfillParts(ds, clusterKeysBackfill, organizationId)).toBeGreaterThan(1);
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
   });
 
