@@ -613,13 +613,14 @@ export function rankedByIdleGpuHoursQuery(
 export type RankedValue = Exclude<SampleMetric, 'temperature'> | 'gpu_hours' | 'idle_gpu_hours';
 
 /**
- * The ranking within one cluster. The rollups and the ranked indexes are not kept per cluster, so
- * the cluster's workloads in scope are read and ranked as one set: a scan of them, not top-N index
- * ranges. Values are the same expressions as the indexed reads'; the mean is a numeric average.
+ * The ranking within one cluster by a sample figure. Their indexes and totals live on
+ * metric_aggregates, which has no cluster copy, so the cluster's workloads in scope are read and
+ * ranked as one set: a scan of them, not top-N index ranges (GPU-hours and cost read their indexes
+ * filtered by cluster). Values are the same expressions as the indexed reads'; the mean is a numeric average.
  */
 export function rankedInClusterQuery(
   scope: AuthScope,
-  value: RankedValue,
+  value: Exclude<RankedValue, 'gpu_hours'>,
   filters: RankedFilters & { clusterId: string },
   now: Date,
 ): ScopedStatement {
@@ -638,17 +639,12 @@ export function rankedInClusterQuery(
     readsClock: false,
   });
   const figures: Record<
-    RankedValue,
+    Exclude<RankedValue, 'gpu_hours'>,
     { avg: string; current?: string; sampled: boolean; readsClock: boolean }
   > = {
     gpu_utilization: sampleAverage('gpu_utilization'),
     memory_utilization: sampleAverage('memory_utilization'),
     power_usage: sampleAverage('power_usage'),
-    gpu_hours: {
-      avg: `(${cumulative(SETTLED_GPU_SECONDS)}) ${UNIT_SECONDS_TO_HOURS}`,
-      sampled: false,
-      readsClock: true,
-    },
     idle_gpu_hours: {
       avg: idleGpuHoursSql(cumulative('a.settled_gpu_seconds::float8'), 'a.gpu_utilization_avg'),
       sampled: true,
