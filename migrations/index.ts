@@ -30,6 +30,7 @@ import { WorkloadSampleSummaries1763800033000 } from './1763800033000-workload-s
 import { SampleHours1763800035000 } from './1763800035000-sample-hours';
 import { SettledCosts1763800036000 } from './1763800036000-settled-costs';
 import { EnergyInputs1763800037000 } from './1763800037000-energy-inputs';
+import { EnergyAggregates1763800040000 } from './1763800040000-energy-aggregates';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -65,4 +66,5 @@ export const migrations = [
   SampleHours1763800035000,
   SettledCosts1763800036000,
   EnergyInputs1763800037000,
+  EnergyAggregates1763800040000,
 ];
