@@ -249,6 +249,26 @@ export const energyDefinitions: Definition[] = [
             FROM gpucap_held_parts(org, wl, low, high, cap_seconds) h) AS p;
     END
     $$`),
+  // The latest stored reading before `before`: rows, or the last of the two latest blocks before it.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_sample_before(org text, wl text, before timestamp with time zone,
+        OUT found_at timestamp with time zone, OUT found_power double precision)
+      LANGUAGE plpgsql STABLE AS $$
+    BEGIN
+      SELECT s.sampled_at, s.power_usage INTO found_at, found_power
+      FROM ((SELECT m.sampled_at, m.power_usage FROM metric_samples m
+             WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at < before
+             ORDER BY m.sampled_at DESC LIMIT 1)
+            UNION ALL
+            (SELECT u.sampled_at, u.power_usage
+             FROM (SELECT * FROM metric_sample_days d
+                   WHERE d.organization_id = org AND d.workload_id = wl AND d.day_start < before
+                   ORDER BY d.day_start DESC LIMIT 2) AS d
+             CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) u
+             WHERE u.sampled_at < before ORDER BY u.sampled_at DESC LIMIT 1)) AS s
+      ORDER BY s.sampled_at DESC LIMIT 1;
+    END
+    $$`),
   // What a statement's changes (times, signs, powers: energyChangesSql's rows of one workload) did to
   // its parts: the window from one cap before the earliest change to the latest, after less before.
   defineFunction(`
@@ -262,6 +282,11 @@ export const energyDefinitions: Definition[] = [
       high timestamptz;
       later boolean;
       periods record;
+      after_now boolean;
+      after_before boolean;
+      previous record;
+      part numeric;
+      intensity numeric;
     BEGIN
       SELECT min(t) - cap, max(t) INTO low, high FROM unnest(times) t;
       -- Unchanged beyond the window: a reading there makes the last one in it hold the whole cap.
@@ -287,10 +312,23 @@ export const energyDefinitions: Definition[] = [
         WHERE q.sampled_at <= high
       )
       SELECT coalesce(sum(p.side * p.microjoules), 0), coalesce(sum(p.side * p.microjoules * p.intensity), 0),
-             coalesce(sum(p.side * p.microjoules) FILTER (WHERE p.intensity IS NULL), 0)
-        INTO energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules
+             coalesce(sum(p.side * p.microjoules) FILTER (WHERE p.intensity IS NULL), 0),
+             coalesce((SELECT bool_or(q.side > 0) FROM sequences q), false), coalesce((SELECT bool_or(q.side < 0) FROM sequences q), false)
+        INTO energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules, after_now, after_before
       FROM (SELECT parts.*, gpucap_intensity_in(periods.froms, periods.tos, periods.intensities, parts.sampled_at) AS intensity
             FROM parts) AS p;
+      -- The reading before the window held the whole cap if any reading followed it, else nothing:
+      -- it changes only when the statement left no reading after it, or gave it the first one.
+      IF NOT later AND after_now <> after_before THEN
+        SELECT * INTO previous FROM gpucap_sample_before(org, wl, low);
+        IF previous.found_at IS NOT NULL THEN
+          part := previous.found_power::numeric * cap_seconds * 1000000::bigint * CASE WHEN after_now THEN 1 ELSE -1 END;
+          intensity := gpucap_carbon_intensity_at(org, cluster, previous.found_at);
+          energy_microjoules := energy_microjoules + part;
+          carbon_microjoule_grams_per_kwh := carbon_microjoule_grams_per_kwh + coalesce(part * intensity, 0);
+          uncovered_microjoules := uncovered_microjoules + CASE WHEN intensity IS NULL THEN part ELSE 0 END;
+        END IF;
+      END IF;
     END
     $$`),
   defineFunction(`
