@@ -2,6 +2,12 @@ import type { Backfill } from './backfill';
 import { queueWaitHistogramsBackfill } from './1763800032000-queue-wait-histograms';
 import { sampleHoursBackfill } from './1763800035000-sample-hours';
 import { settledCostsBackfill } from './1763800036000-settled-costs';
+import { energyBackfill } from './1763800040000-energy';
 
 /** Every backfill, oldest first. */
-export const backfills: Backfill[] = [queueWaitHistogramsBackfill, sampleHoursBackfill, settledCostsBackfill];
+export const backfills: Backfill[] = [
+  queueWaitHistogramsBackfill,
+  sampleHoursBackfill,
+  settledCostsBackfill,
+  energyBackfill,
+];

@@ -1,4 +1,6 @@
 import { pruneSamples } from '../../cli/commands/prune.command';
+import { energyBackfill } from '../../database/backfills/1763800040000-energy';
+import { BACKFILLS_TABLE, runBackfills } from '../../database/backfills/backfill';
 import { sealSamples } from '../../import/sample-seal';
 import { importDocument, insertWorkloads, seedOrganization, writeAs } from '../../../test/support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../../test/support/own-database';
@@ -11,7 +13,10 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 /** Ten days ago, midnight UTC: inside the retention, in weekly partitions made on demand. */
 const BASE = Math.floor(Date.now() / DAY) * DAY - 10 * DAY;
-const ENERGY = 'energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules';
+/** The energy columns as exact text, whatever scale their sums came to. */
+const ENERGY = ['energy_microjoules', 'carbon_microjoule_grams_per_kwh', 'uncovered_microjoules']
+  .map((column) => `trim_scale(${column})::text AS ${column}`)
+  .join(', ');
 
 /** A deterministic generator in [0, 1). */
 function generator(seed: number): () => number {
@@ -388,6 +393,19 @@ describe('energy and carbon per workload', () => {
       expect({ step, kind, differences }).toEqual({ step, kind, differences: [] });
     }
   }, 120_000);
+
+  it('are filled by the backfill for aggregates stored before them', async () => {
+    const settled = await stored();
+    await db.dataSource.query(
+      `UPDATE metric_aggregates SET energy_microjoules = 0, carbon_microjoule_grams_per_kwh = 0, uncovered_microjoules = 0
+       WHERE organization_id = $1`,
+      [org],
+    );
+    await db.dataSource.query(`DELETE FROM ${BACKFILLS_TABLE} WHERE name = $1`, [energyBackfill.name]);
+    expect(await aggregateDifferences(db.dataSource, org, pruned)).not.toEqual([]);
+    expect(await runBackfills(db.dataSource, [energyBackfill])).toEqual([energyBackfill.name]);
+    expect(await stored()).toEqual(settled);
+  });
 
   it('keeps the energy of pruned readings, and nets to zero when every reading is deleted', async () => {
     await insertRows(series('e-old', BASE - 14 * DAY, 50, MINUTE, (k) => 100 + k));
