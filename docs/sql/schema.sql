@@ -1403,8 +1403,9 @@ AS $function$
         INTO froms, tos, intensities
       FROM carbon_intensities c
       WHERE c.organization_id = org AND c.cluster_id = cluster AND c.effective_from <= high
-        AND c.effective_from >= coalesce((SELECT max(p.effective_from) FROM carbon_intensities p
-                                          WHERE p.organization_id = org AND p.cluster_id = cluster AND p.effective_from <= low), low);
+        AND c.effective_from >= coalesce((SELECT p.effective_from FROM carbon_intensities p
+                                          WHERE p.organization_id = org AND p.cluster_id = cluster AND p.effective_from <= low
+                                          ORDER BY p.effective_from DESC LIMIT 1), low);
     END
     $function$;
 
@@ -3071,8 +3072,11 @@ AS $function$
           ) b
           -- Each reading of an appended block but its last holds for the step to the next.
           CROSS JOIN LATERAL (
-            SELECT coalesce(sum(u.p::numeric * least(u.st, t.cap * 1000000::bigint)), 0) AS microjoules
-            FROM unnest(d.power_usage[:cardinality(d.step_us) - 1], d.step_us[2:]) AS u(p, st)
+            SELECT coalesce(sum(u.cents * u.held), 0) * 0.01
+              + coalesce(sum(u.p::numeric * u.held) FILTER (WHERE u.cents IS NULL), 0) AS microjoules
+            FROM (SELECT u.p, least(u.st, t.cap * 1000000::bigint) AS held, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents
+                  FROM unnest(d.power_usage[:cardinality(d.step_us) - 1], d.step_us[2:]) AS u(p, st)
+                  OFFSET 0) AS u
             WHERE t.appended
           ) e
           -- One period covering every held part of the block: its carbon at that intensity.
@@ -3081,15 +3085,23 @@ AS $function$
             SELECT CASE WHEN k.period > 0 AND (t.tos[k.period] IS NULL OR t.tos[k.period] >= b.last_at)
                         THEN t.intensities[k.period] END AS intensity
           ) whole
-          -- Otherwise each part at the intensity of its reading's time.
+          -- Otherwise each part at the intensity of the period covering its reading's time, summed per period.
           CROSS JOIN LATERAL (
-            SELECT coalesce(sum(x.microjoules * x.intensity), 0) AS carbon,
-                   coalesce(sum(x.microjoules) FILTER (WHERE x.intensity IS NULL), 0) AS uncovered
-            FROM (SELECT u.p::numeric * least(u.next_step, t.cap * 1000000::bigint) AS microjoules,
-                         gpucap_intensity_in(t.froms, t.tos, t.intensities, d.day_start + u.at_us * interval '1 microsecond') AS intensity
-                  FROM (SELECT u.p, lead(u.st) OVER (ORDER BY u.i) AS next_step, sum(u.st) OVER (ORDER BY u.i) AS at_us
-                        FROM unnest(d.power_usage, d.step_us) WITH ORDINALITY AS u(p, st, i)) AS u
-                  WHERE u.next_step IS NOT NULL) AS x
+            SELECT coalesce(sum(g.microjoules * t.intensities[g.period]) FILTER (WHERE g.covered), 0) AS carbon,
+                   coalesce(sum(g.microjoules) FILTER (WHERE NOT g.covered), 0) AS uncovered
+            FROM (
+              SELECT x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+              + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
+              FROM (
+                SELECT u.p, least(u.next_step, t.cap * 1000000::bigint) AS held, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
+                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.at < t.tos[k.period]) AS covered
+                FROM (SELECT u.p, lead(u.st) OVER w AS next_step, d.day_start + sum(u.st) OVER w * interval '1 microsecond' AS at
+                      FROM unnest(d.power_usage, d.step_us) WITH ORDINALITY AS u(p, st, i) WINDOW w AS (ORDER BY u.i)) AS u
+                CROSS JOIN LATERAL (SELECT width_bucket(u.at, t.froms) AS period) k
+                WHERE u.next_step IS NOT NULL
+              ) AS x
+              GROUP BY x.period, x.covered
+            ) AS g
             WHERE t.appended AND t.froms IS NOT NULL AND whole.intensity IS NULL
           ) split
         ),

@@ -40,6 +40,24 @@ export const ENERGY_CONFLICT_SET = ENERGY_COLUMNS.map(
   (column) => `${column} = a.${column} + excluded.${column}`,
 ).join(',\n      ');
 
+/**
+ * A reading's power `u.p` in whole cents (bigint), when it is one (what collectors report), else null.
+ * Below 1e6 W a cent's float reads back as that cent (`p::numeric` is cents / 100), and cents × any
+ * held microseconds of one day fit a bigint.
+ */
+export const WATT_CENTS_SQL =
+  'CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END';
+
+/**
+ * Σ power × held microseconds over rows of `alias` (p: watts, held: µs, cents: WATT_CENTS_SQL), the
+ * exact value of Σ p::numeric × held: whole cents multiply and add as integers, other powers convert
+ * one by one (a numeric conversion per reading costs more than the trigger's other work on a block).
+ */
+export function heldEnergySql(alias: string): string {
+  return `coalesce(sum(${alias}.cents * ${alias}.held), 0) * 0.01
+              + coalesce(sum(${alias}.p::numeric * ${alias}.held) FILTER (WHERE ${alias}.cents IS NULL), 0)`;
+}
+
 /** Whether an INSERT into a sample store is under way in this statement (its BEFORE trigger ran). */
 export const SAMPLE_INSERT_RUNNING_SQL = "coalesce(current_setting('gpucap.sample_insert', true), '') = 'on'";
 
@@ -195,8 +213,9 @@ export const energyDefinitions: Definition[] = [
         INTO froms, tos, intensities
       FROM carbon_intensities c
       WHERE c.organization_id = org AND c.cluster_id = cluster AND c.effective_from <= high
-        AND c.effective_from >= coalesce((SELECT max(p.effective_from) FROM carbon_intensities p
-                                          WHERE p.organization_id = org AND p.cluster_id = cluster AND p.effective_from <= low), low);
+        AND c.effective_from >= coalesce((SELECT p.effective_from FROM carbon_intensities p
+                                          WHERE p.organization_id = org AND p.cluster_id = cluster AND p.effective_from <= low
+                                          ORDER BY p.effective_from DESC LIMIT 1), low);
     END
     $$`),
   defineFunction(`

@@ -237,9 +237,11 @@ describe('energy and carbon per workload', () => {
   });
 
   it('after imports straight into day blocks: new days, days before, rewritten and added readings', async () => {
-    // e-5 starts again in blocks over three days; e-2 gets readings a day before its first.
+    // e-5 starts again in blocks over three days, with powers of whole cents, of more digits and
+    // beyond a megawatt (summed three ways); e-2 gets readings a day before its first.
+    const watts = (k: number) => (k % 3 === 0 ? k / 3 : k % 5 === 0 ? 2e6 + k / 7 : 50 + (k % 11));
     await importReadings([
-      ...series('e-5', BASE + 2 * MINUTE, 3 * 24 * 4, 15 * MINUTE, (k) => 50 + (k % 11)),
+      ...series('e-5', BASE + 2 * MINUTE, 3 * 24 * 4, 15 * MINUTE, watts),
       ...series('e-2', BASE - DAY + 23 * HOUR, 8, 7 * MINUTE, () => 10.01),
     ]);
     await exact();

@@ -4,10 +4,12 @@ import {
   ENERGY_CONFLICT_SET,
   energyChangesSql,
   energyDeltasSql,
+  heldEnergySql,
   PENDING_SAMPLE_CHANGES,
   pendSampleChangesSql,
   SAMPLE_INSERT_DONE_SQL,
   SAMPLE_INSERT_RUNNING_SQL,
+  WATT_CENTS_SQL,
 } from './energy.definitions';
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
@@ -781,8 +783,10 @@ export const metricAggregateDefinitions: Definition[] = [
           ) b
           -- Each reading of an appended block but its last holds for the step to the next.
           CROSS JOIN LATERAL (
-            SELECT coalesce(sum(u.p::numeric * least(u.st, t.cap * 1000000::bigint)), 0) AS microjoules
-            FROM unnest(d.power_usage[:cardinality(d.step_us) - 1], d.step_us[2:]) AS u(p, st)
+            SELECT ${heldEnergySql('u')} AS microjoules
+            FROM (SELECT u.p, least(u.st, t.cap * 1000000::bigint) AS held, ${WATT_CENTS_SQL} AS cents
+                  FROM unnest(d.power_usage[:cardinality(d.step_us) - 1], d.step_us[2:]) AS u(p, st)
+                  OFFSET 0) AS u
             WHERE t.appended
           ) e
           -- One period covering every held part of the block: its carbon at that intensity.
@@ -791,15 +795,22 @@ export const metricAggregateDefinitions: Definition[] = [
             SELECT CASE WHEN k.period > 0 AND (t.tos[k.period] IS NULL OR t.tos[k.period] >= b.last_at)
                         THEN t.intensities[k.period] END AS intensity
           ) whole
-          -- Otherwise each part at the intensity of its reading's time.
+          -- Otherwise each part at the intensity of the period covering its reading's time, summed per period.
           CROSS JOIN LATERAL (
-            SELECT coalesce(sum(x.microjoules * x.intensity), 0) AS carbon,
-                   coalesce(sum(x.microjoules) FILTER (WHERE x.intensity IS NULL), 0) AS uncovered
-            FROM (SELECT u.p::numeric * least(u.next_step, t.cap * 1000000::bigint) AS microjoules,
-                         gpucap_intensity_in(t.froms, t.tos, t.intensities, d.day_start + u.at_us * interval '1 microsecond') AS intensity
-                  FROM (SELECT u.p, lead(u.st) OVER (ORDER BY u.i) AS next_step, sum(u.st) OVER (ORDER BY u.i) AS at_us
-                        FROM unnest(d.power_usage, d.step_us) WITH ORDINALITY AS u(p, st, i)) AS u
-                  WHERE u.next_step IS NOT NULL) AS x
+            SELECT coalesce(sum(g.microjoules * t.intensities[g.period]) FILTER (WHERE g.covered), 0) AS carbon,
+                   coalesce(sum(g.microjoules) FILTER (WHERE NOT g.covered), 0) AS uncovered
+            FROM (
+              SELECT x.period, x.covered, ${heldEnergySql('x')} AS microjoules
+              FROM (
+                SELECT u.p, least(u.next_step, t.cap * 1000000::bigint) AS held, ${WATT_CENTS_SQL} AS cents, k.period,
+                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.at < t.tos[k.period]) AS covered
+                FROM (SELECT u.p, lead(u.st) OVER w AS next_step, d.day_start + sum(u.st) OVER w * interval '1 microsecond' AS at
+                      FROM unnest(d.power_usage, d.step_us) WITH ORDINALITY AS u(p, st, i) WINDOW w AS (ORDER BY u.i)) AS u
+                CROSS JOIN LATERAL (SELECT width_bucket(u.at, t.froms) AS period) k
+                WHERE u.next_step IS NOT NULL
+              ) AS x
+              GROUP BY x.period, x.covered
+            ) AS g
             WHERE t.appended AND t.froms IS NOT NULL AND whole.intensity IS NULL
           ) split
         ),
