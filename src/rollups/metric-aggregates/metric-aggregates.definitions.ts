@@ -349,7 +349,7 @@ export const metricAggregateDefinitions: Definition[] = [
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
         ),
-        ${energyDeltasSql(DELETED_ROW_CHANGES)}
+        ${energyDeltasSql(DELETED_ROW_CHANGES, false)}
         ${ROW_SUMMARY_SQL}) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
@@ -421,7 +421,7 @@ export const metricAggregateDefinitions: Definition[] = [
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
         ),
-        ${energyDeltasSql(INSERTED_ROW_CHANGES)}
+        ${energyDeltasSql(INSERTED_ROW_CHANGES, false)}
         ${ROW_SUMMARY_SQL}) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
