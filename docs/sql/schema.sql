@@ -1363,13 +1363,13 @@ CREATE OR REPLACE FUNCTION public.gpucap_carbon_intensity_at(org text, cluster t
  STABLE
 AS $function$
     DECLARE
-      found numeric;
+      intensity numeric;
     BEGIN
-      SELECT CASE WHEN c.effective_to IS NULL OR at < c.effective_to THEN c.pue * c.grams_co2e_per_kwh END INTO found
+      SELECT CASE WHEN c.effective_to IS NULL OR at < c.effective_to THEN c.pue * c.grams_co2e_per_kwh END INTO intensity
       FROM carbon_intensities c
       WHERE c.organization_id = org AND c.cluster_id = cluster AND c.effective_from <= at
       ORDER BY c.effective_from DESC LIMIT 1;
-      RETURN found;
+      RETURN intensity;
     END
     $function$;
 

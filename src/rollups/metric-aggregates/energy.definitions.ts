@@ -1,8 +1,8 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
 
 /*
- * Energy and carbon per workload, kept in metric_aggregates by the samples' triggers
- * (docs/architecture.md, "Energy"). A reading's power holds until the workload's next reading, for at
+ * Energy and carbon per workload, kept in metric_aggregates by the samples' triggers (docs/api.md,
+ * "Energy and carbon"; docs/architecture.md, "Rollups"). A reading's power holds until the workload's next reading, for at
  * most its organization's max_sample_gap_seconds (the cap); that held part is
  * power × held microseconds (µJ), and its carbon µJ × pue × grams CO2e per kWh of the carbon intensity
  * period of the workload's cluster covering the reading's time. The aggregate holds the parts of every
@@ -149,12 +149,12 @@ export function energyDeltasSql(changes: string, computed = true): string {
         )`;
 }
 
-/** Per row of `aggregate` (an alias of metric_aggregates) joined to `deltas`: its energy columns plus the deltas. */
+/** SET assignments adding the energy columns of `deltas` to the aggregate `a`. */
 function addDeltasSql(deltas: string): string {
   return ENERGY_COLUMNS.map((column) => `${column} = a.${column} + ${deltas}.${column}`).join(', ');
 }
 
-/** Intensity-weighted parts of one set of periods (arrays of gpucap_carbon_periods) over `parts`. */
+/** The arrays of gpucap_carbon_periods under a prefix: `previous_froms, previous_tos, …`. */
 const CHANGED_PERIODS = ['froms', 'tos', 'intensities'];
 const periodArrays = (prefix: string) => CHANGED_PERIODS.map((name) => `${prefix}_${name}`).join(', ');
 
@@ -236,13 +236,13 @@ export const energyDefinitions: Definition[] = [
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_carbon_intensity_at(org text, cluster text, at timestamp with time zone) RETURNS numeric LANGUAGE plpgsql STABLE AS $$
     DECLARE
-      found numeric;
+      intensity numeric;
     BEGIN
-      SELECT CASE WHEN c.effective_to IS NULL OR at < c.effective_to THEN c.pue * c.grams_co2e_per_kwh END INTO found
+      SELECT CASE WHEN c.effective_to IS NULL OR at < c.effective_to THEN c.pue * c.grams_co2e_per_kwh END INTO intensity
       FROM carbon_intensities c
       WHERE c.organization_id = org AND c.cluster_id = cluster AND c.effective_from <= at
       ORDER BY c.effective_from DESC LIMIT 1;
-      RETURN found;
+      RETURN intensity;
     END
     $$`),
   defineFunction(`
