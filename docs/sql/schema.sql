@@ -2161,48 +2161,54 @@ AS $function$
         ),
         energy_changes AS NOT MATERIALIZED (SELECT -1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM old_rows),
         energy_targets AS MATERIALIZED (
-          SELECT s.organization_id, s.workload_id, s.low, w.cluster_id, o.max_sample_gap_seconds AS cap,
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
                  p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
-                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended,
-                 c.froms, c.tos, c.intensities
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
           FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
                        bool_and(sign > 0) AS only_added
                 FROM energy_changes GROUP BY organization_id, workload_id) AS s
           JOIN organizations o ON o.organization_id = s.organization_id
           LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
           LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
-          CROSS JOIN LATERAL gpucap_carbon_periods(s.organization_id, w.cluster_id, least(p.latest_sampled_at, s.low), s.high) c
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
         ),
         -- Appended: each new reading holds until the next, and the previous latest until the first.
         energy_appended_parts AS (
-          SELECT c.organization_id, c.workload_id, c.sampled_at, c.power_usage AS p,
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
                  gpucap_held_microseconds(c.sampled_at,
                    lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
           FROM energy_changes c
           JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
           WHERE t.appended
           UNION ALL
-          SELECT organization_id, workload_id, previous_at, previous_power, gpucap_held_microseconds(previous_at, low, cap)
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
           FROM energy_targets WHERE appended AND previous_at IS NOT NULL
         ),
         -- Summed per intensity period before they are weighed: a conversion per reading costs.
         energy_appended AS (
-          SELECT x.organization_id, x.workload_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
               + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
           FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
-                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.sampled_at < t.tos[k.period]) AS covered
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
                 FROM energy_appended_parts u
-                JOIN energy_targets t ON t.organization_id = u.organization_id AND t.workload_id = u.workload_id
-                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, t.froms), 0) AS period) AS k
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
                 WHERE u.held IS NOT NULL) AS x
-          GROUP BY x.organization_id, x.workload_id, x.period, x.covered
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
         ),
         energy AS (
           SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
-                 coalesce(sum(a.microjoules * t.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
                  coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
           FROM energy_appended a
-          JOIN energy_targets t ON t.organization_id = a.organization_id AND t.workload_id = a.workload_id
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
           GROUP BY a.organization_id, a.workload_id
           UNION ALL
           SELECT t.organization_id, t.workload_id, r.*
@@ -2299,48 +2305,54 @@ AS $function$
         energy_changes AS NOT MATERIALIZED (SELECT 1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM new_rows
           UNION ALL SELECT sign, organization_id, workload_id, sampled_at, power_usage FROM gpucap_pending_sample_changes),
         energy_targets AS MATERIALIZED (
-          SELECT s.organization_id, s.workload_id, s.low, w.cluster_id, o.max_sample_gap_seconds AS cap,
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
                  p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
-                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended,
-                 c.froms, c.tos, c.intensities
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
           FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
                        bool_and(sign > 0) AS only_added
                 FROM energy_changes GROUP BY organization_id, workload_id) AS s
           JOIN organizations o ON o.organization_id = s.organization_id
           LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
           LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
-          CROSS JOIN LATERAL gpucap_carbon_periods(s.organization_id, w.cluster_id, least(p.latest_sampled_at, s.low), s.high) c
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
         ),
         -- Appended: each new reading holds until the next, and the previous latest until the first.
         energy_appended_parts AS (
-          SELECT c.organization_id, c.workload_id, c.sampled_at, c.power_usage AS p,
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
                  gpucap_held_microseconds(c.sampled_at,
                    lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
           FROM energy_changes c
           JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
           WHERE t.appended
           UNION ALL
-          SELECT organization_id, workload_id, previous_at, previous_power, gpucap_held_microseconds(previous_at, low, cap)
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
           FROM energy_targets WHERE appended AND previous_at IS NOT NULL
         ),
         -- Summed per intensity period before they are weighed: a conversion per reading costs.
         energy_appended AS (
-          SELECT x.organization_id, x.workload_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
               + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
           FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
-                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.sampled_at < t.tos[k.period]) AS covered
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
                 FROM energy_appended_parts u
-                JOIN energy_targets t ON t.organization_id = u.organization_id AND t.workload_id = u.workload_id
-                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, t.froms), 0) AS period) AS k
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
                 WHERE u.held IS NOT NULL) AS x
-          GROUP BY x.organization_id, x.workload_id, x.period, x.covered
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
         ),
         energy AS (
           SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
-                 coalesce(sum(a.microjoules * t.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
                  coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
           FROM energy_appended a
-          JOIN energy_targets t ON t.organization_id = a.organization_id AND t.workload_id = a.workload_id
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
           GROUP BY a.organization_id, a.workload_id
           UNION ALL
           SELECT t.organization_id, t.workload_id, r.*
@@ -2486,48 +2498,54 @@ AS $function$
     UNION ALL
     SELECT -1, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM old_rows EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM new_rows) AS removed) AS changes WHERE NOT upserting),
         energy_targets AS MATERIALIZED (
-          SELECT s.organization_id, s.workload_id, s.low, w.cluster_id, o.max_sample_gap_seconds AS cap,
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
                  p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
-                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended,
-                 c.froms, c.tos, c.intensities
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
           FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
                        bool_and(sign > 0) AS only_added
                 FROM energy_changes GROUP BY organization_id, workload_id) AS s
           JOIN organizations o ON o.organization_id = s.organization_id
           LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
           LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
-          CROSS JOIN LATERAL gpucap_carbon_periods(s.organization_id, w.cluster_id, least(p.latest_sampled_at, s.low), s.high) c
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
         ),
         -- Appended: each new reading holds until the next, and the previous latest until the first.
         energy_appended_parts AS (
-          SELECT c.organization_id, c.workload_id, c.sampled_at, c.power_usage AS p,
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
                  gpucap_held_microseconds(c.sampled_at,
                    lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
           FROM energy_changes c
           JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
           WHERE t.appended
           UNION ALL
-          SELECT organization_id, workload_id, previous_at, previous_power, gpucap_held_microseconds(previous_at, low, cap)
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
           FROM energy_targets WHERE appended AND previous_at IS NOT NULL
         ),
         -- Summed per intensity period before they are weighed: a conversion per reading costs.
         energy_appended AS (
-          SELECT x.organization_id, x.workload_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
               + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
           FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
-                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.sampled_at < t.tos[k.period]) AS covered
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
                 FROM energy_appended_parts u
-                JOIN energy_targets t ON t.organization_id = u.organization_id AND t.workload_id = u.workload_id
-                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, t.froms), 0) AS period) AS k
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
                 WHERE u.held IS NOT NULL) AS x
-          GROUP BY x.organization_id, x.workload_id, x.period, x.covered
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
         ),
         energy AS (
           SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
-                 coalesce(sum(a.microjoules * t.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
                  coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
           FROM energy_appended a
-          JOIN energy_targets t ON t.organization_id = a.organization_id AND t.workload_id = a.workload_id
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
           GROUP BY a.organization_id, a.workload_id
           UNION ALL
           SELECT t.organization_id, t.workload_id, r.*
@@ -2904,48 +2922,54 @@ AS $function$
     UNION ALL
     SELECT -1, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign < 0) AS removed_samples EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign > 0) AS added_samples) AS removed) AS changes WHERE NOT upserting),
         energy_targets AS MATERIALIZED (
-          SELECT s.organization_id, s.workload_id, s.low, w.cluster_id, o.max_sample_gap_seconds AS cap,
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
                  p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
-                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended,
-                 c.froms, c.tos, c.intensities
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
           FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
                        bool_and(sign > 0) AS only_added
                 FROM energy_changes GROUP BY organization_id, workload_id) AS s
           JOIN organizations o ON o.organization_id = s.organization_id
           LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
           LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
-          CROSS JOIN LATERAL gpucap_carbon_periods(s.organization_id, w.cluster_id, least(p.latest_sampled_at, s.low), s.high) c
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
         ),
         -- Appended: each new reading holds until the next, and the previous latest until the first.
         energy_appended_parts AS (
-          SELECT c.organization_id, c.workload_id, c.sampled_at, c.power_usage AS p,
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
                  gpucap_held_microseconds(c.sampled_at,
                    lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
           FROM energy_changes c
           JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
           WHERE t.appended
           UNION ALL
-          SELECT organization_id, workload_id, previous_at, previous_power, gpucap_held_microseconds(previous_at, low, cap)
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
           FROM energy_targets WHERE appended AND previous_at IS NOT NULL
         ),
         -- Summed per intensity period before they are weighed: a conversion per reading costs.
         energy_appended AS (
-          SELECT x.organization_id, x.workload_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
               + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
           FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
-                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.sampled_at < t.tos[k.period]) AS covered
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
                 FROM energy_appended_parts u
-                JOIN energy_targets t ON t.organization_id = u.organization_id AND t.workload_id = u.workload_id
-                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, t.froms), 0) AS period) AS k
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
                 WHERE u.held IS NOT NULL) AS x
-          GROUP BY x.organization_id, x.workload_id, x.period, x.covered
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
         ),
         energy AS (
           SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
-                 coalesce(sum(a.microjoules * t.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
                  coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
           FROM energy_appended a
-          JOIN energy_targets t ON t.organization_id = a.organization_id AND t.workload_id = a.workload_id
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
           GROUP BY a.organization_id, a.workload_id
           UNION ALL
           SELECT t.organization_id, t.workload_id, r.*
