@@ -96,18 +96,19 @@ describe('energy and carbon per workload', () => {
     watts: (k: number) => number,
   ) => Array.from({ length: count }, (_, k) => ({ workloadId, at: from + k * step, watts: watts(k) }));
 
+  const workload = (workloadId: string, clusterId: string, running = false) => ({
+    workloadId,
+    clusterId,
+    status: running ? ('running' as const) : ('completed' as const),
+    submittedAt: new Date(BASE - 20 * DAY),
+    startedAt: new Date(BASE - 20 * DAY),
+    completedAt: running ? null : new Date(BASE + 5 * DAY),
+  });
+
   beforeAll(async () => {
     db = await createOwnDatabase('energy');
     org = await seedOrganization(db.dataSource);
     await unsealOrganizations(db.dataSource, [org]);
-    const workload = (workloadId: string, clusterId: string, running = false) => ({
-      workloadId,
-      clusterId,
-      status: running ? ('running' as const) : ('completed' as const),
-      submittedAt: new Date(BASE - 20 * DAY),
-      startedAt: new Date(BASE - 20 * DAY),
-      completedAt: running ? null : new Date(BASE + 5 * DAY),
-    });
     await insertWorkloads(db.dataSource, org, [
       workload('e-1', 'c-1'),
       workload('e-2', 'c-1'),
@@ -312,6 +313,11 @@ describe('energy and carbon per workload', () => {
     await write(
       `UPDATE workloads SET cluster_id = 'c-2' WHERE organization_id = $1 AND workload_id IN ('e-1', 'e-5')`,
     );
+    await exact();
+    // Readings without their workload have no cluster, and take one's when it comes back.
+    await write(`DELETE FROM workloads WHERE organization_id = $1 AND workload_id = 'e-3'`);
+    await exact();
+    await insertWorkloads(db.dataSource, org, [workload('e-3', 'c-1')]);
     await exact();
     await write(`UPDATE organizations SET max_sample_gap_seconds = 300 WHERE organization_id = $1`);
     await exact();
