@@ -30,6 +30,7 @@ import { WorkloadSampleSummaries1763800033000 } from './1763800033000-workload-s
 import { SampleHours1763800035000 } from './1763800035000-sample-hours';
 import { SettledCosts1763800036000 } from './1763800036000-settled-costs';
 import { EnergyInputs1763800037000 } from './1763800037000-energy-inputs';
+import { EnergyAggregates1763800040000 } from './1763800040000-energy-aggregates';
 import { ClusterKeys1763800042000 } from './1763800042000-cluster-keys';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
@@ -66,5 +67,6 @@ export const migrations = [
   SampleHours1763800035000,
   SettledCosts1763800036000,
   EnergyInputs1763800037000,
+  EnergyAggregates1763800040000,
   ClusterKeys1763800042000,
 ];

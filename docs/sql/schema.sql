@@ -122,6 +122,9 @@ CREATE TABLE carbon_intensities (
     CONSTRAINT carbon_intensities_pue_check CHECK (pue >= 1.0),
     CONSTRAINT carbon_intensities_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES organizations(organization_id) ON DELETE CASCADE
 );
+CREATE TRIGGER carbon_intensities_carbon_delete AFTER DELETE ON carbon_intensities REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_carbon_resettle_delete();
+CREATE TRIGGER carbon_intensities_carbon_insert AFTER INSERT ON carbon_intensities REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_carbon_resettle_insert();
+CREATE TRIGGER carbon_intensities_carbon_update AFTER UPDATE ON carbon_intensities REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_carbon_resettle_update();
 CREATE TRIGGER carbon_intensities_data_version_delete AFTER DELETE ON carbon_intensities REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
 CREATE TRIGGER carbon_intensities_data_version_insert AFTER INSERT ON carbon_intensities REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER carbon_intensities_data_version_truncate AFTER TRUNCATE ON carbon_intensities FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
@@ -233,6 +236,9 @@ CREATE TABLE metric_aggregates (
     initiative_id text,
     status text,
     settled_gpu_seconds bigint,
+    energy_microjoules numeric DEFAULT 0 NOT NULL,
+    carbon_microjoule_grams_per_kwh numeric DEFAULT 0 NOT NULL,
+    uncovered_microjoules numeric DEFAULT 0 NOT NULL,
     CONSTRAINT metric_aggregates_pkey PRIMARY KEY (organization_id, workload_id)
 );
 CREATE INDEX metric_aggregates_org_initiative_status_gpu_utilization ON public.metric_aggregates USING btree (organization_id, initiative_id, status, gpu_utilization_avg, workload_id COLLATE "C") WHERE ((sample_count > 0) AND (initiative_id IS NOT NULL));
@@ -295,6 +301,7 @@ CREATE TRIGGER metric_sample_days_hours_delete AFTER DELETE ON metric_sample_day
 CREATE TRIGGER metric_sample_days_hours_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write();
 CREATE TRIGGER metric_sample_days_hours_truncate AFTER TRUNCATE ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_truncate();
 CREATE TRIGGER metric_sample_days_hours_update AFTER UPDATE ON metric_sample_days REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_hours_write();
+CREATE TRIGGER metric_sample_days_insert_begin BEFORE INSERT ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_insert_begin();
 CREATE TRIGGER metric_sample_days_summaries_delete AFTER DELETE ON metric_sample_days REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_sample_days();
 CREATE TRIGGER metric_sample_days_summaries_insert AFTER INSERT ON metric_sample_days REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_sample_days();
 CREATE TRIGGER metric_sample_days_summaries_truncate AFTER TRUNCATE ON metric_sample_days FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples_truncate();
@@ -920,6 +927,7 @@ CREATE TRIGGER metric_samples_data_version_delete AFTER DELETE ON metric_samples
 CREATE TRIGGER metric_samples_data_version_insert AFTER INSERT ON metric_samples REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER metric_samples_data_version_truncate AFTER TRUNCATE ON metric_samples FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
 CREATE TRIGGER metric_samples_data_version_update AFTER UPDATE ON metric_samples REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER metric_samples_insert_begin BEFORE INSERT ON metric_samples FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_insert_begin();
 CREATE TRIGGER metric_samples_summaries_delete AFTER DELETE ON metric_samples REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples();
 CREATE TRIGGER metric_samples_summaries_insert AFTER INSERT ON metric_samples REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples();
 CREATE TRIGGER metric_samples_summaries_truncate AFTER TRUNCATE ON metric_samples FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_summaries_samples_truncate();
@@ -954,6 +962,7 @@ CREATE TRIGGER organizations_data_version_delete AFTER DELETE ON organizations R
 CREATE TRIGGER organizations_data_version_insert AFTER INSERT ON organizations REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER organizations_data_version_truncate AFTER TRUNCATE ON organizations FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
 CREATE TRIGGER organizations_data_version_update AFTER UPDATE ON organizations REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER organizations_sample_gap_update AFTER UPDATE ON organizations REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_sample_gap_resettle();
 CREATE TRIGGER organizations_seal_watermark AFTER INSERT ON organizations REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_seal_watermark_new_organization();
 
 -- Table pool_instance_types
@@ -1128,6 +1137,9 @@ CREATE TRIGGER workloads_capacity_rollup_delete AFTER DELETE ON workloads REFERE
 CREATE TRIGGER workloads_capacity_rollup_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
 CREATE TRIGGER workloads_capacity_rollup_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_truncate();
 CREATE TRIGGER workloads_capacity_rollup_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_capacity_rollup_trigger();
+CREATE TRIGGER workloads_carbon_cluster_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_clusters_delete();
+CREATE TRIGGER workloads_carbon_cluster_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_clusters_insert();
+CREATE TRIGGER workloads_carbon_cluster_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_clusters_update();
 CREATE TRIGGER workloads_costs_insert BEFORE INSERT ON workloads FOR EACH ROW WHEN (NOT (new.started_at IS NOT NULL AND new.completed_at IS NULL)) EXECUTE FUNCTION gpucap_workload_costs_settle();
 CREATE TRIGGER workloads_costs_update BEFORE UPDATE ON workloads FOR EACH ROW WHEN (old.started_at IS DISTINCT FROM new.started_at OR old.completed_at IS DISTINCT FROM new.completed_at OR old.instance_type IS DISTINCT FROM new.instance_type OR old.share_units IS DISTINCT FROM new.share_units OR old.gpu_count IS DISTINCT FROM new.gpu_count OR old.organization_id IS DISTINCT FROM new.organization_id) EXECUTE FUNCTION gpucap_workload_costs_settle();
 CREATE TRIGGER workloads_data_version_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_delete();
@@ -1333,6 +1345,22 @@ AS $function$
     END
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_carbon_intensity_at(org text, cluster text, at timestamp with time zone)
+ RETURNS numeric
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    DECLARE
+      intensity numeric;
+    BEGIN
+      SELECT CASE WHEN c.effective_to IS NULL OR at < c.effective_to THEN c.pue * c.grams_co2e_per_kwh END INTO intensity
+      FROM carbon_intensities c
+      WHERE c.organization_id = org AND c.cluster_id = cluster AND c.effective_from <= at
+      ORDER BY c.effective_from DESC LIMIT 1;
+      RETURN intensity;
+    END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_carbon_intensity_overlap_check()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1347,6 +1375,157 @@ AS $function$
       ) THEN
         RAISE EXCEPTION 'carbon intensity periods of one cluster overlap' USING ERRCODE = '23P01';
       END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_carbon_periods(org text, cluster text, low timestamp with time zone, high timestamp with time zone, OUT froms timestamp with time zone[], OUT tos timestamp with time zone[], OUT intensities numeric[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    BEGIN
+      -- Periods never overlap: the one starting last at or before low, and those starting up to high.
+      SELECT array_agg(c.effective_from ORDER BY c.effective_from), array_agg(c.effective_to ORDER BY c.effective_from),
+             array_agg(c.pue * c.grams_co2e_per_kwh ORDER BY c.effective_from)
+        INTO froms, tos, intensities
+      FROM carbon_intensities c
+      WHERE c.organization_id = org AND c.cluster_id = cluster AND c.effective_from <= high
+        AND c.effective_from >= coalesce((SELECT p.effective_from FROM carbon_intensities p
+                                          WHERE p.organization_id = org AND p.cluster_id = cluster AND p.effective_from <= low
+                                          ORDER BY p.effective_from DESC LIMIT 1), low);
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_carbon_resettle_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      WITH changed AS (
+        SELECT sign, organization_id, cluster_id, effective_from, effective_to, pue * grams_co2e_per_kwh AS intensity
+        FROM (SELECT -1 AS sign, * FROM old_rows) AS c
+      ),
+      clusters AS (
+        SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high,
+               array_agg(effective_from ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_froms,
+               array_agg(effective_to ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_tos,
+               array_agg(intensity ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_intensities,
+               array_agg(effective_from ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_froms,
+               array_agg(effective_to ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_tos,
+               array_agg(intensity ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_intensities
+        FROM changed GROUP BY organization_id, cluster_id
+      ),
+      deltas AS (
+        SELECT a.organization_id, a.workload_id,
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0)
+                                             - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int
+                                             - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+        FROM clusters c
+        JOIN organizations o ON o.organization_id = c.organization_id
+        JOIN workloads w ON w.organization_id = c.organization_id AND w.cluster_id = c.cluster_id
+        JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+        CROSS JOIN LATERAL gpucap_held_parts(a.organization_id, a.workload_id, greatest(c.low, a.first_sampled_at),
+                                             least(c.high, a.latest_sampled_at), o.max_sample_gap_seconds) h
+        WHERE a.first_sampled_at < c.high AND a.latest_sampled_at >= c.low
+        GROUP BY a.organization_id, a.workload_id
+      )
+      UPDATE metric_aggregates a
+      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
+          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_carbon_resettle_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      WITH changed AS (
+        SELECT sign, organization_id, cluster_id, effective_from, effective_to, pue * grams_co2e_per_kwh AS intensity
+        FROM (SELECT 1 AS sign, * FROM new_rows) AS c
+      ),
+      clusters AS (
+        SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high,
+               array_agg(effective_from ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_froms,
+               array_agg(effective_to ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_tos,
+               array_agg(intensity ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_intensities,
+               array_agg(effective_from ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_froms,
+               array_agg(effective_to ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_tos,
+               array_agg(intensity ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_intensities
+        FROM changed GROUP BY organization_id, cluster_id
+      ),
+      deltas AS (
+        SELECT a.organization_id, a.workload_id,
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0)
+                                             - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int
+                                             - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+        FROM clusters c
+        JOIN organizations o ON o.organization_id = c.organization_id
+        JOIN workloads w ON w.organization_id = c.organization_id AND w.cluster_id = c.cluster_id
+        JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+        CROSS JOIN LATERAL gpucap_held_parts(a.organization_id, a.workload_id, greatest(c.low, a.first_sampled_at),
+                                             least(c.high, a.latest_sampled_at), o.max_sample_gap_seconds) h
+        WHERE a.first_sampled_at < c.high AND a.latest_sampled_at >= c.low
+        GROUP BY a.organization_id, a.workload_id
+      )
+      UPDATE metric_aggregates a
+      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
+          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_carbon_resettle_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      WITH changed AS (
+        SELECT sign, organization_id, cluster_id, effective_from, effective_to, pue * grams_co2e_per_kwh AS intensity
+        FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
+              UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c
+      ),
+      clusters AS (
+        SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high,
+               array_agg(effective_from ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_froms,
+               array_agg(effective_to ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_tos,
+               array_agg(intensity ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_intensities,
+               array_agg(effective_from ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_froms,
+               array_agg(effective_to ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_tos,
+               array_agg(intensity ORDER BY effective_from) FILTER (WHERE sign < 0) AS removed_intensities
+        FROM changed GROUP BY organization_id, cluster_id
+      ),
+      deltas AS (
+        SELECT a.organization_id, a.workload_id,
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0)
+                                             - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int
+                                             - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+        FROM clusters c
+        JOIN organizations o ON o.organization_id = c.organization_id
+        JOIN workloads w ON w.organization_id = c.organization_id AND w.cluster_id = c.cluster_id
+        JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+        CROSS JOIN LATERAL gpucap_held_parts(a.organization_id, a.workload_id, greatest(c.low, a.first_sampled_at),
+                                             least(c.high, a.latest_sampled_at), o.max_sample_gap_seconds) h
+        WHERE a.first_sampled_at < c.high AND a.latest_sampled_at >= c.low
+        GROUP BY a.organization_id, a.workload_id
+      )
+      UPDATE metric_aggregates a
+      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
+          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       RETURN NULL;
     END
     $function$;
@@ -1392,6 +1571,75 @@ AS $function$
       PERFORM gpucap_bump_data_versions(ARRAY(SELECT organization_id FROM old_rows UNION SELECT organization_id FROM new_rows));
       RETURN NULL;
     END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_energy_resettle(org text, wl text, cluster text, cap_seconds integer, times timestamp with time zone[], signs integer[], powers double precision[], OUT energy_microjoules numeric, OUT carbon_microjoule_grams_per_kwh numeric, OUT uncovered_microjoules numeric)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    DECLARE
+      cap interval := cap_seconds * interval '1 second';
+      low timestamptz;
+      high timestamptz;
+      later boolean;
+      periods record;
+      after_now boolean;
+      after_before boolean;
+      previous record;
+      part numeric;
+      intensity numeric;
+    BEGIN
+      SELECT min(t) - cap, max(t) INTO low, high FROM unnest(times) t;
+      -- Unchanged beyond the window: a reading there makes the last one in it hold the whole cap.
+      later := gpucap_sample_after_exists(org, wl, high + cap);
+      SELECT * INTO periods FROM gpucap_carbon_periods(org, cluster, low, high);
+      WITH stored AS MATERIALIZED (
+        SELECT s.sampled_at, s.power_usage FROM gpucap_workload_samples(org, wl, low, high + cap) s
+      ),
+      changes AS (SELECT * FROM unnest(times, signs, powers) AS c(sampled_at, sign, power_usage)),
+      sequences AS (
+        SELECT 1 AS side, sampled_at, power_usage FROM stored
+        UNION ALL
+        SELECT -1, s.sampled_at, s.power_usage FROM stored s
+        WHERE NOT EXISTS (SELECT 1 FROM changes c WHERE c.sign > 0 AND c.sampled_at = s.sampled_at)
+        UNION ALL
+        SELECT -1, sampled_at, power_usage FROM changes WHERE sign < 0
+      ),
+      parts AS (
+        SELECT q.side, q.sampled_at,
+               q.power_usage::numeric * coalesce(gpucap_held_microseconds(q.sampled_at, q.next_at, cap_seconds),
+                 CASE WHEN later THEN cap_seconds * 1000000::bigint ELSE 0 END) AS microjoules
+        FROM (SELECT s.*, lead(s.sampled_at) OVER (PARTITION BY s.side ORDER BY s.sampled_at) AS next_at FROM sequences s) q
+        WHERE q.sampled_at <= high
+      )
+      SELECT coalesce(sum(p.side * p.microjoules), 0), coalesce(sum(p.side * p.microjoules * p.intensity), 0),
+             coalesce(sum(p.side * p.microjoules) FILTER (WHERE p.intensity IS NULL), 0),
+             coalesce((SELECT bool_or(q.side > 0) FROM sequences q), false), coalesce((SELECT bool_or(q.side < 0) FROM sequences q), false)
+        INTO energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules, after_now, after_before
+      FROM (SELECT parts.*, gpucap_intensity_in(periods.froms, periods.tos, periods.intensities, parts.sampled_at) AS intensity
+            FROM parts) AS p;
+      -- The reading before the window held the whole cap if any reading followed it, else nothing:
+      -- it changes only when the statement left no reading after it, or gave it the first one.
+      IF NOT later AND after_now <> after_before THEN
+        SELECT * INTO previous FROM gpucap_sample_before(org, wl, low);
+        IF previous.found_at IS NOT NULL THEN
+          part := previous.found_power::numeric * cap_seconds * 1000000::bigint * CASE WHEN after_now THEN 1 ELSE -1 END;
+          intensity := gpucap_carbon_intensity_at(org, cluster, previous.found_at);
+          energy_microjoules := energy_microjoules + part;
+          carbon_microjoule_grams_per_kwh := carbon_microjoule_grams_per_kwh + coalesce(part * intensity, 0);
+          uncovered_microjoules := uncovered_microjoules + CASE WHEN intensity IS NULL THEN part ELSE 0 END;
+        END IF;
+      END IF;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_energy_tail_microjoules(latest_sampled_at timestamp with time zone, power_usage_latest double precision, completed_at timestamp with time zone, cap_seconds integer)
+ RETURNS numeric
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT coalesce(power_usage_latest::numeric * gpucap_held_microseconds(latest_sampled_at, completed_at, cap_seconds), 0)
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_ensure_sample_day_partitions(range_from timestamp with time zone, range_to timestamp with time zone)
@@ -1473,6 +1721,46 @@ AS $function$
       END LOOP;
       RETURN created;
     END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_held_energy(org text, wl text, cluster text, cap_seconds integer, low timestamp with time zone, high timestamp with time zone, OUT energy_microjoules numeric, OUT carbon_microjoule_grams_per_kwh numeric, OUT uncovered_microjoules numeric)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    DECLARE
+      periods record;
+    BEGIN
+      SELECT * INTO periods FROM gpucap_carbon_periods(org, cluster, low, high);
+      SELECT coalesce(sum(p.microjoules), 0), coalesce(sum(p.microjoules * p.intensity), 0),
+             coalesce(sum(p.microjoules) FILTER (WHERE p.intensity IS NULL), 0)
+        INTO energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules
+      FROM (SELECT h.microjoules, gpucap_intensity_in(periods.froms, periods.tos, periods.intensities, h.sampled_at) AS intensity
+            FROM gpucap_held_parts(org, wl, low, high, cap_seconds) h) AS p;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_held_microseconds(from_at timestamp with time zone, to_at timestamp with time zone, cap_seconds integer)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT CASE WHEN to_at - from_at IS NOT NULL
+                THEN greatest(0, least(round(date_part('epoch', to_at - from_at) * 1e6)::bigint, cap_seconds * 1000000::bigint)) END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_held_parts(org text, wl text, low timestamp with time zone, high timestamp with time zone, cap_seconds integer)
+ RETURNS TABLE(sampled_at timestamp with time zone, microjoules numeric)
+ LANGUAGE sql
+ STABLE
+AS $function$
+    SELECT s.sampled_at,
+           s.power_usage::numeric * coalesce(gpucap_held_microseconds(s.sampled_at, s.next_at, cap_seconds),
+             CASE WHEN gpucap_sample_after_exists(org, wl, high + cap_seconds * interval '1 second')
+                  THEN cap_seconds * 1000000::bigint ELSE 0 END)
+    FROM (SELECT w.sampled_at, w.power_usage, lead(w.sampled_at) OVER (ORDER BY w.sampled_at) AS next_at
+          FROM gpucap_workload_samples(org, wl, low, high + cap_seconds * interval '1 second') w) AS s
+    WHERE s.sampled_at <= high
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_held_writer_locks()
@@ -1742,6 +2030,15 @@ AS $function$
     END
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_intensity_in(froms timestamp with time zone[], tos timestamp with time zone[], intensities numeric[], at timestamp with time zone)
+ RETURNS numeric
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT CASE WHEN width_bucket(at, froms) > 0 AND (tos[width_bucket(at, froms)] IS NULL OR at < tos[width_bucket(at, froms)])
+                THEN intensities[width_bucket(at, froms)] END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_known_time_zone(zone text)
  RETURNS text
  LANGUAGE plpgsql
@@ -1824,9 +2121,9 @@ AS $function$
         ) l ON true
         WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
         INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules)
         SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules FROM (
         WITH grouped AS (
           SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                  min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -1852,9 +2149,74 @@ AS $function$
           JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
+        ),
+        energy_changes AS NOT MATERIALIZED (SELECT -1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM old_rows),
+        energy_targets AS MATERIALIZED (
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
+                 p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
+          FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
+                       bool_and(sign > 0) AS only_added
+                FROM energy_changes GROUP BY organization_id, workload_id) AS s
+          JOIN organizations o ON o.organization_id = s.organization_id
+          LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
+          LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
+        ),
+        -- Appended: each new reading holds until the next, and the previous latest until the first.
+        energy_appended_parts AS (
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
+                 gpucap_held_microseconds(c.sampled_at,
+                   lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
+          FROM energy_changes c
+          JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+          WHERE t.appended
+          UNION ALL
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
+          FROM energy_targets WHERE appended AND previous_at IS NOT NULL
+        ),
+        -- Summed per intensity period before they are weighed: a conversion per reading costs.
+        energy_appended AS (
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+              + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
+          FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
+                FROM energy_appended_parts u
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
+                WHERE u.held IS NOT NULL) AS x
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
+        ),
+        energy AS (
+          SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
+          FROM energy_appended a
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
+          GROUP BY a.organization_id, a.workload_id
+          UNION ALL
+          SELECT t.organization_id, t.workload_id, r.*
+          FROM (SELECT c.organization_id, c.workload_id, array_agg(c.sampled_at) AS times, array_agg(c.sign) AS signs,
+                       array_agg(c.power_usage) AS powers
+                FROM energy_changes c
+                JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+                WHERE NOT t.appended
+                GROUP BY c.organization_id, c.workload_id) AS g
+          JOIN energy_targets t ON t.organization_id = g.organization_id AND t.workload_id = g.workload_id
+          CROSS JOIN LATERAL gpucap_energy_resettle(t.organization_id, t.workload_id, t.cluster_id, t.cap, g.times, g.signs, g.powers) r
         )
-        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        SELECT organization_id, workload_id, coalesce(g.sample_count, 0) AS sample_count, g.first_sampled_at, g.latest_sampled_at,
+          coalesce(g.gpu_utilization_sum, 0) AS gpu_utilization_sum, g.gpu_utilization_min, g.gpu_utilization_max, coalesce(g.memory_utilization_sum, 0) AS memory_utilization_sum, g.memory_utilization_min, g.memory_utilization_max, coalesce(g.temperature_sum, 0) AS temperature_sum, g.temperature_min, g.temperature_max, coalesce(g.power_usage_sum, 0) AS power_usage_sum, g.power_usage_min, g.power_usage_max,
+          l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest,
+          coalesce(e.energy_microjoules, 0) AS energy_microjoules, coalesce(e.carbon_microjoule_grams_per_kwh, 0) AS carbon_microjoule_grams_per_kwh, coalesce(e.uncovered_microjoules, 0) AS uncovered_microjoules
+        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id) FULL JOIN energy e USING (organization_id, workload_id)) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
           sample_count = a.sample_count + excluded.sample_count,
@@ -1879,7 +2241,10 @@ AS $function$
           power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
           power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
           power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          energy_microjoules = a.energy_microjoules + excluded.energy_microjoules,
+      carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + excluded.carbon_microjoule_grams_per_kwh,
+      uncovered_microjoules = a.uncovered_microjoules + excluded.uncovered_microjoules;
         DELETE FROM metric_aggregates a
         USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
         WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
@@ -1893,14 +2258,15 @@ CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_insert()
  SET jit TO 'off'
 AS $function$
         BEGIN
+          PERFORM set_config('gpucap.sample_insert', '', true);
           IF gpucap_sealing() THEN
             RETURN NULL;
           END IF;
 
         INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules)
         SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules FROM (
         WITH grouped AS (
           SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                  min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -1926,9 +2292,75 @@ AS $function$
           JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
+        ),
+        energy_changes AS NOT MATERIALIZED (SELECT 1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM new_rows
+          UNION ALL SELECT sign, organization_id, workload_id, sampled_at, power_usage FROM gpucap_pending_sample_changes),
+        energy_targets AS MATERIALIZED (
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
+                 p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
+          FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
+                       bool_and(sign > 0) AS only_added
+                FROM energy_changes GROUP BY organization_id, workload_id) AS s
+          JOIN organizations o ON o.organization_id = s.organization_id
+          LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
+          LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
+        ),
+        -- Appended: each new reading holds until the next, and the previous latest until the first.
+        energy_appended_parts AS (
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
+                 gpucap_held_microseconds(c.sampled_at,
+                   lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
+          FROM energy_changes c
+          JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+          WHERE t.appended
+          UNION ALL
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
+          FROM energy_targets WHERE appended AND previous_at IS NOT NULL
+        ),
+        -- Summed per intensity period before they are weighed: a conversion per reading costs.
+        energy_appended AS (
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+              + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
+          FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
+                FROM energy_appended_parts u
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
+                WHERE u.held IS NOT NULL) AS x
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
+        ),
+        energy AS (
+          SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
+          FROM energy_appended a
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
+          GROUP BY a.organization_id, a.workload_id
+          UNION ALL
+          SELECT t.organization_id, t.workload_id, r.*
+          FROM (SELECT c.organization_id, c.workload_id, array_agg(c.sampled_at) AS times, array_agg(c.sign) AS signs,
+                       array_agg(c.power_usage) AS powers
+                FROM energy_changes c
+                JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+                WHERE NOT t.appended
+                GROUP BY c.organization_id, c.workload_id) AS g
+          JOIN energy_targets t ON t.organization_id = g.organization_id AND t.workload_id = g.workload_id
+          CROSS JOIN LATERAL gpucap_energy_resettle(t.organization_id, t.workload_id, t.cluster_id, t.cap, g.times, g.signs, g.powers) r
         )
-        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        SELECT organization_id, workload_id, coalesce(g.sample_count, 0) AS sample_count, g.first_sampled_at, g.latest_sampled_at,
+          coalesce(g.gpu_utilization_sum, 0) AS gpu_utilization_sum, g.gpu_utilization_min, g.gpu_utilization_max, coalesce(g.memory_utilization_sum, 0) AS memory_utilization_sum, g.memory_utilization_min, g.memory_utilization_max, coalesce(g.temperature_sum, 0) AS temperature_sum, g.temperature_min, g.temperature_max, coalesce(g.power_usage_sum, 0) AS power_usage_sum, g.power_usage_min, g.power_usage_max,
+          l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest,
+          coalesce(e.energy_microjoules, 0) AS energy_microjoules, coalesce(e.carbon_microjoule_grams_per_kwh, 0) AS carbon_microjoule_grams_per_kwh, coalesce(e.uncovered_microjoules, 0) AS uncovered_microjoules
+        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id) FULL JOIN energy e USING (organization_id, workload_id)) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
           sample_count = a.sample_count + excluded.sample_count,
@@ -1953,7 +2385,11 @@ AS $function$
           power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
           power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
           power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          energy_microjoules = a.energy_microjoules + excluded.energy_microjoules,
+      carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + excluded.carbon_microjoule_grams_per_kwh,
+      uncovered_microjoules = a.uncovered_microjoules + excluded.uncovered_microjoules;
+          DELETE FROM gpucap_pending_sample_changes;
           RETURN NULL;
         END
     $function$;
@@ -1973,9 +2409,17 @@ CREATE OR REPLACE FUNCTION public.gpucap_metric_aggregates_update()
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
+        DECLARE
+          upserting boolean := coalesce(current_setting('gpucap.sample_insert', true), '') = 'on';
         BEGIN
           IF gpucap_sealing() THEN
             RETURN NULL;
+          END IF;
+          IF upserting THEN
+            INSERT INTO gpucap_pending_sample_changes (sign, organization_id, workload_id, sampled_at, power_usage)
+        SELECT sign, organization_id, workload_id, sampled_at, power_usage FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM new_rows EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM old_rows) AS added
+    UNION ALL
+    SELECT -1, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM old_rows EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM new_rows) AS removed) AS pending;
           END IF;
 
         WITH touched AS (
@@ -2012,9 +2456,9 @@ AS $function$
         ) l ON true
         WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
         INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules)
         SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules FROM (
         WITH grouped AS (
           SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                  min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -2040,9 +2484,76 @@ AS $function$
           JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
+        ),
+        energy_changes AS MATERIALIZED (SELECT * FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM new_rows EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM old_rows) AS added
+    UNION ALL
+    SELECT -1, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM old_rows EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM new_rows) AS removed) AS changes WHERE NOT upserting),
+        energy_targets AS MATERIALIZED (
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
+                 p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
+          FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
+                       bool_and(sign > 0) AS only_added
+                FROM energy_changes GROUP BY organization_id, workload_id) AS s
+          JOIN organizations o ON o.organization_id = s.organization_id
+          LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
+          LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
+        ),
+        -- Appended: each new reading holds until the next, and the previous latest until the first.
+        energy_appended_parts AS (
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
+                 gpucap_held_microseconds(c.sampled_at,
+                   lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
+          FROM energy_changes c
+          JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+          WHERE t.appended
+          UNION ALL
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
+          FROM energy_targets WHERE appended AND previous_at IS NOT NULL
+        ),
+        -- Summed per intensity period before they are weighed: a conversion per reading costs.
+        energy_appended AS (
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+              + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
+          FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
+                FROM energy_appended_parts u
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
+                WHERE u.held IS NOT NULL) AS x
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
+        ),
+        energy AS (
+          SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
+          FROM energy_appended a
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
+          GROUP BY a.organization_id, a.workload_id
+          UNION ALL
+          SELECT t.organization_id, t.workload_id, r.*
+          FROM (SELECT c.organization_id, c.workload_id, array_agg(c.sampled_at) AS times, array_agg(c.sign) AS signs,
+                       array_agg(c.power_usage) AS powers
+                FROM energy_changes c
+                JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+                WHERE NOT t.appended
+                GROUP BY c.organization_id, c.workload_id) AS g
+          JOIN energy_targets t ON t.organization_id = g.organization_id AND t.workload_id = g.workload_id
+          CROSS JOIN LATERAL gpucap_energy_resettle(t.organization_id, t.workload_id, t.cluster_id, t.cap, g.times, g.signs, g.powers) r
         )
-        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        SELECT organization_id, workload_id, coalesce(g.sample_count, 0) AS sample_count, g.first_sampled_at, g.latest_sampled_at,
+          coalesce(g.gpu_utilization_sum, 0) AS gpu_utilization_sum, g.gpu_utilization_min, g.gpu_utilization_max, coalesce(g.memory_utilization_sum, 0) AS memory_utilization_sum, g.memory_utilization_min, g.memory_utilization_max, coalesce(g.temperature_sum, 0) AS temperature_sum, g.temperature_min, g.temperature_max, coalesce(g.power_usage_sum, 0) AS power_usage_sum, g.power_usage_min, g.power_usage_max,
+          l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest,
+          coalesce(e.energy_microjoules, 0) AS energy_microjoules, coalesce(e.carbon_microjoule_grams_per_kwh, 0) AS carbon_microjoule_grams_per_kwh, coalesce(e.uncovered_microjoules, 0) AS uncovered_microjoules
+        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id) FULL JOIN energy e USING (organization_id, workload_id)) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
           sample_count = a.sample_count + excluded.sample_count,
@@ -2067,7 +2578,10 @@ AS $function$
           power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
           power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
           power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          energy_microjoules = a.energy_microjoules + excluded.energy_microjoules,
+      carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + excluded.carbon_microjoule_grams_per_kwh,
+      uncovered_microjoules = a.uncovered_microjoules + excluded.uncovered_microjoules;
         DELETE FROM metric_aggregates a
         USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
         WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
@@ -2317,12 +2831,54 @@ AS $function$
     END
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_sample_after_exists(org text, wl text, after timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    BEGIN
+      RETURN EXISTS (SELECT 1 FROM metric_samples m WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at > after)
+          OR EXISTS (SELECT 1 FROM metric_sample_days d
+                     WHERE d.organization_id = org AND d.workload_id = wl AND d.day_start >= date_trunc('day', after, 'UTC')
+                       AND d.day_start + (SELECT sum(s) FROM unnest(d.step_us) s) * interval '1 microsecond' > after);
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_sample_before(org text, wl text, before timestamp with time zone, OUT found_at timestamp with time zone, OUT found_power double precision)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    BEGIN
+      SELECT s.sampled_at, s.power_usage INTO found_at, found_power
+      FROM ((SELECT m.sampled_at, m.power_usage FROM metric_samples m
+             WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at < before
+             ORDER BY m.sampled_at DESC LIMIT 1)
+            UNION ALL
+            (SELECT u.sampled_at, u.power_usage
+             FROM (SELECT * FROM metric_sample_days d
+                   WHERE d.organization_id = org AND d.workload_id = wl AND d.day_start < before
+                   ORDER BY d.day_start DESC LIMIT 2) AS d
+             CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) u
+             WHERE u.sampled_at < before ORDER BY u.sampled_at DESC LIMIT 1)) AS s
+      ORDER BY s.sampled_at DESC LIMIT 1;
+    END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_sample_days_apply_changes()
  RETURNS void
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
+        DECLARE
+          upserting boolean := coalesce(current_setting('gpucap.sample_insert', true), '') = 'on';
         BEGIN
+          IF upserting THEN
+            INSERT INTO gpucap_pending_sample_changes (sign, organization_id, workload_id, sampled_at, power_usage)
+        SELECT sign, organization_id, workload_id, sampled_at, power_usage FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign > 0) AS added_samples EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign < 0) AS removed_samples) AS added
+    UNION ALL
+    SELECT -1, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign < 0) AS removed_samples EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign > 0) AS added_samples) AS removed) AS pending;
+          END IF;
           WITH touched AS (
             SELECT DISTINCT o.organization_id, o.workload_id
             FROM changed_samples o JOIN metric_aggregates a USING (organization_id, workload_id)
@@ -2353,12 +2909,77 @@ AS $function$
           ) l ON true
           WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
 
-          INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
+          WITH energy_changes AS MATERIALIZED (SELECT * FROM (SELECT 1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign > 0) AS added_samples EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign < 0) AS removed_samples) AS added
+    UNION ALL
+    SELECT -1, organization_id, workload_id, sampled_at, power_usage FROM (SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign < 0) AS removed_samples EXCEPT ALL SELECT organization_id, workload_id, sampled_at, power_usage FROM (SELECT * FROM changed_samples WHERE sign > 0) AS added_samples) AS removed) AS changes WHERE NOT upserting),
+        energy_targets AS MATERIALIZED (
+          SELECT s.organization_id, s.workload_id, s.low, s.high, w.cluster_id, o.max_sample_gap_seconds AS cap,
+                 p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
+                 s.only_added AND (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at) AS appended
+          FROM (SELECT organization_id, workload_id, min(sampled_at) AS low, max(sampled_at) AS high,
+                       bool_and(sign > 0) AS only_added
+                FROM energy_changes GROUP BY organization_id, workload_id) AS s
+          JOIN organizations o ON o.organization_id = s.organization_id
+          LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
+          LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
+        ),
+        -- One look at the periods per cluster: a statement appends a few readings to many workloads.
+        energy_periods AS MATERIALIZED (
+          SELECT k.organization_id, k.cluster_id, c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, cluster_id, min(least(previous_at, low)) AS low, max(high) AS high
+                FROM energy_targets WHERE appended GROUP BY organization_id, cluster_id) AS k
+          CROSS JOIN LATERAL gpucap_carbon_periods(k.organization_id, k.cluster_id, k.low, k.high) c
+        ),
+        -- Appended: each new reading holds until the next, and the previous latest until the first.
+        energy_appended_parts AS (
+          SELECT c.organization_id, c.workload_id, t.cluster_id, c.sampled_at, c.power_usage AS p,
+                 gpucap_held_microseconds(c.sampled_at,
+                   lead(c.sampled_at) OVER (PARTITION BY c.organization_id, c.workload_id ORDER BY c.sampled_at), t.cap) AS held
+          FROM energy_changes c
+          JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+          WHERE t.appended
+          UNION ALL
+          SELECT organization_id, workload_id, cluster_id, previous_at, previous_power,
+                 gpucap_held_microseconds(previous_at, low, cap)
+          FROM energy_targets WHERE appended AND previous_at IS NOT NULL
+        ),
+        -- Summed per intensity period before they are weighed: a conversion per reading costs.
+        energy_appended AS (
+          SELECT x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+              + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
+          FROM (SELECT u.*, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
+                       k.period > 0 AND (c.tos[k.period] IS NULL OR u.sampled_at < c.tos[k.period]) AS covered
+                FROM energy_appended_parts u
+                LEFT JOIN energy_periods c ON c.organization_id = u.organization_id AND c.cluster_id = u.cluster_id
+                CROSS JOIN LATERAL (SELECT coalesce(width_bucket(u.sampled_at, c.froms), 0) AS period) AS k
+                WHERE u.held IS NOT NULL) AS x
+          GROUP BY x.organization_id, x.workload_id, x.cluster_id, x.period, x.covered
+        ),
+        energy AS (
+          SELECT a.organization_id, a.workload_id, sum(a.microjoules) AS energy_microjoules,
+                 coalesce(sum(a.microjoules * c.intensities[a.period]) FILTER (WHERE a.covered), 0) AS carbon_microjoule_grams_per_kwh,
+                 coalesce(sum(a.microjoules) FILTER (WHERE NOT a.covered), 0) AS uncovered_microjoules
+          FROM energy_appended a
+          LEFT JOIN energy_periods c ON c.organization_id = a.organization_id AND c.cluster_id = a.cluster_id
+          GROUP BY a.organization_id, a.workload_id
+          UNION ALL
+          SELECT t.organization_id, t.workload_id, r.*
+          FROM (SELECT c.organization_id, c.workload_id, array_agg(c.sampled_at) AS times, array_agg(c.sign) AS signs,
+                       array_agg(c.power_usage) AS powers
+                FROM energy_changes c
+                JOIN energy_targets t ON t.organization_id = c.organization_id AND t.workload_id = c.workload_id
+                WHERE NOT t.appended
+                GROUP BY c.organization_id, c.workload_id) AS g
+          JOIN energy_targets t ON t.organization_id = g.organization_id AND t.workload_id = g.workload_id
+          CROSS JOIN LATERAL gpucap_energy_resettle(t.organization_id, t.workload_id, t.cluster_id, t.cap, g.times, g.signs, g.powers) r
+        )
+          INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules)
           SELECT g.organization_id, g.workload_id, g.sample_count, g.first_sampled_at, g.latest_sampled_at,
                  g.gpu_utilization_sum, g.gpu_utilization_min, g.gpu_utilization_max, l.gpu_utilization,
                  g.memory_utilization_sum, g.memory_utilization_min, g.memory_utilization_max, l.memory_utilization,
                  g.temperature_sum, g.temperature_min, g.temperature_max, l.temperature,
-                 g.power_usage_sum, g.power_usage_min, g.power_usage_max, l.power_usage
+                 g.power_usage_sum, g.power_usage_min, g.power_usage_max, l.power_usage,
+                 coalesce(e.energy_microjoules, 0), coalesce(e.carbon_microjoule_grams_per_kwh, 0), coalesce(e.uncovered_microjoules, 0)
           FROM (
             SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                    min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -2371,6 +2992,7 @@ AS $function$
           ) g
           LEFT JOIN changed_samples l ON l.organization_id = g.organization_id AND l.workload_id = g.workload_id
             AND l.sampled_at = g.latest_sampled_at AND l.sign > 0
+          LEFT JOIN energy e ON e.organization_id = g.organization_id AND e.workload_id = g.workload_id
 
     ON CONFLICT (organization_id, workload_id) DO UPDATE SET
       sample_count = a.sample_count + excluded.sample_count,
@@ -2395,7 +3017,10 @@ AS $function$
       power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
       power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
       power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          energy_microjoules = a.energy_microjoules + excluded.energy_microjoules,
+      carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + excluded.carbon_microjoule_grams_per_kwh,
+      uncovered_microjoules = a.uncovered_microjoules + excluded.uncovered_microjoules;
 
           DELETE FROM metric_aggregates a
           USING (SELECT DISTINCT organization_id, workload_id FROM changed_samples WHERE sign < 0) o
@@ -2470,36 +3095,139 @@ CREATE OR REPLACE FUNCTION public.gpucap_sample_days_inserted()
  SET jit TO 'off'
 AS $function$
       BEGIN
+        PERFORM set_config('gpucap.sample_insert', '', true);
         IF gpucap_sealing() THEN
           RETURN NULL;
         END IF;
-        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
-        SELECT b.organization_id, b.workload_id, sum(b.n)::bigint, min(b.first_at), max(b.last_at),
-               sum(b.gpu_utilization_sum), min(b.gpu_utilization_min), max(b.gpu_utilization_max), (array_agg(b.gpu_utilization_last ORDER BY b.last_at DESC))[1],
-               sum(b.memory_utilization_sum), min(b.memory_utilization_min), max(b.memory_utilization_max), (array_agg(b.memory_utilization_last ORDER BY b.last_at DESC))[1],
-               sum(b.temperature_sum), min(b.temperature_min), max(b.temperature_max), (array_agg(b.temperature_last ORDER BY b.last_at DESC))[1],
-               sum(b.power_usage_sum), min(b.power_usage_min), max(b.power_usage_max), (array_agg(b.power_usage_last ORDER BY b.last_at DESC))[1]
-        FROM new_rows d CROSS JOIN LATERAL (
-          SELECT d.organization_id, d.workload_id, count(*) AS n,
-                 d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
-                 d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
-                 round(coalesce(sum(u.gpu_utilization_cents), 0) * 0.01 + coalesce(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.gpu_utilization_cents % 100 = 0 THEN 0 WHEN u.gpu_utilization_cents % 10 = 0 THEN 1 WHEN u.gpu_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL)), 0))) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
-                 round(coalesce(sum(u.memory_utilization_cents), 0) * 0.01 + coalesce(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.memory_utilization_cents % 100 = 0 THEN 0 WHEN u.memory_utilization_cents % 10 = 0 THEN 1 WHEN u.memory_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL)), 0))) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
-                 round(coalesce(sum(u.temperature_cents), 0) * 0.01 + coalesce(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.temperature_cents % 100 = 0 THEN 0 WHEN u.temperature_cents % 10 = 0 THEN 1 WHEN u.temperature_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL)), 0))) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
-                 round(coalesce(sum(u.power_usage_cents), 0) * 0.01 + coalesce(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.power_usage_cents % 100 = 0 THEN 0 WHEN u.power_usage_cents % 10 = 0 THEN 1 WHEN u.power_usage_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL)), 0))) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
-          -- OFFSET 0 keeps the subquery: each reading's cents are computed once, not per use.
+        WITH energy_targets AS MATERIALIZED (
+          -- Per workload: its cap and cluster, its aggregate before the statement, and whether the new
+          -- blocks only append to it: then they are settled from their arrays with the periods they need.
+          SELECT s.organization_id, s.workload_id, w.cluster_id, o.max_sample_gap_seconds AS cap,
+                 p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
+                 (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at)
+                   AND NOT EXISTS (SELECT 1 FROM gpucap_pending_sample_changes x
+                                   WHERE x.organization_id = s.organization_id AND x.workload_id = s.workload_id) AS appended,
+                 c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, workload_id, min(day_start + step_us[1] * interval '1 microsecond') AS low,
+                       max(day_start) + interval '1 day' AS high
+                FROM new_rows GROUP BY organization_id, workload_id) AS s
+          JOIN organizations o ON o.organization_id = s.organization_id
+          LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
+          LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
+          CROSS JOIN LATERAL gpucap_carbon_periods(s.organization_id, w.cluster_id, least(p.latest_sampled_at, s.low), s.high) c
+        ),
+        blocks AS (
+          SELECT b.*, d.day_start, d.power_usage[cardinality(d.step_us)] AS last_power, t.appended, t.cap, t.previous_at,
+                 t.previous_power, t.froms, t.tos, t.intensities, e.microjoules,
+                 CASE WHEN t.froms IS NULL THEN 0 WHEN whole.intensity IS NOT NULL THEN e.microjoules * whole.intensity
+                      ELSE split.carbon END AS carbon,
+                 CASE WHEN t.froms IS NULL THEN e.microjoules WHEN whole.intensity IS NOT NULL THEN 0
+                      ELSE split.uncovered END AS uncovered
+          FROM new_rows d
+          JOIN energy_targets t ON t.organization_id = d.organization_id AND t.workload_id = d.workload_id
+          CROSS JOIN LATERAL (
+            SELECT d.organization_id, d.workload_id, count(*) AS n,
+                   d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
+                   d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
+                   round(coalesce(sum(u.gpu_utilization_cents), 0) * 0.01 + coalesce(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.gpu_utilization_cents % 100 = 0 THEN 0 WHEN u.gpu_utilization_cents % 10 = 0 THEN 1 WHEN u.gpu_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL)), 0))) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
+                   round(coalesce(sum(u.memory_utilization_cents), 0) * 0.01 + coalesce(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.memory_utilization_cents % 100 = 0 THEN 0 WHEN u.memory_utilization_cents % 10 = 0 THEN 1 WHEN u.memory_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL)), 0))) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
+                   round(coalesce(sum(u.temperature_cents), 0) * 0.01 + coalesce(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.temperature_cents % 100 = 0 THEN 0 WHEN u.temperature_cents % 10 = 0 THEN 1 WHEN u.temperature_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL)), 0))) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
+                   round(coalesce(sum(u.power_usage_cents), 0) * 0.01 + coalesce(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.power_usage_cents % 100 = 0 THEN 0 WHEN u.power_usage_cents % 10 = 0 THEN 1 WHEN u.power_usage_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL)), 0))) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
+            -- OFFSET 0 keeps the subquery: each reading's cents are computed once, not per use.
+            FROM (
+              SELECT u.*, CASE WHEN abs(u.gpu_utilization) < 1e13 AND round(u.gpu_utilization * 100) / 100 = u.gpu_utilization THEN round(u.gpu_utilization * 100)::bigint END AS gpu_utilization_cents, CASE WHEN abs(u.memory_utilization) < 1e13 AND round(u.memory_utilization * 100) / 100 = u.memory_utilization THEN round(u.memory_utilization * 100)::bigint END AS memory_utilization_cents, CASE WHEN abs(u.temperature) < 1e13 AND round(u.temperature * 100) / 100 = u.temperature THEN round(u.temperature * 100)::bigint END AS temperature_cents, CASE WHEN abs(u.power_usage) < 1e13 AND round(u.power_usage * 100) / 100 = u.power_usage THEN round(u.power_usage * 100)::bigint END AS power_usage_cents
+              FROM unnest(d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage)
+                AS u(st, gpu_utilization, memory_utilization, temperature, power_usage)
+              OFFSET 0
+            ) u
+          ) b
+          -- Each reading of an appended block but its last holds for the step to the next.
+          CROSS JOIN LATERAL (
+            SELECT coalesce(sum(u.cents * u.held), 0) * 0.01
+              + coalesce(sum(u.p::numeric * u.held) FILTER (WHERE u.cents IS NULL), 0) AS microjoules
+            FROM (SELECT u.p, least(u.st, t.cap * 1000000::bigint) AS held, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents
+                  FROM unnest(d.power_usage[:cardinality(d.step_us) - 1], d.step_us[2:]) AS u(p, st)
+                  OFFSET 0) AS u
+            WHERE t.appended
+          ) e
+          -- One period covering every held part of the block: its carbon at that intensity.
+          CROSS JOIN LATERAL (SELECT width_bucket(b.first_at, t.froms) AS period) k
+          CROSS JOIN LATERAL (
+            SELECT CASE WHEN k.period > 0 AND (t.tos[k.period] IS NULL OR t.tos[k.period] >= b.last_at)
+                        THEN t.intensities[k.period] END AS intensity
+          ) whole
+          -- Otherwise each part at the intensity of the period covering its reading's time, summed per period.
+          CROSS JOIN LATERAL (
+            SELECT coalesce(sum(g.microjoules * t.intensities[g.period]) FILTER (WHERE g.covered), 0) AS carbon,
+                   coalesce(sum(g.microjoules) FILTER (WHERE NOT g.covered), 0) AS uncovered
+            FROM (
+              SELECT x.period, x.covered, coalesce(sum(x.cents * x.held), 0) * 0.01
+              + coalesce(sum(x.p::numeric * x.held) FILTER (WHERE x.cents IS NULL), 0) AS microjoules
+              FROM (
+                SELECT u.p, least(u.next_step, t.cap * 1000000::bigint) AS held, CASE WHEN abs(u.p) < 1e6 AND round(u.p * 100) / 100 = u.p THEN round(u.p * 100)::bigint END AS cents, k.period,
+                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.at < t.tos[k.period]) AS covered
+                FROM (SELECT u.p, lead(u.st) OVER w AS next_step, d.day_start + sum(u.st) OVER w * interval '1 microsecond' AS at
+                      FROM unnest(d.power_usage, d.step_us) WITH ORDINALITY AS u(p, st, i) WINDOW w AS (ORDER BY u.i)) AS u
+                CROSS JOIN LATERAL (SELECT width_bucket(u.at, t.froms) AS period) k
+                WHERE u.next_step IS NOT NULL
+              ) AS x
+              GROUP BY x.period, x.covered
+            ) AS g
+            WHERE t.appended AND t.froms IS NOT NULL AND whole.intensity IS NULL
+          ) split
+        ),
+        sums AS (
+          -- The first new block's reading before it is the aggregate's latest; the others' the block before.
+          SELECT organization_id, workload_id, sum(n)::bigint AS sample_count, min(first_at) AS first_sampled_at,
+                 max(last_at) AS latest_sampled_at,
+                 sum(gpu_utilization_sum) AS gpu_utilization_sum, min(gpu_utilization_min) AS gpu_utilization_min, max(gpu_utilization_max) AS gpu_utilization_max, (array_agg(gpu_utilization_last ORDER BY last_at DESC))[1] AS gpu_utilization_latest,
+                 sum(memory_utilization_sum) AS memory_utilization_sum, min(memory_utilization_min) AS memory_utilization_min, max(memory_utilization_max) AS memory_utilization_max, (array_agg(memory_utilization_last ORDER BY last_at DESC))[1] AS memory_utilization_latest,
+                 sum(temperature_sum) AS temperature_sum, min(temperature_min) AS temperature_min, max(temperature_max) AS temperature_max, (array_agg(temperature_last ORDER BY last_at DESC))[1] AS temperature_latest,
+                 sum(power_usage_sum) AS power_usage_sum, min(power_usage_min) AS power_usage_min, max(power_usage_max) AS power_usage_max, (array_agg(power_usage_last ORDER BY last_at DESC))[1] AS power_usage_latest,
+                 CASE WHEN bool_and(appended) THEN sum(microjoules) + coalesce(sum(link_microjoules), 0) END AS energy_microjoules,
+                 CASE WHEN bool_and(appended) THEN sum(carbon) + coalesce(sum(link_microjoules * link_intensity), 0) END
+                   AS carbon_microjoule_grams_per_kwh,
+                 CASE WHEN bool_and(appended)
+                      THEN sum(uncovered) + coalesce(sum(link_microjoules) FILTER (WHERE link_intensity IS NULL), 0) END
+                   AS uncovered_microjoules
           FROM (
-            SELECT u.*, CASE WHEN abs(u.gpu_utilization) < 1e13 AND round(u.gpu_utilization * 100) / 100 = u.gpu_utilization THEN round(u.gpu_utilization * 100)::bigint END AS gpu_utilization_cents, CASE WHEN abs(u.memory_utilization) < 1e13 AND round(u.memory_utilization * 100) / 100 = u.memory_utilization THEN round(u.memory_utilization * 100)::bigint END AS memory_utilization_cents, CASE WHEN abs(u.temperature) < 1e13 AND round(u.temperature * 100) / 100 = u.temperature THEN round(u.temperature * 100)::bigint END AS temperature_cents, CASE WHEN abs(u.power_usage) < 1e13 AND round(u.power_usage * 100) / 100 = u.power_usage THEN round(u.power_usage * 100)::bigint END AS power_usage_cents
-            FROM unnest(d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage)
-              AS u(st, gpu_utilization, memory_utilization, temperature, power_usage)
-            OFFSET 0
-          ) u
-        ) b
-        GROUP BY b.organization_id, b.workload_id
+            SELECT l.*, l.link_power::numeric * gpucap_held_microseconds(l.link_from, l.first_at, l.cap) AS link_microjoules,
+                   gpucap_intensity_in(l.froms, l.tos, l.intensities, l.link_from) AS link_intensity
+            FROM (SELECT blocks.*, lag(last_at, 1, previous_at) OVER w AS link_from, lag(last_power, 1, previous_power) OVER w AS link_power
+                  FROM blocks WINDOW w AS (PARTITION BY organization_id, workload_id ORDER BY day_start)) AS l
+          ) AS linked
+          GROUP BY organization_id, workload_id
+        ),
+        -- Blocks written before or between stored readings, and what an upsert's UPDATE part left: re-settled.
+        energy_general AS (
+          SELECT g.organization_id, g.workload_id, r.*
+          FROM (SELECT organization_id, workload_id, array_agg(sampled_at) AS times, array_agg(sign) AS signs,
+                       array_agg(power_usage) AS powers
+                FROM (SELECT 1 AS sign, d.organization_id, d.workload_id, u.sampled_at, u.power_usage
+                      FROM new_rows d
+                      JOIN energy_targets t ON t.organization_id = d.organization_id AND t.workload_id = d.workload_id
+                      CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) u
+                      WHERE NOT t.appended
+                      UNION ALL
+                      SELECT sign, organization_id, workload_id, sampled_at, power_usage FROM gpucap_pending_sample_changes) AS c
+                GROUP BY organization_id, workload_id) AS g
+          JOIN organizations o ON o.organization_id = g.organization_id
+          LEFT JOIN workloads w ON w.organization_id = g.organization_id AND w.workload_id = g.workload_id
+          CROSS JOIN LATERAL gpucap_energy_resettle(g.organization_id, g.workload_id, w.cluster_id, o.max_sample_gap_seconds,
+                                                    g.times, g.signs, g.powers) r
+        )
+        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest, energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules)
+        SELECT organization_id, workload_id, coalesce(s.sample_count, 0), s.first_sampled_at, s.latest_sampled_at,
+               coalesce(s.gpu_utilization_sum, 0), s.gpu_utilization_min, s.gpu_utilization_max, s.gpu_utilization_latest,
+               coalesce(s.memory_utilization_sum, 0), s.memory_utilization_min, s.memory_utilization_max, s.memory_utilization_latest,
+               coalesce(s.temperature_sum, 0), s.temperature_min, s.temperature_max, s.temperature_latest,
+               coalesce(s.power_usage_sum, 0), s.power_usage_min, s.power_usage_max, s.power_usage_latest,
+               coalesce(s.energy_microjoules, e.energy_microjoules, 0), coalesce(s.carbon_microjoule_grams_per_kwh, e.carbon_microjoule_grams_per_kwh, 0), coalesce(s.uncovered_microjoules, e.uncovered_microjoules, 0)
+        FROM sums s FULL JOIN energy_general e USING (organization_id, workload_id)
 
     ON CONFLICT (organization_id, workload_id) DO UPDATE SET
       sample_count = a.sample_count + excluded.sample_count,
@@ -2524,7 +3252,11 @@ AS $function$
       power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
       power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
       power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+      energy_microjoules = a.energy_microjoules + excluded.energy_microjoules,
+      carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + excluded.carbon_microjoule_grams_per_kwh,
+      uncovered_microjoules = a.uncovered_microjoules + excluded.uncovered_microjoules;
+        DELETE FROM gpucap_pending_sample_changes;
         RETURN NULL;
       END
     $function$;
@@ -2553,6 +3285,36 @@ AS $function$
             USING HINT = 'samples before the boundary were pruned; their lifetime aggregates already count them';
         END IF;
       END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_sample_gap_resettle()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      WITH changed AS (
+        SELECT n.organization_id, o.max_sample_gap_seconds AS old_cap, n.max_sample_gap_seconds AS new_cap
+        FROM new_rows n JOIN old_rows o ON o.organization_id = n.organization_id
+        WHERE o.max_sample_gap_seconds <> n.max_sample_gap_seconds
+      ),
+      deltas AS (
+        SELECT a.organization_id, a.workload_id,
+               n.energy_microjoules - p.energy_microjoules AS energy_microjoules,
+               n.carbon_microjoule_grams_per_kwh - p.carbon_microjoule_grams_per_kwh AS carbon_microjoule_grams_per_kwh,
+               n.uncovered_microjoules - p.uncovered_microjoules AS uncovered_microjoules
+        FROM changed c
+        JOIN metric_aggregates a ON a.organization_id = c.organization_id
+        LEFT JOIN workloads w ON w.organization_id = a.organization_id AND w.workload_id = a.workload_id
+        CROSS JOIN LATERAL gpucap_held_energy(a.organization_id, a.workload_id, w.cluster_id, c.new_cap, a.first_sampled_at, a.latest_sampled_at) n
+        CROSS JOIN LATERAL gpucap_held_energy(a.organization_id, a.workload_id, w.cluster_id, c.old_cap, a.first_sampled_at, a.latest_sampled_at) p
+      )
+      UPDATE metric_aggregates a SET energy_microjoules = a.energy_microjoules + d.energy_microjoules, carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon_microjoule_grams_per_kwh, uncovered_microjoules = a.uncovered_microjoules + d.uncovered_microjoules
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id
+        AND (d.energy_microjoules <> 0 OR d.carbon_microjoule_grams_per_kwh <> 0 OR d.uncovered_microjoules <> 0);
       RETURN NULL;
     END
     $function$;
@@ -2606,6 +3368,20 @@ AS $function$
         CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
         ORDER BY 1, 2, 3, 4;
       END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_sample_insert_begin()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      IF to_regclass('pg_temp.gpucap_pending_sample_changes') IS NULL THEN
+        CREATE TEMPORARY TABLE gpucap_pending_sample_changes (sign integer, organization_id text, workload_id text,
+          sampled_at timestamptz, power_usage double precision) ON COMMIT DELETE ROWS;
+      END IF;
+      PERFORM set_config('gpucap.sample_insert', 'on', true);
       RETURN NULL;
     END
     $function$;
@@ -2896,6 +3672,131 @@ AS $function$
         WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
       ) r
       ORDER BY r.day_start, r.first_index, r.k;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_clusters_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      WITH moved AS MATERIALIZED (
+        SELECT m.*, a.first_sampled_at, a.latest_sampled_at, o.max_sample_gap_seconds AS cap
+        FROM (SELECT organization_id, workload_id, cluster_id AS old_cluster, NULL::text AS new_cluster FROM old_rows) AS m
+        JOIN metric_aggregates a ON a.organization_id = m.organization_id AND a.workload_id = m.workload_id
+        JOIN organizations o ON o.organization_id = m.organization_id
+      ),
+      periods AS (
+        SELECT m.*, previous_froms, previous_tos, previous_intensities, next_froms, next_tos, next_intensities
+        FROM moved m
+        CROSS JOIN LATERAL gpucap_carbon_periods(m.organization_id, m.old_cluster, m.first_sampled_at, m.latest_sampled_at)
+          AS previous(previous_froms, previous_tos, previous_intensities)
+        CROSS JOIN LATERAL gpucap_carbon_periods(m.organization_id, m.new_cluster, m.first_sampled_at, m.latest_sampled_at)
+          AS next(next_froms, next_tos, next_intensities)
+      ),
+      deltas AS (
+        SELECT p.organization_id, p.workload_id,
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0)
+                                             - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int
+                                             - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+        FROM periods p
+        CROSS JOIN LATERAL gpucap_held_parts(p.organization_id, p.workload_id, p.first_sampled_at, p.latest_sampled_at, p.cap) h
+        -- Neither cluster has a period in the workload's span: nothing to move.
+        WHERE p.previous_froms IS NOT NULL OR p.next_froms IS NOT NULL
+        GROUP BY p.organization_id, p.workload_id
+      )
+      UPDATE metric_aggregates a
+      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
+          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_clusters_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      WITH moved AS MATERIALIZED (
+        SELECT m.*, a.first_sampled_at, a.latest_sampled_at, o.max_sample_gap_seconds AS cap
+        FROM (SELECT organization_id, workload_id, NULL::text AS old_cluster, cluster_id AS new_cluster FROM new_rows) AS m
+        JOIN metric_aggregates a ON a.organization_id = m.organization_id AND a.workload_id = m.workload_id
+        JOIN organizations o ON o.organization_id = m.organization_id
+      ),
+      periods AS (
+        SELECT m.*, previous_froms, previous_tos, previous_intensities, next_froms, next_tos, next_intensities
+        FROM moved m
+        CROSS JOIN LATERAL gpucap_carbon_periods(m.organization_id, m.old_cluster, m.first_sampled_at, m.latest_sampled_at)
+          AS previous(previous_froms, previous_tos, previous_intensities)
+        CROSS JOIN LATERAL gpucap_carbon_periods(m.organization_id, m.new_cluster, m.first_sampled_at, m.latest_sampled_at)
+          AS next(next_froms, next_tos, next_intensities)
+      ),
+      deltas AS (
+        SELECT p.organization_id, p.workload_id,
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0)
+                                             - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int
+                                             - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+        FROM periods p
+        CROSS JOIN LATERAL gpucap_held_parts(p.organization_id, p.workload_id, p.first_sampled_at, p.latest_sampled_at, p.cap) h
+        -- Neither cluster has a period in the workload's span: nothing to move.
+        WHERE p.previous_froms IS NOT NULL OR p.next_froms IS NOT NULL
+        GROUP BY p.organization_id, p.workload_id
+      )
+      UPDATE metric_aggregates a
+      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
+          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_clusters_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      WITH moved AS MATERIALIZED (
+        SELECT m.*, a.first_sampled_at, a.latest_sampled_at, o.max_sample_gap_seconds AS cap
+        FROM (SELECT n.organization_id, n.workload_id, o.cluster_id AS old_cluster, n.cluster_id AS new_cluster
+            FROM new_rows n JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
+            WHERE o.cluster_id IS DISTINCT FROM n.cluster_id) AS m
+        JOIN metric_aggregates a ON a.organization_id = m.organization_id AND a.workload_id = m.workload_id
+        JOIN organizations o ON o.organization_id = m.organization_id
+      ),
+      periods AS (
+        SELECT m.*, previous_froms, previous_tos, previous_intensities, next_froms, next_tos, next_intensities
+        FROM moved m
+        CROSS JOIN LATERAL gpucap_carbon_periods(m.organization_id, m.old_cluster, m.first_sampled_at, m.latest_sampled_at)
+          AS previous(previous_froms, previous_tos, previous_intensities)
+        CROSS JOIN LATERAL gpucap_carbon_periods(m.organization_id, m.new_cluster, m.first_sampled_at, m.latest_sampled_at)
+          AS next(next_froms, next_tos, next_intensities)
+      ),
+      deltas AS (
+        SELECT p.organization_id, p.workload_id,
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0)
+                                             - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int
+                                             - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+        FROM periods p
+        CROSS JOIN LATERAL gpucap_held_parts(p.organization_id, p.workload_id, p.first_sampled_at, p.latest_sampled_at, p.cap) h
+        -- Neither cluster has a period in the workload's span: nothing to move.
+        WHERE p.previous_froms IS NOT NULL OR p.next_froms IS NOT NULL
+        GROUP BY p.organization_id, p.workload_id
+      )
+      UPDATE metric_aggregates a
+      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
+          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      RETURN NULL;
     END
     $function$;
 

@@ -8,8 +8,8 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
-  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, energy.energy_kwh, energy.carbon_kg,
+  submitted_at::text AS submitted_at_key, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -18,7 +18,29 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
-  ) AS price ON true WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
+  ) AS price ON true
+    LEFT JOIN LATERAL (
+    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM metric_aggregates m
+    JOIN organizations o ON o.organization_id = m.organization_id
+    CROSS JOIN LATERAL (
+      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
+                                            o.max_sample_gap_seconds) AS microjoules
+    ) AS tail
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN tail.microjoules > 0
+                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
+    ) AS last
+    CROSS JOIN LATERAL (
+      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
+             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
+             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
+    ) AS e
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+      AND m.sample_count > 0
+    OFFSET 0
+  ) AS energy ON true WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
 
 -- GET /v1/workloads: page, ORG_ADMIN, every filter, after a page token
 --   $1 = "org-example"
@@ -36,8 +58,8 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $11::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz)) - workloads.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
-  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, energy.energy_kwh, energy.carbon_kg,
+  submitted_at::text AS submitted_at_key, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $11::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -46,7 +68,29 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
-  ) AS price ON true WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
+  ) AS price ON true
+    LEFT JOIN LATERAL (
+    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM metric_aggregates m
+    JOIN organizations o ON o.organization_id = m.organization_id
+    CROSS JOIN LATERAL (
+      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
+                                            o.max_sample_gap_seconds) AS microjoules
+    ) AS tail
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN tail.microjoules > 0
+                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
+    ) AS last
+    CROSS JOIN LATERAL (
+      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
+             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
+             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
+    ) AS e
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+      AND m.sample_count > 0
+    OFFSET 0
+  ) AS energy ON true WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
 
 -- GET /v1/workloads: page, MEMBER, no filters (merged per initiative)
 --   $1 = "org-example"
@@ -59,8 +103,8 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
-  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, energy.energy_kwh, energy.carbon_kg,
+  submitted_at::text AS submitted_at_key, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -70,6 +114,28 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
+    LEFT JOIN LATERAL (
+    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM metric_aggregates m
+    JOIN organizations o ON o.organization_id = m.organization_id
+    CROSS JOIN LATERAL (
+      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
+                                            o.max_sample_gap_seconds) AS microjoules
+    ) AS tail
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN tail.microjoules > 0
+                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
+    ) AS last
+    CROSS JOIN LATERAL (
+      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
+             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
+             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
+    ) AS e
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+      AND m.sample_count > 0
+    OFFSET 0
+  ) AS energy ON true
       WHERE organization_id = $1 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $2
     ) AS page
@@ -85,8 +151,8 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
-  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, energy.energy_kwh, energy.carbon_kg,
+  submitted_at::text AS submitted_at_key, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -95,7 +161,29 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
       max(p.minor_units) AS minor_units
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
-  ) AS price ON true WHERE organization_id = $1 AND initiative_id = $2 AND ($5::text[] IS NULL OR initiative_id = ANY ($5::text[])) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
+  ) AS price ON true
+    LEFT JOIN LATERAL (
+    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM metric_aggregates m
+    JOIN organizations o ON o.organization_id = m.organization_id
+    CROSS JOIN LATERAL (
+      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
+                                            o.max_sample_gap_seconds) AS microjoules
+    ) AS tail
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN tail.microjoules > 0
+                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
+    ) AS last
+    CROSS JOIN LATERAL (
+      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
+             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
+             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
+    ) AS e
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+      AND m.sample_count > 0
+    OFFSET 0
+  ) AS energy ON true WHERE organization_id = $1 AND initiative_id = $2 AND ($5::text[] IS NULL OR initiative_id = ANY ($5::text[])) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
 -- GET /v1/workloads: total_count, ORG_ADMIN, no filters
 --   $1 = "org-example"
@@ -163,8 +251,8 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
   gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, cluster_id, submitted_at, started_at, (CASE WHEN started_at IS NOT NULL THEN floor(date_part('epoch', started_at - submitted_at))
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, submitted_at::text AS submitted_at_key,
-  (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, energy.energy_kwh, energy.carbon_kg,
+  submitted_at::text AS submitted_at_key, (SELECT currency FROM gpu_prices WHERE organization_id = workloads.organization_id LIMIT 1) AS currency FROM workloads LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       workloads.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
       coalesce(sum(CASE WHEN workloads.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz))) - greatest(p.effective_from, workloads.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
@@ -174,6 +262,28 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
+    LEFT JOIN LATERAL (
+    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM metric_aggregates m
+    JOIN organizations o ON o.organization_id = m.organization_id
+    CROSS JOIN LATERAL (
+      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
+                                            o.max_sample_gap_seconds) AS microjoules
+    ) AS tail
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN tail.microjoules > 0
+                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
+    ) AS last
+    CROSS JOIN LATERAL (
+      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
+             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
+             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
+    ) AS e
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+      AND m.sample_count > 0
+    OFFSET 0
+  ) AS energy ON true
       WHERE organization_id = $1 AND cluster_id = $2 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $3
     ) AS page
@@ -217,7 +327,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $3::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, energy.energy_kwh, energy.carbon_kg, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
        CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $3::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
         THEN round(price.whole_price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
@@ -232,6 +342,28 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
+    LEFT JOIN LATERAL (
+    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM metric_aggregates m
+    JOIN organizations o ON o.organization_id = m.organization_id
+    CROSS JOIN LATERAL (
+      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
+                                            o.max_sample_gap_seconds) AS microjoules
+    ) AS tail
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN tail.microjoules > 0
+                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
+    ) AS last
+    CROSS JOIN LATERAL (
+      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
+             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
+             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
+    ) AS e
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+      AND m.sample_count > 0
+    OFFSET 0
+  ) AS energy ON true
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
        WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
@@ -249,7 +381,7 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
       WHEN status = 'pending' THEN greatest(0, floor(extract(epoch FROM $4::timestamptz - submitted_at))) END)::float8 AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, floor(extract(epoch FROM completed_at - started_at))::bigint::float8 AS finished_duration_seconds,
   CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END AS cost, energy.energy_kwh, energy.carbon_kg, (a.gpu_utilization_sum / a.sample_count)::float8 AS average_gpu_utilization,
        CASE WHEN a.sample_count > 0 AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(workloads.started_at, coalesce(workloads.completed_at, $4::timestamptz)) - workloads.started_at) * 1e6), 0)
     THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL
         THEN round(price.whole_price_unit_us * (1 - a.gpu_utilization_sum / (a.sample_count * 100)) / 18144000000000,
@@ -264,6 +396,28 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     FROM gpu_prices p
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
+    LEFT JOIN LATERAL (
+    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM metric_aggregates m
+    JOIN organizations o ON o.organization_id = m.organization_id
+    CROSS JOIN LATERAL (
+      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
+                                            o.max_sample_gap_seconds) AS microjoules
+    ) AS tail
+    CROSS JOIN LATERAL (
+      SELECT CASE WHEN tail.microjoules > 0
+                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
+    ) AS last
+    CROSS JOIN LATERAL (
+      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
+             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
+             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
+    ) AS e
+    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
+      AND m.sample_count > 0
+    OFFSET 0
+  ) AS energy ON true
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
        WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id

@@ -27,6 +27,10 @@ export interface WorkloadSummaryJson extends WorkloadAttributes {
   wait_seconds: number | null;
   /** In metadata.currency, exact, with its minor units ("12.34"); null when part of the run has no price. */
   cost: string | null;
+  /** Each reading's power held until the next, within the organization's sample gap; null without samples. */
+  energy_kwh: number | null;
+  /** energy_kwh × PUE × the carbon intensity of each reading's time; null while part of it has none. */
+  carbon_kg: number | null;
 }
 
 export interface WorkloadDetailJson extends WorkloadSummaryJson {
@@ -56,6 +60,8 @@ export function toWorkloadSummary(row: WorkloadSummaryRow | WorkloadDetailRow): 
     started_at: row.started_at === null ? null : row.started_at.toISOString(),
     wait_seconds: row.wait_seconds,
     cost: row.cost,
+    energy_kwh: row.energy_kwh,
+    carbon_kg: row.carbon_kg,
   };
 }
 

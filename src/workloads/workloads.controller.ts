@@ -95,6 +95,8 @@ const WORKLOAD_CSV_COLUMNS = [
   'started_at',
   'wait_seconds',
   'cost',
+  'energy_kwh',
+  'carbon_kg',
 ];
 
 async function* flattenRows(rows: AsyncIterable<WorkloadSummaryJson>): AsyncIterable<CsvRow> {

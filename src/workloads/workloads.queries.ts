@@ -21,6 +21,7 @@ import {
 } from '../rollups/workload-periods/workload-periods.queries';
 import { splitByPeriod } from '../rollups/workload-periods/period-split';
 import { idleCostSql, runCostLateralSql, workloadCostSql } from '../common/cost';
+import { workloadEnergyLateralSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
 
 /**
  * The workloads SQL, as pure functions returning scoped `{text, values}` (run with ScopedDatabase);
@@ -46,8 +47,8 @@ const DAY_MS = 86_400_000;
 function summaryColumns(asOf: string): string {
   return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   ${GPU_SHARE_COLUMNS}, cluster_id, submitted_at, started_at, ${waitSecondsAtSql(asOf)} AS wait_seconds,
-  ${workloadCostSql('workloads', asOf, 'price')} AS cost, submitted_at::text AS submitted_at_key,
-  ${CURRENCY_COLUMN}`;
+  ${workloadCostSql('workloads', asOf, 'price')} AS cost, energy.energy_kwh, energy.carbon_kg,
+  submitted_at::text AS submitted_at_key, ${CURRENCY_COLUMN}`;
 }
 
 /** metadata.currency on every row the list reads, so no statement of its own asks for it. */
@@ -58,12 +59,13 @@ function detailColumns(asOf: string): string {
   return `workload_id, name, status, submitted_by, initiative_id, instance_type, gpu_count,
   ${GPU_SHARE_COLUMNS}, submitted_at, started_at, ${waitSecondsAtSql(asOf)} AS wait_seconds, completed_at,
   exit_code, is_managed, cluster_id, namespace, ${DURATION_SECONDS_SQL}::bigint::float8 AS finished_duration_seconds,
-  ${workloadCostSql('workloads', asOf, 'price')} AS cost`;
+  ${workloadCostSql('workloads', asOf, 'price')} AS cost, energy.energy_kwh, energy.carbon_kg`;
 }
 
-/** workloads with the LATERAL its cost columns read (runCostLateralSql) as `price`. */
+/** workloads with the LATERALs its cost and energy columns read: `price` (runCostLateralSql) and `energy`. */
 function workloadsWithPrices(asOf: string): string {
-  return `workloads ${runCostLateralSql('workloads', asOf, 'price')}`;
+  return `workloads ${runCostLateralSql('workloads', asOf, 'price')}
+    ${workloadEnergyLateralSql('workloads', 'energy')}`;
 }
 
 /** Equality filters shared by the page and the count (dates are handled per use). */
@@ -287,6 +289,10 @@ export interface WorkloadSummaryRow extends GpuShareColumns {
   wait_seconds: number | null;
   /** Decimal text in the currency's minor units; null without a price for the whole run. */
   cost: string | null;
+  /** kWh, 4 decimals; null without samples. */
+  energy_kwh: number | null;
+  /** kg CO2e, 4 decimals; null without samples or while part of the energy has no carbon intensity. */
+  carbon_kg: number | null;
   submitted_at_key: string;
   /** The organization's currency (metadata.currency). */
   currency: string | null;

@@ -80,7 +80,10 @@ export async function rollupResidue(
 
 /**
  * Stored per-workload aggregates that differ from the same figures recomputed from raw samples; the
- * settled GPU-seconds are in share units (1/5040 GPU), as every rollup amount.
+ * settled GPU-seconds are in share units (1/5040 GPU), as every rollup amount. Energy is each
+ * reading's power held until the next reading (lead), at most the organization's sample gap, in µJ;
+ * carbon weighs each part by pue × g/kWh of the period of the workload's cluster covering the
+ * reading's time, found by a range lookup rather than the triggers' arrays.
  */
 export async function aggregateDifferences(
   dataSource: DataSource,
@@ -96,19 +99,40 @@ export async function aggregateDifferences(
               (array_agg(gpu_utilization ORDER BY sampled_at DESC))[1] AS gpu_latest
        FROM ${ALL_SAMPLES_SQL} s WHERE s.organization_id = $1 GROUP BY s.workload_id
      ),
+     held AS (
+       SELECT h.workload_id, h.power_usage::numeric * least(h.gap, o.max_sample_gap_seconds * 1000000) AS microjoules,
+              (SELECT c.pue * c.grams_co2e_per_kwh FROM carbon_intensities c
+               WHERE c.organization_id = $1 AND c.cluster_id = w.cluster_id AND c.effective_from <= h.sampled_at
+                 AND (c.effective_to IS NULL OR h.sampled_at < c.effective_to)) AS intensity
+       FROM (SELECT s.workload_id, s.sampled_at, s.power_usage,
+                    extract(epoch FROM lead(s.sampled_at) OVER (PARTITION BY s.workload_id ORDER BY s.sampled_at) - s.sampled_at)
+                      * 1000000 AS gap
+             FROM ${ALL_SAMPLES_SQL} s WHERE s.organization_id = $1) h
+       JOIN organizations o ON o.organization_id = $1
+       LEFT JOIN workloads w ON w.organization_id = $1 AND w.workload_id = h.workload_id
+       WHERE h.gap IS NOT NULL
+     ),
+     energy AS (
+       SELECT workload_id, sum(microjoules) AS energy, coalesce(sum(microjoules * intensity), 0) AS carbon,
+              coalesce(sum(microjoules) FILTER (WHERE intensity IS NULL), 0) AS uncovered
+       FROM held GROUP BY workload_id
+     ),
      expected AS (
        SELECT r.*, w.initiative_id, w.status,
               CASE WHEN w.status <> 'running'
                    THEN w.gpu_share_units * greatest(0, floor(extract(epoch FROM w.completed_at - w.started_at)))::bigint
-              END AS settled_gpu_seconds
+              END AS settled_gpu_seconds,
+              coalesce(e.energy, 0) AS energy, coalesce(e.carbon, 0) AS carbon, coalesce(e.uncovered, 0) AS uncovered
        FROM raw r
        LEFT JOIN workloads w ON w.organization_id = $1 AND w.workload_id = r.workload_id
+       LEFT JOIN energy e ON e.workload_id = r.workload_id
      ),
      stored AS (
        SELECT workload_id, sample_count, gpu_utilization_sum AS gpu_sum, gpu_utilization_min AS gpu_min,
               gpu_utilization_max AS gpu_max, power_usage_sum AS power_sum, power_usage_min AS power_min,
               power_usage_max AS power_max, first_sampled_at AS first_at, latest_sampled_at AS latest_at,
-              gpu_utilization_latest AS gpu_latest, initiative_id, status, settled_gpu_seconds
+              gpu_utilization_latest AS gpu_latest, initiative_id, status, settled_gpu_seconds,
+              energy_microjoules AS energy, carbon_microjoule_grams_per_kwh AS carbon, uncovered_microjoules AS uncovered
        FROM metric_aggregates WHERE organization_id = $1
      )
      SELECT coalesce(e.workload_id, s.workload_id) AS workload_id, to_jsonb(e) AS expected, to_jsonb(s) AS stored
@@ -116,10 +140,12 @@ export async function aggregateDifferences(
      WHERE NOT (coalesce(e.workload_id, s.workload_id) = ANY ($2::text[]))
        AND (e.workload_id IS NULL OR s.workload_id IS NULL
             OR (e.sample_count, e.gpu_sum, e.gpu_min, e.gpu_max, e.power_sum, e.power_min, e.power_max, e.first_at,
-                e.latest_at, e.gpu_latest, e.initiative_id, e.status, e.settled_gpu_seconds)
+                e.latest_at, e.gpu_latest, e.initiative_id, e.status, e.settled_gpu_seconds, e.energy, e.carbon,
+                e.uncovered)
                IS DISTINCT FROM
                (s.sample_count, s.gpu_sum, s.gpu_min, s.gpu_max, s.power_sum, s.power_min, s.power_max, s.first_at,
-                s.latest_at, s.gpu_latest, s.initiative_id, s.status, s.settled_gpu_seconds))`,
+                s.latest_at, s.gpu_latest, s.initiative_id, s.status, s.settled_gpu_seconds, s.energy, s.carbon,
+                s.uncovered))`,
     [organizationId, exceptWorkloads],
   );
 }

@@ -2,6 +2,7 @@ import type { Backfill } from './backfill';
 import { queueWaitHistogramsBackfill } from './1763800032000-queue-wait-histograms';
 import { sampleHoursBackfill } from './1763800035000-sample-hours';
 import { settledCostsBackfill } from './1763800036000-settled-costs';
+import { energyBackfill } from './1763800040000-energy';
 import { clusterKeysBackfill } from './1763800042000-cluster-keys';
 
 /** Every backfill, oldest first. */
@@ -9,5 +10,6 @@ export const backfills: Backfill[] = [
   queueWaitHistogramsBackfill,
   sampleHoursBackfill,
   settledCostsBackfill,
+  energyBackfill,
   clusterKeysBackfill,
 ];

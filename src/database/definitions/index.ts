@@ -1,5 +1,6 @@
 import { capacityUsageDefinitions } from '../../rollups/capacity-usage/capacity-usage.definitions';
 import { dataVersionDefinitions } from '../../rollups/data-versions/data-versions.definitions';
+import { energyDefinitions } from '../../rollups/metric-aggregates/energy.definitions';
 import { metricAggregateDefinitions } from '../../rollups/metric-aggregates/metric-aggregates.definitions';
 import { queueWaitDefinitions } from '../../rollups/queue-waits/queue-waits.definitions';
 import { sampleHourDefinitions } from '../../rollups/metric-aggregates/sample-hours.definitions';
@@ -26,6 +27,7 @@ export const definitions: Definition[] = [
   ...carbonIntensityDefinitions,
   ...dataVersionDefinitions,
   ...metricAggregateDefinitions,
+  ...energyDefinitions,
   ...sampleHourDefinitions,
   ...workloadCostDefinitions,
   ...workloadPeriodDefinitions,

@@ -1,4 +1,41 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+import {
+  ENERGY_COLUMNS,
+  ENERGY_CONFLICT_SET,
+  energyChangesSql,
+  energyDeltasSql,
+  heldEnergySql,
+  PENDING_SAMPLE_CHANGES,
+  pendSampleChangesSql,
+  SAMPLE_INSERT_DONE_SQL,
+  SAMPLE_INSERT_RUNNING_SQL,
+  WATT_CENTS_SQL,
+} from './energy.definitions';
+
+const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
+const ENERGY_COLUMN_LIST = ENERGY_COLUMNS.join(', ');
+
+/** A row INSERT's changes to energy: its readings, and those its upsert's UPDATE part left pending. */
+const INSERTED_ROW_CHANGES = `SELECT 1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM new_rows
+          UNION ALL SELECT sign, organization_id, workload_id, sampled_at, power_usage FROM ${PENDING_SAMPLE_CHANGES}`;
+const UPDATED_ROW_CHANGES = energyChangesSql('new_rows', 'old_rows');
+const DELETED_ROW_CHANGES =
+  'SELECT -1 AS sign, organization_id, workload_id, sampled_at, power_usage FROM old_rows';
+/** A block statement's changed readings (the temporary changed_samples) as changes to energy. */
+const CHANGED_DAY_SAMPLES = energyChangesSql(
+  '(SELECT * FROM changed_samples WHERE sign > 0) AS added_samples',
+  '(SELECT * FROM changed_samples WHERE sign < 0) AS removed_samples',
+);
+
+/** Changes an UPDATE settles itself, unless an INSERT of the same statement settles them (plpgsql `upserting`). */
+const unlessUpserting = (changes: string) => `SELECT * FROM (${changes}) AS changes WHERE NOT upserting`;
+
+/** The row triggers' summary per workload: the grouped readings, their latest values, the energy deltas. */
+const ROW_SUMMARY_SQL = `SELECT organization_id, workload_id, coalesce(g.sample_count, 0) AS sample_count, g.first_sampled_at, g.latest_sampled_at,
+          ${METRICS.map((m) => `coalesce(g.${m}_sum, 0) AS ${m}_sum, g.${m}_min, g.${m}_max`).join(', ')},
+          ${METRICS.map((m) => `l.${m}_latest`).join(', ')},
+          ${ENERGY_COLUMNS.map((column) => `coalesce(e.${column}, 0) AS ${column}`).join(', ')}
+        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id) FULL JOIN energy e USING (organization_id, workload_id)`;
 
 /** Metric aggregates: per-workload sums of samples from both stores (rows and day blocks), and the idle GPU-hours they carry on into the period and capacity rollups. */
 export const metricAggregateDefinitions: Definition[] = [
@@ -286,9 +323,9 @@ export const metricAggregateDefinitions: Definition[] = [
         ) l ON true
         WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
         INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, ${ENERGY_COLUMN_LIST})
         SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, ${ENERGY_COLUMN_LIST} FROM (
         WITH grouped AS (
           SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                  min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -314,9 +351,9 @@ export const metricAggregateDefinitions: Definition[] = [
           JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
-        )
-        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        ),
+        ${energyDeltasSql(DELETED_ROW_CHANGES, false)}
+        ${ROW_SUMMARY_SQL}) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
           sample_count = a.sample_count + excluded.sample_count,
@@ -341,7 +378,8 @@ export const metricAggregateDefinitions: Definition[] = [
           power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
           power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
           power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          ${ENERGY_CONFLICT_SET};
         DELETE FROM metric_aggregates a
         USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
         WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
@@ -351,14 +389,15 @@ export const metricAggregateDefinitions: Definition[] = [
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_metric_aggregates_insert() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
         BEGIN
+          ${SAMPLE_INSERT_DONE_SQL};
           IF gpucap_sealing() THEN
             RETURN NULL;
           END IF;
 
         INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, ${ENERGY_COLUMN_LIST})
         SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, ${ENERGY_COLUMN_LIST} FROM (
         WITH grouped AS (
           SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                  min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -384,9 +423,9 @@ export const metricAggregateDefinitions: Definition[] = [
           JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
-        )
-        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        ),
+        ${energyDeltasSql(INSERTED_ROW_CHANGES, false)}
+        ${ROW_SUMMARY_SQL}) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
           sample_count = a.sample_count + excluded.sample_count,
@@ -411,7 +450,9 @@ export const metricAggregateDefinitions: Definition[] = [
           power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
           power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
           power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          ${ENERGY_CONFLICT_SET};
+          DELETE FROM ${PENDING_SAMPLE_CHANGES};
           RETURN NULL;
         END
     $$`),
@@ -424,9 +465,14 @@ export const metricAggregateDefinitions: Definition[] = [
     $$`),
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_metric_aggregates_update() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
+        DECLARE
+          upserting boolean := ${SAMPLE_INSERT_RUNNING_SQL};
         BEGIN
           IF gpucap_sealing() THEN
             RETURN NULL;
+          END IF;
+          IF upserting THEN
+            ${pendSampleChangesSql(UPDATED_ROW_CHANGES)};
           END IF;
 
         WITH touched AS (
@@ -463,9 +509,9 @@ export const metricAggregateDefinitions: Definition[] = [
         ) l ON true
         WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
         INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest)
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, ${ENERGY_COLUMN_LIST})
         SELECT organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at,
-      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest FROM (
+      gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, memory_utilization_sum, memory_utilization_min, memory_utilization_max, temperature_sum, temperature_min, temperature_max, power_usage_sum, power_usage_min, power_usage_max, gpu_utilization_latest, memory_utilization_latest, temperature_latest, power_usage_latest, ${ENERGY_COLUMN_LIST} FROM (
         WITH grouped AS (
           SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                  min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -491,9 +537,9 @@ export const metricAggregateDefinitions: Definition[] = [
           JOIN grouped g ON g.organization_id = s.organization_id AND g.workload_id = s.workload_id
                         AND g.latest_sampled_at = s.sampled_at
           WHERE s.sign > 0
-        )
-        SELECT g.*, l.gpu_utilization_latest, l.memory_utilization_latest, l.temperature_latest, l.power_usage_latest
-        FROM grouped g LEFT JOIN latest l USING (organization_id, workload_id)) AS summary
+        ),
+        ${energyDeltasSql(unlessUpserting(UPDATED_ROW_CHANGES))}
+        ${ROW_SUMMARY_SQL}) AS summary
 
         ON CONFLICT (organization_id, workload_id) DO UPDATE SET
           sample_count = a.sample_count + excluded.sample_count,
@@ -518,7 +564,8 @@ export const metricAggregateDefinitions: Definition[] = [
           power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
           power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
           power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                             THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          ${ENERGY_CONFLICT_SET};
         DELETE FROM metric_aggregates a
         USING (SELECT DISTINCT organization_id, workload_id FROM old_rows) o
         WHERE a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count <= 0;
@@ -538,7 +585,12 @@ export const metricAggregateDefinitions: Definition[] = [
     $$`),
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_sample_days_apply_changes() RETURNS void LANGUAGE plpgsql SET jit TO 'off' AS $$
+        DECLARE
+          upserting boolean := ${SAMPLE_INSERT_RUNNING_SQL};
         BEGIN
+          IF upserting THEN
+            ${pendSampleChangesSql(CHANGED_DAY_SAMPLES)};
+          END IF;
           WITH touched AS (
             SELECT DISTINCT o.organization_id, o.workload_id
             FROM changed_samples o JOIN metric_aggregates a USING (organization_id, workload_id)
@@ -569,12 +621,14 @@ export const metricAggregateDefinitions: Definition[] = [
           ) l ON true
           WHERE a.organization_id = t.organization_id AND a.workload_id = t.workload_id;
 
-          INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
+          WITH ${energyDeltasSql(unlessUpserting(CHANGED_DAY_SAMPLES))}
+          INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest, ${ENERGY_COLUMN_LIST})
           SELECT g.organization_id, g.workload_id, g.sample_count, g.first_sampled_at, g.latest_sampled_at,
                  g.gpu_utilization_sum, g.gpu_utilization_min, g.gpu_utilization_max, l.gpu_utilization,
                  g.memory_utilization_sum, g.memory_utilization_min, g.memory_utilization_max, l.memory_utilization,
                  g.temperature_sum, g.temperature_min, g.temperature_max, l.temperature,
-                 g.power_usage_sum, g.power_usage_min, g.power_usage_max, l.power_usage
+                 g.power_usage_sum, g.power_usage_min, g.power_usage_max, l.power_usage,
+                 ${ENERGY_COLUMNS.map((column) => `coalesce(e.${column}, 0)`).join(', ')}
           FROM (
             SELECT organization_id, workload_id, sum(sign)::bigint AS sample_count,
                    min(sampled_at) FILTER (WHERE sign > 0) AS first_sampled_at,
@@ -587,6 +641,7 @@ export const metricAggregateDefinitions: Definition[] = [
           ) g
           LEFT JOIN changed_samples l ON l.organization_id = g.organization_id AND l.workload_id = g.workload_id
             AND l.sampled_at = g.latest_sampled_at AND l.sign > 0
+          LEFT JOIN energy e ON e.organization_id = g.organization_id AND e.workload_id = g.workload_id
 
     ON CONFLICT (organization_id, workload_id) DO UPDATE SET
       sample_count = a.sample_count + excluded.sample_count,
@@ -611,7 +666,8 @@ export const metricAggregateDefinitions: Definition[] = [
       power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
       power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
       power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+          ${ENERGY_CONFLICT_SET};
 
           DELETE FROM metric_aggregates a
           USING (SELECT DISTINCT organization_id, workload_id FROM changed_samples WHERE sign < 0) o
@@ -678,36 +734,137 @@ export const metricAggregateDefinitions: Definition[] = [
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_sample_days_inserted() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
       BEGIN
+        ${SAMPLE_INSERT_DONE_SQL};
         IF gpucap_sealing() THEN
           RETURN NULL;
         END IF;
-        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest)
-        SELECT b.organization_id, b.workload_id, sum(b.n)::bigint, min(b.first_at), max(b.last_at),
-               sum(b.gpu_utilization_sum), min(b.gpu_utilization_min), max(b.gpu_utilization_max), (array_agg(b.gpu_utilization_last ORDER BY b.last_at DESC))[1],
-               sum(b.memory_utilization_sum), min(b.memory_utilization_min), max(b.memory_utilization_max), (array_agg(b.memory_utilization_last ORDER BY b.last_at DESC))[1],
-               sum(b.temperature_sum), min(b.temperature_min), max(b.temperature_max), (array_agg(b.temperature_last ORDER BY b.last_at DESC))[1],
-               sum(b.power_usage_sum), min(b.power_usage_min), max(b.power_usage_max), (array_agg(b.power_usage_last ORDER BY b.last_at DESC))[1]
-        FROM new_rows d CROSS JOIN LATERAL (
-          SELECT d.organization_id, d.workload_id, count(*) AS n,
-                 d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
-                 d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
-                 round(coalesce(sum(u.gpu_utilization_cents), 0) * 0.01 + coalesce(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.gpu_utilization_cents % 100 = 0 THEN 0 WHEN u.gpu_utilization_cents % 10 = 0 THEN 1 WHEN u.gpu_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL)), 0))) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
-                 round(coalesce(sum(u.memory_utilization_cents), 0) * 0.01 + coalesce(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.memory_utilization_cents % 100 = 0 THEN 0 WHEN u.memory_utilization_cents % 10 = 0 THEN 1 WHEN u.memory_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL)), 0))) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
-                 round(coalesce(sum(u.temperature_cents), 0) * 0.01 + coalesce(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.temperature_cents % 100 = 0 THEN 0 WHEN u.temperature_cents % 10 = 0 THEN 1 WHEN u.temperature_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL)), 0))) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
-                 round(coalesce(sum(u.power_usage_cents), 0) * 0.01 + coalesce(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL), 0),
-                  greatest(coalesce(max(CASE WHEN u.power_usage_cents % 100 = 0 THEN 0 WHEN u.power_usage_cents % 10 = 0 THEN 1 WHEN u.power_usage_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL)), 0))) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
-          -- OFFSET 0 keeps the subquery: each reading's cents are computed once, not per use.
+        WITH energy_targets AS MATERIALIZED (
+          -- Per workload: its cap and cluster, its aggregate before the statement, and whether the new
+          -- blocks only append to it: then they are settled from their arrays with the periods they need.
+          SELECT s.organization_id, s.workload_id, w.cluster_id, o.max_sample_gap_seconds AS cap,
+                 p.latest_sampled_at AS previous_at, p.power_usage_latest AS previous_power,
+                 (p.latest_sampled_at IS NULL OR s.low > p.latest_sampled_at)
+                   AND NOT EXISTS (SELECT 1 FROM ${PENDING_SAMPLE_CHANGES} x
+                                   WHERE x.organization_id = s.organization_id AND x.workload_id = s.workload_id) AS appended,
+                 c.froms, c.tos, c.intensities
+          FROM (SELECT organization_id, workload_id, min(day_start + step_us[1] * interval '1 microsecond') AS low,
+                       max(day_start) + interval '1 day' AS high
+                FROM new_rows GROUP BY organization_id, workload_id) AS s
+          JOIN organizations o ON o.organization_id = s.organization_id
+          LEFT JOIN workloads w ON w.organization_id = s.organization_id AND w.workload_id = s.workload_id
+          LEFT JOIN metric_aggregates p ON p.organization_id = s.organization_id AND p.workload_id = s.workload_id
+          CROSS JOIN LATERAL gpucap_carbon_periods(s.organization_id, w.cluster_id, least(p.latest_sampled_at, s.low), s.high) c
+        ),
+        blocks AS (
+          SELECT b.*, d.day_start, d.power_usage[cardinality(d.step_us)] AS last_power, t.appended, t.cap, t.previous_at,
+                 t.previous_power, t.froms, t.tos, t.intensities, e.microjoules,
+                 CASE WHEN t.froms IS NULL THEN 0 WHEN whole.intensity IS NOT NULL THEN e.microjoules * whole.intensity
+                      ELSE split.carbon END AS carbon,
+                 CASE WHEN t.froms IS NULL THEN e.microjoules WHEN whole.intensity IS NOT NULL THEN 0
+                      ELSE split.uncovered END AS uncovered
+          FROM new_rows d
+          JOIN energy_targets t ON t.organization_id = d.organization_id AND t.workload_id = d.workload_id
+          CROSS JOIN LATERAL (
+            SELECT d.organization_id, d.workload_id, count(*) AS n,
+                   d.day_start + d.step_us[1] * interval '1 microsecond' AS first_at,
+                   d.day_start + sum(u.st) * interval '1 microsecond' AS last_at,
+                   round(coalesce(sum(u.gpu_utilization_cents), 0) * 0.01 + coalesce(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.gpu_utilization_cents % 100 = 0 THEN 0 WHEN u.gpu_utilization_cents % 10 = 0 THEN 1 WHEN u.gpu_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.gpu_utilization::numeric) FILTER (WHERE u.gpu_utilization_cents IS NULL)), 0))) AS gpu_utilization_sum, min(u.gpu_utilization) AS gpu_utilization_min, max(u.gpu_utilization) AS gpu_utilization_max, d.gpu_utilization[cardinality(d.step_us)] AS gpu_utilization_last,
+                   round(coalesce(sum(u.memory_utilization_cents), 0) * 0.01 + coalesce(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.memory_utilization_cents % 100 = 0 THEN 0 WHEN u.memory_utilization_cents % 10 = 0 THEN 1 WHEN u.memory_utilization_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.memory_utilization::numeric) FILTER (WHERE u.memory_utilization_cents IS NULL)), 0))) AS memory_utilization_sum, min(u.memory_utilization) AS memory_utilization_min, max(u.memory_utilization) AS memory_utilization_max, d.memory_utilization[cardinality(d.step_us)] AS memory_utilization_last,
+                   round(coalesce(sum(u.temperature_cents), 0) * 0.01 + coalesce(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.temperature_cents % 100 = 0 THEN 0 WHEN u.temperature_cents % 10 = 0 THEN 1 WHEN u.temperature_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.temperature::numeric) FILTER (WHERE u.temperature_cents IS NULL)), 0))) AS temperature_sum, min(u.temperature) AS temperature_min, max(u.temperature) AS temperature_max, d.temperature[cardinality(d.step_us)] AS temperature_last,
+                   round(coalesce(sum(u.power_usage_cents), 0) * 0.01 + coalesce(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL), 0),
+                    greatest(coalesce(max(CASE WHEN u.power_usage_cents % 100 = 0 THEN 0 WHEN u.power_usage_cents % 10 = 0 THEN 1 WHEN u.power_usage_cents IS NOT NULL THEN 2 END), 0), coalesce(scale(sum(u.power_usage::numeric) FILTER (WHERE u.power_usage_cents IS NULL)), 0))) AS power_usage_sum, min(u.power_usage) AS power_usage_min, max(u.power_usage) AS power_usage_max, d.power_usage[cardinality(d.step_us)] AS power_usage_last
+            -- OFFSET 0 keeps the subquery: each reading's cents are computed once, not per use.
+            FROM (
+              SELECT u.*, CASE WHEN abs(u.gpu_utilization) < 1e13 AND round(u.gpu_utilization * 100) / 100 = u.gpu_utilization THEN round(u.gpu_utilization * 100)::bigint END AS gpu_utilization_cents, CASE WHEN abs(u.memory_utilization) < 1e13 AND round(u.memory_utilization * 100) / 100 = u.memory_utilization THEN round(u.memory_utilization * 100)::bigint END AS memory_utilization_cents, CASE WHEN abs(u.temperature) < 1e13 AND round(u.temperature * 100) / 100 = u.temperature THEN round(u.temperature * 100)::bigint END AS temperature_cents, CASE WHEN abs(u.power_usage) < 1e13 AND round(u.power_usage * 100) / 100 = u.power_usage THEN round(u.power_usage * 100)::bigint END AS power_usage_cents
+              FROM unnest(d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage)
+                AS u(st, gpu_utilization, memory_utilization, temperature, power_usage)
+              OFFSET 0
+            ) u
+          ) b
+          -- Each reading of an appended block but its last holds for the step to the next.
+          CROSS JOIN LATERAL (
+            SELECT ${heldEnergySql('u')} AS microjoules
+            FROM (SELECT u.p, least(u.st, t.cap * 1000000::bigint) AS held, ${WATT_CENTS_SQL} AS cents
+                  FROM unnest(d.power_usage[:cardinality(d.step_us) - 1], d.step_us[2:]) AS u(p, st)
+                  OFFSET 0) AS u
+            WHERE t.appended
+          ) e
+          -- One period covering every held part of the block: its carbon at that intensity.
+          CROSS JOIN LATERAL (SELECT width_bucket(b.first_at, t.froms) AS period) k
+          CROSS JOIN LATERAL (
+            SELECT CASE WHEN k.period > 0 AND (t.tos[k.period] IS NULL OR t.tos[k.period] >= b.last_at)
+                        THEN t.intensities[k.period] END AS intensity
+          ) whole
+          -- Otherwise each part at the intensity of the period covering its reading's time, summed per period.
+          CROSS JOIN LATERAL (
+            SELECT coalesce(sum(g.microjoules * t.intensities[g.period]) FILTER (WHERE g.covered), 0) AS carbon,
+                   coalesce(sum(g.microjoules) FILTER (WHERE NOT g.covered), 0) AS uncovered
+            FROM (
+              SELECT x.period, x.covered, ${heldEnergySql('x')} AS microjoules
+              FROM (
+                SELECT u.p, least(u.next_step, t.cap * 1000000::bigint) AS held, ${WATT_CENTS_SQL} AS cents, k.period,
+                       k.period > 0 AND (t.tos[k.period] IS NULL OR u.at < t.tos[k.period]) AS covered
+                FROM (SELECT u.p, lead(u.st) OVER w AS next_step, d.day_start + sum(u.st) OVER w * interval '1 microsecond' AS at
+                      FROM unnest(d.power_usage, d.step_us) WITH ORDINALITY AS u(p, st, i) WINDOW w AS (ORDER BY u.i)) AS u
+                CROSS JOIN LATERAL (SELECT width_bucket(u.at, t.froms) AS period) k
+                WHERE u.next_step IS NOT NULL
+              ) AS x
+              GROUP BY x.period, x.covered
+            ) AS g
+            WHERE t.appended AND t.froms IS NOT NULL AND whole.intensity IS NULL
+          ) split
+        ),
+        sums AS (
+          -- The first new block's reading before it is the aggregate's latest; the others' the block before.
+          SELECT organization_id, workload_id, sum(n)::bigint AS sample_count, min(first_at) AS first_sampled_at,
+                 max(last_at) AS latest_sampled_at,
+                 sum(gpu_utilization_sum) AS gpu_utilization_sum, min(gpu_utilization_min) AS gpu_utilization_min, max(gpu_utilization_max) AS gpu_utilization_max, (array_agg(gpu_utilization_last ORDER BY last_at DESC))[1] AS gpu_utilization_latest,
+                 sum(memory_utilization_sum) AS memory_utilization_sum, min(memory_utilization_min) AS memory_utilization_min, max(memory_utilization_max) AS memory_utilization_max, (array_agg(memory_utilization_last ORDER BY last_at DESC))[1] AS memory_utilization_latest,
+                 sum(temperature_sum) AS temperature_sum, min(temperature_min) AS temperature_min, max(temperature_max) AS temperature_max, (array_agg(temperature_last ORDER BY last_at DESC))[1] AS temperature_latest,
+                 sum(power_usage_sum) AS power_usage_sum, min(power_usage_min) AS power_usage_min, max(power_usage_max) AS power_usage_max, (array_agg(power_usage_last ORDER BY last_at DESC))[1] AS power_usage_latest,
+                 CASE WHEN bool_and(appended) THEN sum(microjoules) + coalesce(sum(link_microjoules), 0) END AS energy_microjoules,
+                 CASE WHEN bool_and(appended) THEN sum(carbon) + coalesce(sum(link_microjoules * link_intensity), 0) END
+                   AS carbon_microjoule_grams_per_kwh,
+                 CASE WHEN bool_and(appended)
+                      THEN sum(uncovered) + coalesce(sum(link_microjoules) FILTER (WHERE link_intensity IS NULL), 0) END
+                   AS uncovered_microjoules
           FROM (
-            SELECT u.*, CASE WHEN abs(u.gpu_utilization) < 1e13 AND round(u.gpu_utilization * 100) / 100 = u.gpu_utilization THEN round(u.gpu_utilization * 100)::bigint END AS gpu_utilization_cents, CASE WHEN abs(u.memory_utilization) < 1e13 AND round(u.memory_utilization * 100) / 100 = u.memory_utilization THEN round(u.memory_utilization * 100)::bigint END AS memory_utilization_cents, CASE WHEN abs(u.temperature) < 1e13 AND round(u.temperature * 100) / 100 = u.temperature THEN round(u.temperature * 100)::bigint END AS temperature_cents, CASE WHEN abs(u.power_usage) < 1e13 AND round(u.power_usage * 100) / 100 = u.power_usage THEN round(u.power_usage * 100)::bigint END AS power_usage_cents
-            FROM unnest(d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage)
-              AS u(st, gpu_utilization, memory_utilization, temperature, power_usage)
-            OFFSET 0
-          ) u
-        ) b
-        GROUP BY b.organization_id, b.workload_id
+            SELECT l.*, l.link_power::numeric * gpucap_held_microseconds(l.link_from, l.first_at, l.cap) AS link_microjoules,
+                   gpucap_intensity_in(l.froms, l.tos, l.intensities, l.link_from) AS link_intensity
+            FROM (SELECT blocks.*, lag(last_at, 1, previous_at) OVER w AS link_from, lag(last_power, 1, previous_power) OVER w AS link_power
+                  FROM blocks WINDOW w AS (PARTITION BY organization_id, workload_id ORDER BY day_start)) AS l
+          ) AS linked
+          GROUP BY organization_id, workload_id
+        ),
+        -- Blocks written before or between stored readings, and what an upsert's UPDATE part left: re-settled.
+        energy_general AS (
+          SELECT g.organization_id, g.workload_id, r.*
+          FROM (SELECT organization_id, workload_id, array_agg(sampled_at) AS times, array_agg(sign) AS signs,
+                       array_agg(power_usage) AS powers
+                FROM (SELECT 1 AS sign, d.organization_id, d.workload_id, u.sampled_at, u.power_usage
+                      FROM new_rows d
+                      JOIN energy_targets t ON t.organization_id = d.organization_id AND t.workload_id = d.workload_id
+                      CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) u
+                      WHERE NOT t.appended
+                      UNION ALL
+                      SELECT sign, organization_id, workload_id, sampled_at, power_usage FROM ${PENDING_SAMPLE_CHANGES}) AS c
+                GROUP BY organization_id, workload_id) AS g
+          JOIN organizations o ON o.organization_id = g.organization_id
+          LEFT JOIN workloads w ON w.organization_id = g.organization_id AND w.workload_id = g.workload_id
+          CROSS JOIN LATERAL gpucap_energy_resettle(g.organization_id, g.workload_id, w.cluster_id, o.max_sample_gap_seconds,
+                                                    g.times, g.signs, g.powers) r
+        )
+        INSERT INTO metric_aggregates AS a (organization_id, workload_id, sample_count, first_sampled_at, latest_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_latest, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_latest, temperature_sum, temperature_min, temperature_max, temperature_latest, power_usage_sum, power_usage_min, power_usage_max, power_usage_latest, ${ENERGY_COLUMN_LIST})
+        SELECT organization_id, workload_id, coalesce(s.sample_count, 0), s.first_sampled_at, s.latest_sampled_at,
+               coalesce(s.gpu_utilization_sum, 0), s.gpu_utilization_min, s.gpu_utilization_max, s.gpu_utilization_latest,
+               coalesce(s.memory_utilization_sum, 0), s.memory_utilization_min, s.memory_utilization_max, s.memory_utilization_latest,
+               coalesce(s.temperature_sum, 0), s.temperature_min, s.temperature_max, s.temperature_latest,
+               coalesce(s.power_usage_sum, 0), s.power_usage_min, s.power_usage_max, s.power_usage_latest,
+               ${ENERGY_COLUMNS.map((column) => `coalesce(s.${column}, e.${column}, 0)`).join(', ')}
+        FROM sums s FULL JOIN energy_general e USING (organization_id, workload_id)
 
     ON CONFLICT (organization_id, workload_id) DO UPDATE SET
       sample_count = a.sample_count + excluded.sample_count,
@@ -732,7 +889,9 @@ export const metricAggregateDefinitions: Definition[] = [
       power_usage_min = least(a.power_usage_min, excluded.power_usage_min),
       power_usage_max = greatest(a.power_usage_max, excluded.power_usage_max),
       power_usage_latest = CASE WHEN a.latest_sampled_at IS NULL OR excluded.latest_sampled_at >= a.latest_sampled_at
-                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END;
+                    THEN coalesce(excluded.power_usage_latest, a.power_usage_latest) ELSE a.power_usage_latest END,
+      ${ENERGY_CONFLICT_SET};
+        DELETE FROM ${PENDING_SAMPLE_CHANGES};
         RETURN NULL;
       END
     $$`),

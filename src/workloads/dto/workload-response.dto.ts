@@ -65,6 +65,22 @@ export class WorkloadSummaryDto {
       'Additive: gpu_share × hours × price per GPU-hour of its instance type, each part of the run at the price of its period (running: up to as_of), in metadata.currency, exact, rounded to the currency’s minor units; null when part of the run has no price (never 0 for unknown)',
   })
   cost: string | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0.3,
+    description:
+      'Additive: energy the workload drew, kWh (4 decimals): each sample’s power_usage held until the next sample, for at most the organization’s max_sample_gap_seconds (default 120); a finished workload’s last sample holds until completed_at within the same bound, a running one’s holds nothing yet. null without samples',
+  })
+  energy_kwh: number | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0.1459,
+    description:
+      'Additive: kg CO2e (4 decimals): each sample’s held energy × pue × grams_co2e_per_kwh ÷ 1000 of the carbon intensity period of the workload’s cluster covering the sample’s time; null without samples, or when some of the energy falls where no period covers it',
+  })
+  carbon_kg: number | null;
 }
 
 export class WorkloadDetailDto extends WorkloadSummaryDto {

@@ -142,6 +142,8 @@ describe('Accept: text/csv', () => {
         started_at: item.started_at ?? '',
         wait_seconds: String(item.wait_seconds),
         cost: item.cost ?? '',
+        energy_kwh: item.energy_kwh === null ? '' : String(item.energy_kwh as number),
+        carbon_kg: item.carbon_kg === null ? '' : String(item.carbon_kg as number),
       });
     });
     expect(new Set(rows.map((row) => row.name))).toEqual(new Set(TRICKY_NAMES.map(defused)));

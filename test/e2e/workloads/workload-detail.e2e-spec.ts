@@ -114,6 +114,8 @@ describe('GET /v1/workloads/:workload_id', () => {
       idle_gpu_hours: null,
       gpu_efficiency: null,
       cost: null,
+      energy_kwh: null,
+      carbon_kg: null,
       idle_cost: null,
     });
   });

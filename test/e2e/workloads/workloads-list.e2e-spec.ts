@@ -126,6 +126,8 @@ describe('GET /v1/workloads', () => {
       ),
       // The organization has no price: cost unknown, never 0.
       cost: null,
+      energy_kwh: null,
+      carbon_kg: null,
     });
     const running = rows.find((row) => row.status === 'running') as WorkloadRow;
     const runningItem = response.body.data.workloads.find(

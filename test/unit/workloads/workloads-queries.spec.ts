@@ -81,6 +81,8 @@ describe('toWorkloadDetail', () => {
     finished_duration_seconds: null,
     average_gpu_utilization: null,
     cost: null,
+    energy_kwh: null,
+    carbon_kg: null,
     idle_cost: null,
     currency: null,
   };
