@@ -32,6 +32,7 @@ import { SettledCosts1763800036000 } from './1763800036000-settled-costs';
 import { EnergyInputs1763800037000 } from './1763800037000-energy-inputs';
 import { EnergyAggregates1763800040000 } from './1763800040000-energy-aggregates';
 import { ClusterKeys1763800042000 } from './1763800042000-cluster-keys';
+import { WorkloadEnergy1763800043000 } from './1763800043000-workload-energy';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -69,4 +70,5 @@ export const migrations = [
   EnergyInputs1763800037000,
   EnergyAggregates1763800040000,
   ClusterKeys1763800042000,
+  WorkloadEnergy1763800043000,
 ];

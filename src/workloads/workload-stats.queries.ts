@@ -7,6 +7,7 @@ import {
   rawIdleMeasures,
   STATS_FACT_COLUMNS,
   RUNNING_WORKLOADS_WITH_AGGREGATE,
+  RUNNING_ENERGY_MEASURES,
   rawIdlePartSql,
   workloadCountSql,
 } from '../rollups/workload-periods/workload-periods.queries';
@@ -18,6 +19,7 @@ import {
 } from '../common/database/scoped-statement';
 import { StatementParameters } from '../common/database/statement-parameters';
 import { runCostLateralSql } from '../common/cost';
+import { carbonKgSql, energyKwhSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
 
 export const STATS_GROUP_BY = ['submitted_by', 'initiative_id', 'instance_type', 'cluster_id'] as const;
 export type StatsGroupBy = (typeof STATS_GROUP_BY)[number];
@@ -81,7 +83,10 @@ export const STATS_SUMS = `coalesce(sum(${workloadCountSql()}), 0)::float8 AS wo
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
-      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds`;
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds,
+      ${energyKwhSql('coalesce(sum(energy_microjoules_sum), 0)')} AS total_energy_kwh,
+      ${carbonKgSql('coalesce(sum(carbon_microjoule_grams_per_kwh_sum), 0)')} AS total_carbon_kg,
+      ${energyKwhSql('coalesce(sum(uncovered_microjoules_sum), 0)')} AS uncovered_energy_kwh`;
 
 /**
  * The caller's initiatives and the initiative (and cluster) filter of a statistics read, with the
@@ -126,7 +131,8 @@ export function runningFactsSql(leading: string, stats: StatsParameters, request
     'gpu_share_units * price.whole_priced_us',
     rawIdlePartSql('price.whole_price_unit_us'),
   ];
-  return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}, ${money.join(', ')}
+  return `SELECT ${leading}, ${zeros.join(', ')}, ${runningSeconds}, ${rawIdleMeasures(runningSeconds).join(', ')}, ${money.join(', ')},
+        ${RUNNING_ENERGY_MEASURES.join(', ')}
       FROM ${RUNNING_WORKLOADS_WITH_AGGREGATE} ${runCostLateralSql('workloads', stats.now, 'price')}
       WHERE ${stats.where.join(' AND ')} AND status = 'running'
         AND submitted_at >= ${stats.params.add(request.from)} AND submitted_at < ${stats.params.add(request.to)}`;
@@ -149,4 +155,10 @@ export interface StatsRow {
   idle_cost_unit_us: string;
   /** Share-unit-seconds of the GPU-time that has a price (whole seconds). */
   priced_unit_seconds: number;
+  /** Energy of the set's samples, kWh (4 decimals): finished workloads' settled, running ones' so far. */
+  total_energy_kwh: number;
+  /** Carbon of the part of it a carbon intensity covers, kg CO2e (4 decimals). */
+  total_carbon_kg: number;
+  /** The part of total_energy_kwh no carbon intensity covers. */
+  uncovered_energy_kwh: number;
 }

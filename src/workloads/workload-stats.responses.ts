@@ -13,7 +13,22 @@ import type { StatsGroupBy, StatsRow } from './workload-stats.queries';
 
 /** Rows of workload-stats.queries.ts shaped into the statistics' JSON. */
 
-export interface StatsSummaryJson extends IdleGpuJson, QueueFiguresJson, CostFiguresJson {
+/** A set's energy (src/rollups/workload-energy/), as the statistics' own row carries it. */
+export type EnergyFiguresJson = Pick<
+  StatsRow,
+  'total_energy_kwh' | 'total_carbon_kg' | 'uncovered_energy_kwh'
+>;
+
+/** The energy figures of one set (absent: the set is empty). */
+export function energyFigures(row: StatsRow | undefined): EnergyFiguresJson {
+  return {
+    total_energy_kwh: row?.total_energy_kwh ?? 0,
+    total_carbon_kg: row?.total_carbon_kg ?? 0,
+    uncovered_energy_kwh: row?.uncovered_energy_kwh ?? 0,
+  };
+}
+
+export interface StatsSummaryJson extends IdleGpuJson, QueueFiguresJson, CostFiguresJson, EnergyFiguresJson {
   total_workloads: number;
   total_gpu_hours: number;
   average_duration_seconds: number | null;
@@ -44,6 +59,7 @@ export function toStatsGroup(
     workload_count: row.workload_count,
     gpu_hours: round4(gpuHoursOfUnitSeconds(row.gpu_seconds)),
     ...costFigures(row, minorUnits),
+    ...energyFigures(row),
     success_rate: successRate(row),
     ...idleGpuFigures(row),
     ...queueFigures(queue.get(row.group_key)),
@@ -63,6 +79,7 @@ export function toWorkloadStats(
         total_workloads: summaryRow.workload_count,
         total_gpu_hours: round4(gpuHoursOfUnitSeconds(summaryRow.gpu_seconds)),
         ...costFigures(summaryRow, minorUnits),
+        ...energyFigures(summaryRow),
         average_duration_seconds:
           summaryRow.finished_count === 0
             ? null
@@ -75,6 +92,7 @@ export function toWorkloadStats(
         total_workloads: 0,
         total_gpu_hours: 0,
         ...costFigures(undefined, minorUnits),
+        ...energyFigures(undefined),
         average_duration_seconds: null,
         success_rate: null,
         ...idleGpuFigures({ sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),

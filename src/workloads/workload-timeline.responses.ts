@@ -10,10 +10,17 @@ import {
   queueRowsByGroup,
 } from './queue-wait.responses';
 import type { StatsGroupBy } from './workload-stats.queries';
-import { type StatsGroupJson, successRate, toStatsGroup } from './workload-stats.responses';
+import {
+  energyFigures,
+  type EnergyFiguresJson,
+  type StatsGroupJson,
+  successRate,
+  toStatsGroup,
+} from './workload-stats.responses';
 import type { TimelineRow } from './workload-timeline.queries';
 
-export interface TimelineBucketJson extends IdleGpuJson, QueueFiguresJson, CostFiguresJson {
+export interface TimelineBucketJson
+  extends IdleGpuJson, QueueFiguresJson, CostFiguresJson, EnergyFiguresJson {
   bucket_start: string;
   bucket_end: string;
   total_workloads: number;
@@ -40,6 +47,7 @@ export function toTimeline(
       total_workloads: summary?.workload_count ?? 0,
       total_gpu_hours: round4(gpuHoursOfUnitSeconds(summary?.gpu_seconds ?? 0)),
       ...costFigures(summary, minorUnits),
+      ...energyFigures(summary),
       success_rate: summary ? successRate(summary) : null,
       ...idleGpuFigures(summary ?? { sampled_gpu_seconds: 0, busy_gpu_seconds: 0 }),
       ...queueFigures(queue.get(null)),

@@ -26,6 +26,16 @@ export async function submissionMonths(dataSource: DataSource, condition: string
   return rows.map((row) => ({ organizationId: row.organization_id, from: row.month }));
 }
 
+/**
+ * A month part as a FROM item (`part`, its placeholders $1 organization and $2 month start), and the
+ * conditions that pick its workloads `o`: for settling UPDATEs that take one part at a time.
+ */
+export const MONTH_PART_FROM = '(SELECT $1::text AS organization_id, $2::timestamptz AS month_start) AS part';
+export const IN_MONTH_PART = [
+  'o.organization_id = part.organization_id AND o.submitted_at >= part.month_start',
+  "o.submitted_at < ((part.month_start AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'",
+];
+
 export const queueWaitHistogramsBackfill: Backfill = {
   name: '1763800032000-queue-wait-histograms',
   parts: (dataSource: DataSource) => submissionMonths(dataSource, 'started_at IS NOT NULL'),

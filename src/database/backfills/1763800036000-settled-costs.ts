@@ -1,7 +1,12 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { settleWorkloadsSql } from '../../rollups/workload-costs/workload-costs.definitions';
 import type { Backfill } from './backfill';
-import { type MonthPart, submissionMonths } from './1763800032000-queue-wait-histograms';
+import {
+  IN_MONTH_PART,
+  MONTH_PART_FROM,
+  type MonthPart,
+  submissionMonths,
+} from './1763800032000-queue-wait-histograms';
 
 /**
  * Settles the amounts of the stored workloads that are not running (src/rollups/workload-costs/),
@@ -21,12 +26,6 @@ export const settledCostsBackfill: Backfill = {
   async up(runner: QueryRunner, part: unknown): Promise<void> {
     const { organizationId, from } = part as MonthPart;
     await runner.query('SELECT gpucap_lock_organizations(ARRAY[$1])', [organizationId]);
-    await runner.query(
-      settleWorkloadsSql('(SELECT $1::text AS organization_id, $2::timestamptz AS month_start) AS part', [
-        'o.organization_id = part.organization_id AND o.submitted_at >= part.month_start',
-        "o.submitted_at < ((part.month_start AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'",
-      ]),
-      [organizationId, from],
-    );
+    await runner.query(settleWorkloadsSql(MONTH_PART_FROM, IN_MONTH_PART), [organizationId, from]);
   },
 };

@@ -4,6 +4,7 @@ import { sampleHoursBackfill } from './1763800035000-sample-hours';
 import { settledCostsBackfill } from './1763800036000-settled-costs';
 import { energyBackfill } from './1763800040000-energy';
 import { clusterKeysBackfill } from './1763800042000-cluster-keys';
+import { workloadEnergyBackfill } from './1763800043000-workload-energy';
 
 /** Every backfill, oldest first. */
 export const backfills: Backfill[] = [
@@ -12,4 +13,5 @@ export const backfills: Backfill[] = [
   settledCostsBackfill,
   energyBackfill,
   clusterKeysBackfill,
+  workloadEnergyBackfill,
 ];

@@ -6,6 +6,7 @@ import { queueWaitDefinitions } from '../../rollups/queue-waits/queue-waits.defi
 import { sampleHourDefinitions } from '../../rollups/metric-aggregates/sample-hours.definitions';
 import { rankedTotalDefinitions } from '../../rollups/ranked-totals/ranked-totals.definitions';
 import { workloadCostDefinitions } from '../../rollups/workload-costs/workload-costs.definitions';
+import { workloadEnergyDefinitions } from '../../rollups/workload-energy/workload-energy.definitions';
 import { workloadPeriodDefinitions } from '../../rollups/workload-periods/workload-periods.definitions';
 import { workloadSummaryDefinitions } from '../../rollups/workload-summaries/workload-summaries.definitions';
 import { carbonIntensityDefinitions } from './carbon-intensities.definitions';
@@ -30,6 +31,7 @@ export const definitions: Definition[] = [
   ...energyDefinitions,
   ...sampleHourDefinitions,
   ...workloadCostDefinitions,
+  ...workloadEnergyDefinitions,
   ...workloadPeriodDefinitions,
   ...queueWaitDefinitions,
   ...capacityUsageDefinitions,

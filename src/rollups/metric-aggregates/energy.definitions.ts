@@ -1,4 +1,5 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+import { settleWorkloadEnergySql } from '../workload-energy/workload-energy.definitions';
 
 /*
  * Energy and carbon per workload, kept in metric_aggregates by the samples' triggers (docs/api.md,
@@ -422,6 +423,16 @@ export const energyDefinitions: Definition[] = [
           uncovered_microjoules = a.uncovered_microjoules + d.uncovered
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
+      ${settleWorkloadEnergySql(
+        `(SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
+          FROM (${changed}) AS c GROUP BY 1, 2) AS c, metric_aggregates a`,
+        [
+          'o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id',
+          'a.organization_id = o.organization_id AND a.workload_id = o.workload_id',
+          'a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high',
+        ],
+      )};
       RETURN NULL;
     END
     $$`),
@@ -491,6 +502,11 @@ export const energyDefinitions: Definition[] = [
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id
         AND (d.energy_microjoules <> 0 OR d.carbon_microjoule_grams_per_kwh <> 0 OR d.uncovered_microjoules <> 0);
+      -- The last readings' holds until completed_at, which the aggregates leave out, take the cap too.
+      ${settleWorkloadEnergySql(
+        '(SELECT n.organization_id FROM new_rows n JOIN old_rows p USING (organization_id) WHERE p.max_sample_gap_seconds <> n.max_sample_gap_seconds) AS c',
+        ['o.organization_id = c.organization_id'],
+      )};
       RETURN NULL;
     END
     $$`),

@@ -404,7 +404,9 @@ describe('energy and carbon per workload', () => {
 
   it('are filled by the backfill for aggregates stored before them', async () => {
     const settled = await stored();
-    await db.dataSource.query(
+    // Under the writer lock: the workloads' settled energy follows their aggregates.
+    await writeAs(
+      db.dataSource,
       `UPDATE metric_aggregates SET energy_microjoules = 0, carbon_microjoule_grams_per_kwh = 0, uncovered_microjoules = 0
        WHERE organization_id = $1`,
       [org],

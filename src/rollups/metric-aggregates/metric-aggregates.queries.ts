@@ -3,8 +3,9 @@
  * sampled and busy parts of an amount of GPU-time, the way the triggers compute them.
  */
 
-/** What the readers take of a workload's metric aggregate: the idle parts and the ranked average. */
-const AGGREGATE_COLUMNS = 'm.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg';
+/** What the readers take of a workload's metric aggregate: the idle parts, the ranked average, the energy so far. */
+const AGGREGATE_COLUMNS =
+  'm.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules';
 
 /**
  * Joins each row of workload `workload` (a table alias) to its metric aggregate as `alias`
@@ -54,33 +55,24 @@ const MICROJOULE_GRAMS_PER_KWH_PER_KG = '3600000000000000';
 /**
  * Joins each row of workload `workload` (a table alias) to its energy as answered, as `alias`:
  * `energy_kwh` and `carbon_kg`, exact numerics rounded once to 4 decimals, null without samples;
- * `carbon_kg` is also null while part of the energy has no carbon intensity. The aggregate holds the
- * held parts of every reading but the last; the last holds until completed_at within the cap
- * (gpucap_energy_tail_microjoules, the triggers' own rule), at the intensity of its time. One
- * primary-key lookup of the aggregate and of the organization per row, and for a finished workload
- * one of its cluster's intensity periods.
+ * `carbon_kg` is also null while part of the energy has no carbon intensity. gpucap_workload_energy
+ * is what the triggers store for a workload that is not running: its aggregate plus its last
+ * reading's hold until completed_at (src/rollups/workload-energy/).
  */
 export function workloadEnergyLateralSql(workload: string, alias: string): string {
   return `LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / ${MICROJOULES_PER_KWH}, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / ${MICROJOULE_GRAMS_PER_KWH_PER_KG}, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, ${workload}.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, ${workload}.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = ${workload}.organization_id AND m.workload_id = ${workload}.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT ${energyKwhSql('e.energy_microjoules')} AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN ${carbonKgSql('e.carbon_microjoule_grams_per_kwh')} END AS carbon_kg
+    FROM gpucap_workload_energy(${workload}.organization_id, ${workload}.workload_id, ${workload}.cluster_id, ${workload}.completed_at) e
   ) AS ${alias} ON true`;
+}
+
+/** An exact sum of microjoules as kWh, rounded once to 4 decimals. */
+export function energyKwhSql(microjoules: string): string {
+  return `round(${microjoules} / ${MICROJOULES_PER_KWH}, 4)::float8`;
+}
+
+/** An exact sum of µJ × g/kWh as kg CO2e, rounded once to 4 decimals. */
+export function carbonKgSql(microjouleGramsPerKwh: string): string {
+  return `round(${microjouleGramsPerKwh} / ${MICROJOULE_GRAMS_PER_KWH_PER_KG}, 4)::float8`;
 }

@@ -73,20 +73,24 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_delete() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum, energy_count, energy_microjoules_sum)
     SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
-           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0),
+           coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0)::bigint, coalesce(sum(sign * energy_microjoules), 0)
+    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM old_rows) AS changed
     GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
-                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum,
+                  energy_count = t.energy_count + excluded.energy_count,
+                  energy_microjoules_sum = t.energy_microjoules_sum + excluded.energy_microjoules_sum;
     UPDATE metric_aggregates a
     SET initiative_id = NULL, status = NULL, settled_gpu_seconds = NULL
     FROM old_rows o
@@ -98,20 +102,24 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_insert() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum, energy_count, energy_microjoules_sum)
     SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
-           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0),
+           coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0)::bigint, coalesce(sum(sign * energy_microjoules), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM new_rows) AS changed
     GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
-                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum,
+                  energy_count = t.energy_count + excluded.energy_count,
+                  energy_microjoules_sum = t.energy_microjoules_sum + excluded.energy_microjoules_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'
@@ -134,20 +142,24 @@ export const rankedTotalDefinitions: Definition[] = [
     CREATE OR REPLACE FUNCTION gpucap_workload_ranked_update() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum, energy_count, energy_microjoules_sum)
     SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
-           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0),
+           coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0)::bigint, coalesce(sum(sign * energy_microjoules), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM old_rows) AS changed
     GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
-                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum,
+                  energy_count = t.energy_count + excluded.energy_count,
+                  energy_microjoules_sum = t.energy_microjoules_sum + excluded.energy_microjoules_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'

@@ -1,4 +1,5 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+import { SETTLED_ENERGY_COLUMNS } from '../workload-energy/workload-energy.definitions';
 
 /** Rows of workloads counted, added (+1) or removed (−1): a relation, or a subquery with its alias. */
 export interface PeriodSource {
@@ -39,6 +40,10 @@ const MEASURES: [column: string, amount: string][] = [
     'idle_cost_unit_us_sum',
     'coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)',
   ],
+  ...SETTLED_ENERGY_COLUMNS.map((column): [string, string] => [
+    `${column}_sum`,
+    `coalesce(sum(sign * ${column}), 0)`,
+  ]),
 ];
 
 const KEY = 'organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id';
@@ -55,7 +60,8 @@ const GROUPING_SETS = [
 ].map((set) => `(organization_id, cluster_id, ${set})`);
 
 const RUN_COLUMNS = `organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
-      cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us`;
+      cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+      ${SETTLED_ENERGY_COLUMNS.join(', ')}`;
 
 /**
  * The upsert of what `sources` change, grouped as the rollup keys them: the finished runs' idle parts
@@ -92,14 +98,18 @@ export function periodUpsertSql(sources: PeriodSource[]): string {
       ${MEASURES.map(([column]) => `${column} = r.${column} + excluded.${column}`).join(',\n      ')};`;
 }
 
-/** Rows left with no workload are dropped, for the buckets that removed rows touched. */
+/**
+ * Rows left with nothing are dropped, for the buckets that removed rows touched. Every measure, not
+ * only the counts: a workload's energy settled inside its own INSERT (a nested UPDATE, before this
+ * statement's INSERT trigger adds its count) leaves a row with a change and no count yet.
+ */
 const DROP_EMPTY_SQL = `DELETE FROM workload_period_rollups r
     USING (SELECT DISTINCT organization_id, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour_start, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_start
            FROM old_rows) touched
     WHERE r.organization_id = touched.organization_id
       AND ((r.period = 'hour' AND r.bucket_start = touched.hour_start)
         OR (r.period = 'day' AND r.bucket_start = touched.day_start))
-      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0;`;
+      AND ${MEASURES.map(([column]) => `r.${column} = 0`).join(' AND ')};`;
 
 function triggerFunction(name: string, sources: PeriodSource[]): Definition {
   const removes = sources.some((source) => source.sign < 0);

@@ -7,6 +7,7 @@ import {
 import { WAIT_SECONDS_SQL } from '../../core/queue-wait';
 import type { WorkloadStatus } from '../../core/workload-status';
 import type { PeriodSplit, Span } from './period-split';
+import { SETTLED_ENERGY_COLUMNS } from '../workload-energy/workload-energy.definitions';
 
 /** The duration of a finished run, whole seconds (floor): the one definition of `duration_seconds`. */
 export const DURATION_SECONDS_SQL = 'floor(extract(epoch FROM completed_at - started_at))';
@@ -76,16 +77,34 @@ export function rawIdlePartSql(amount: string): string {
   return `(${sampled} - ${busy})`;
 }
 
-/** Statistics' facts: the counts, the idle facts and the money, on rollup rows and (over WORKLOADS_WITH_AGGREGATE) raw rows. */
-export const STATS_FACT_COLUMNS = [...FACT_COLUMNS, ...IDLE_FACT_COLUMNS, ...COST_FACT_COLUMNS];
+/**
+ * Energy facts (src/rollups/workload-energy/): the settled energy, carbon and uncovered energy of the
+ * runs that are not running, exact numerics (µJ, µJ × g/kWh); 0 without samples.
+ */
+export const ENERGY_FACT_COLUMNS = SETTLED_ENERGY_COLUMNS.map((column) => `${column}_sum`);
+
+/** Statistics' facts: the counts, the idle facts, the money and the energy, on rollup rows and (over WORKLOADS_WITH_AGGREGATE) raw rows. */
+export const STATS_FACT_COLUMNS = [
+  ...FACT_COLUMNS,
+  ...IDLE_FACT_COLUMNS,
+  ...COST_FACT_COLUMNS,
+  ...ENERGY_FACT_COLUMNS,
+];
 export const RAW_STATS_MEASURES = [
   ...RAW_MEASURES,
   ...rawIdleMeasures(`coalesce(gpu_share_units::bigint * ${DURATION_SECONDS_SQL}, 0)`),
-  // Running ones carry no amounts: runningFactsSql prices them up to now.
+  // Running ones carry no amounts: runningFactsSql prices them up to now and reads their energy so far.
   'coalesce(priced_cost_unit_us, 0)',
   'coalesce(priced_whole_unit_us, 0)',
   `coalesce(${rawIdlePartSql('whole_cost_unit_us')}, 0)`,
+  // Qualified: the aggregate carries columns of the same names (the energy so far).
+  ...SETTLED_ENERGY_COLUMNS.map((column) => `coalesce(workloads.${column}, 0)`),
 ];
+
+/** The energy so far of running workloads over RUNNING_WORKLOADS_WITH_AGGREGATE: their aggregate's, no last hold yet. */
+export const RUNNING_ENERGY_MEASURES = SETTLED_ENERGY_COLUMNS.map(
+  (column) => `coalesce(aggregate.${column}, 0)`,
+);
 
 /** Workloads of a status (all when undefined), as an expression over the fact columns. */
 export function workloadCountSql(status?: WorkloadStatus): string {

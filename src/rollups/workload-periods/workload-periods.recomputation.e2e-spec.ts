@@ -7,6 +7,7 @@ import { createTestApp, TestApp } from '../../../test/support/test-app';
 import { runCostLateralSql } from '../../common/cost';
 import { settledCostsBackfill } from '../../database/backfills/1763800036000-settled-costs';
 import { clusterKeysBackfill } from '../../database/backfills/1763800042000-cluster-keys';
+import { workloadEnergyBackfill } from '../../database/backfills/1763800043000-workload-energy';
 import { RECOSTED_TABLE } from '../workload-costs/workload-costs.definitions';
 
 /**
@@ -80,6 +81,47 @@ async function generateSamples(dataSource: DataSource, organizationId: string, r
   );
 }
 
+/**
+ * Each workload's energy, carbon and uncovered energy of organization $1 from its raw samples (docs/api.md,
+ * "Energy and carbon"): a sample's power held until the next, or for the last until completed_at, at
+ * most the cap, weighed by the intensity period of the workload's cluster covering the sample's time.
+ * Without completed_at the last sample holds nothing.
+ */
+const RAW_ENERGY_SQL = `
+  SELECT r.workload_id, sum(r.microjoules) AS energy, coalesce(sum(r.microjoules * r.intensity), 0) AS carbon,
+         coalesce(sum(r.microjoules) FILTER (WHERE r.intensity IS NULL), 0) AS uncovered
+  FROM (SELECT h.workload_id,
+               h.power_usage::numeric * greatest(0, least(h.microseconds, o.max_sample_gap_seconds * 1000000)) AS microjoules,
+               (SELECT c.pue * c.grams_co2e_per_kwh FROM carbon_intensities c
+                WHERE c.organization_id = h.organization_id AND c.cluster_id = h.cluster_id AND c.effective_from <= h.sampled_at
+                  AND (c.effective_to IS NULL OR h.sampled_at < c.effective_to)) AS intensity
+        FROM (SELECT s.organization_id, s.workload_id, s.sampled_at, s.power_usage, sw.cluster_id,
+                     round(extract(epoch FROM coalesce(lead(s.sampled_at) OVER (PARTITION BY s.workload_id ORDER BY s.sampled_at),
+                                                       sw.completed_at) - s.sampled_at) * 1000000) AS microseconds
+              FROM metric_samples s
+              JOIN workloads sw ON sw.organization_id = s.organization_id AND sw.workload_id = s.workload_id
+              WHERE s.organization_id = $1) AS h
+        JOIN organizations o ON o.organization_id = h.organization_id
+        -- The last sample of a workload without completed_at holds nothing.
+        WHERE h.microseconds IS NOT NULL) AS r
+  GROUP BY r.workload_id`;
+
+/** Workloads whose settled energy differs from RAW_ENERGY_SQL (running ones: none settled). */
+async function settledEnergyDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
+  const [{ differences }] = await dataSource.query<{ differences: number }[]>(
+    `SELECT count(*)::int AS differences
+     FROM workloads w LEFT JOIN (${RAW_ENERGY_SQL}) AS raw USING (workload_id)
+     WHERE w.organization_id = $1 AND (w.energy_microjoules, w.carbon_microjoule_grams_per_kwh, w.uncovered_microjoules)
+       IS DISTINCT FROM (CASE WHEN w.started_at IS NOT NULL AND w.completed_at IS NULL
+                              THEN (NULL::numeric, NULL::numeric, NULL::numeric)
+                              WHEN EXISTS (SELECT 1 FROM metric_samples s WHERE s.organization_id = $1 AND s.workload_id = w.workload_id)
+                              THEN (coalesce(raw.energy, 0), coalesce(raw.carbon, 0), coalesce(raw.uncovered, 0))
+                              ELSE (NULL::numeric, NULL::numeric, NULL::numeric) END)`,
+    [organizationId],
+  );
+  return differences;
+}
+
 /** The rollups must equal the aggregation of the raw rows, key by key (capacity's hourly one too). */
 async function rollupDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
   const hourly = await hourlyUsageDifferences(dataSource, organizationId);
@@ -110,11 +152,16 @@ async function periodRollupDifferences(dataSource: DataSource, organizationId: s
               coalesce(sum(gpucap_sampled_share(price.whole_price_unit_us, sampled.n)
                            - gpucap_busy_share(price.whole_price_unit_us, sampled.utilization, sampled.n))
                        FILTER (WHERE completed_at IS NOT NULL AND started_at IS NOT NULL), 0),
-              w.cluster_id
+              w.cluster_id,
+              -- Energy from the raw samples; the running ones' is read where answered.
+              coalesce(sum(energy.energy) FILTER (WHERE NOT running), 0),
+              coalesce(sum(energy.carbon) FILTER (WHERE NOT running), 0),
+              coalesce(sum(energy.uncovered) FILTER (WHERE NOT running), 0)
        FROM (SELECT *, coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds,
                     started_at IS NOT NULL AND completed_at IS NULL AS running
              FROM workloads WHERE organization_id = $1) AS w
        ${runCostLateralSql('w', 'now()', 'price')}
+       LEFT JOIN (${RAW_ENERGY_SQL}) AS energy USING (workload_id)
        LEFT JOIN (SELECT workload_id, count(*) AS n, sum(gpu_utilization::numeric) AS utilization
                   FROM metric_samples WHERE organization_id = $1 GROUP BY workload_id) AS sampled USING (workload_id)
        CROSS JOIN (VALUES ('day'), ('hour')) AS p (period)
@@ -147,7 +194,7 @@ const PRICES = [
   ['type-2', '2026-10-15T12:00:00Z', null, '1.05'],
 ] as const;
 
-/** The summed columns of workload_period_rollups, in table order. */
+/** The summed columns of workload_period_rollups before cluster_id, in table order (the energy's follow it). */
 const MERGED_SUMS = [
   'pending_count',
   'running_count',
@@ -172,6 +219,18 @@ const PRICE_UPSERT = `INSERT INTO gpu_prices (organization_id, instance_type, ef
      ON CONFLICT (organization_id, instance_type, effective_from) DO UPDATE
        SET effective_to = excluded.effective_to, price_per_gpu_hour = excluded.price_per_gpu_hour`;
 
+/** Carbon intensity periods: c-1 changes mid-range, c-2 is covered only for a while, c-0 never. */
+const INTENSITIES = [
+  ['c-1', '2026-09-01T00:00:00Z', '2026-10-20T00:00:30Z', '300', '1.2'],
+  ['c-1', '2026-10-20T00:00:30Z', null, '450', '1'],
+  ['c-2', '2026-10-10T00:00:00Z', '2026-10-25T00:00:00Z', '210', '1.1'],
+] as const;
+
+/** Inserts carbon intensity periods ($2: a JSON array of [cluster, from, to, g/kWh, pue]) of organization $1. */
+const INTENSITY_INSERT = `INSERT INTO carbon_intensities (organization_id, cluster_id, effective_from, effective_to, grams_co2e_per_kwh, pue)
+     SELECT $1, p->>0, (p->>1)::timestamptz, (p->>2)::timestamptz, (p->>3)::numeric, (p->>4)::numeric
+     FROM jsonb_array_elements($2::jsonb) p`;
+
 /** Workloads whose settled amounts differ from pricing their run now (src/common/cost.ts). */
 async function settledCostDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
   const [{ differences }] = await dataSource.query<{ differences: number }[]>(
@@ -195,6 +254,7 @@ interface RawStats {
   gpu_hours: number;
   average: number | null;
   success_rate: number | null;
+  energy: Record<string, number>;
 }
 
 /**
@@ -220,8 +280,12 @@ async function rawStats(
               FILTER (WHERE status IN ('completed','failed','cancelled') AND started_at IS NOT NULL))::numeric, 4)::float8
          AS average,
        round((count(*) FILTER (WHERE status = 'completed')::numeric
-              / nullif(count(*) FILTER (WHERE status IN ('completed', 'failed')), 0)), 4)::float8 AS success_rate
-     FROM workloads
+              / nullif(count(*) FILTER (WHERE status IN ('completed', 'failed')), 0)), 4)::float8 AS success_rate,
+       -- Energy of every workload, the running ones' so far: RAW_ENERGY_SQL holds their last sample for nothing.
+       jsonb_build_object('total_energy_kwh', round(coalesce(sum(raw.energy), 0) / 3600000000000, 4)::float8,
+                          'total_carbon_kg', round(coalesce(sum(raw.carbon), 0) / 3600000000000000, 4)::float8,
+                          'uncovered_energy_kwh', round(coalesce(sum(raw.uncovered), 0) / 3600000000000, 4)::float8) AS energy
+     FROM workloads LEFT JOIN (${RAW_ENERGY_SQL}) AS raw USING (workload_id)
      WHERE organization_id = $1 AND submitted_at >= $2 AND submitted_at < $3
        AND ($4::text[] IS NULL OR initiative_id = ANY($4))
      GROUP BY ${key} ORDER BY count(*) DESC, ${key} COLLATE "C"`,
@@ -246,6 +310,8 @@ describe('workload rollup: exact equality with raw rows', () => {
     await generateSamples(testApp.dataSource, organizationId);
     // After the workloads: the price triggers settle what is already stored.
     await writeAs(testApp.dataSource, PRICE_UPSERT, [organizationId, JSON.stringify(PRICES)]);
+    // And after the samples: the intensity triggers re-weigh what is stored.
+    await writeAs(testApp.dataSource, INTENSITY_INSERT, [organizationId, JSON.stringify(INTENSITIES)]);
     admin = authHeaders(
       await createApiToken(testApp.dataSource, organizationId, { role: 'ORG_ADMIN' }),
       organizationId,
@@ -271,6 +337,15 @@ describe('workload rollup: exact equality with raw rows', () => {
     expect(kinds.map((kind: { units: number }) => kind.units)).toEqual([720, 1260, 1440, 2160, 5040]);
     expect(await rollupDifferences(testApp.dataSource, organizationId)).toBe(0);
     expect(await settledCostDifferences(testApp.dataSource, organizationId)).toBe(0);
+    expect(await settledEnergyDifferences(testApp.dataSource, organizationId)).toBe(0);
+    const [{ weighed, uncovered }] = await testApp.dataSource.query(
+      `SELECT count(*) FILTER (WHERE carbon_microjoule_grams_per_kwh > 0)::int AS weighed,
+              count(*) FILTER (WHERE uncovered_microjoules > 0)::int AS uncovered
+       FROM workloads WHERE organization_id = $1`,
+      [organizationId],
+    );
+    expect(weighed).toBeGreaterThan(300);
+    expect(uncovered).toBeGreaterThan(300);
     const [{ costed }] = await testApp.dataSource.query(
       `SELECT count(*) FILTER (WHERE cost_unit_us > 0)::int AS costed FROM workloads WHERE organization_id = $1`,
       [organizationId],
@@ -334,6 +409,42 @@ describe('workload rollup: exact equality with raw rows', () => {
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
   });
 
+  it('settle energy again when intensities or the cap change, and by the backfill for workloads stored before it', async () => {
+    const ds = testApp.dataSource;
+    const changes: [sql: string, parameters: unknown[]][] = [
+      [
+        `UPDATE carbon_intensities SET grams_co2e_per_kwh = 520 WHERE organization_id = $1 AND cluster_id = 'c-2'`,
+        [organizationId],
+      ],
+      [
+        `DELETE FROM carbon_intensities WHERE organization_id = $1 AND cluster_id = 'c-1' AND effective_to IS NULL`,
+        [organizationId],
+      ],
+      [
+        INTENSITY_INSERT,
+        [organizationId, JSON.stringify([['c-0', '2026-10-05T00:00:00Z', null, '90', '1.3']])],
+      ],
+      [`UPDATE organizations SET max_sample_gap_seconds = 45 WHERE organization_id = $1`, [organizationId]],
+    ];
+    for (const [sql, parameters] of changes) {
+      await writeAs(ds, sql, parameters);
+      expect(await settledEnergyDifferences(ds, organizationId)).toBe(0);
+      expect(await rollupDifferences(ds, organizationId)).toBe(0);
+    }
+    // What the migration leaves: no energy on the workloads, so none in the rollups.
+    await writeAs(
+      ds,
+      `UPDATE workloads SET energy_microjoules = NULL, carbon_microjoule_grams_per_kwh = NULL, uncovered_microjoules = NULL
+       WHERE organization_id = $1`,
+      [organizationId],
+    );
+    expect(await settledEnergyDifferences(ds, organizationId)).toBeGreaterThan(0);
+    expect(await rollupDifferences(ds, organizationId)).toBeGreaterThan(0);
+    expect(await runBackfillParts(ds, workloadEnergyBackfill, organizationId)).toBeGreaterThan(1);
+    expect(await settledEnergyDifferences(ds, organizationId)).toBe(0);
+    expect(await rollupDifferences(ds, organizationId)).toBe(0);
+  });
+
   it('are rebuilt with their clusters by the key backfill, a month at a time', async () => {
     const ds = testApp.dataSource;
     // What the migration leaves: every row under the empty cluster, as the old key summed them.
@@ -342,7 +453,8 @@ describe('workload rollup: exact equality with raw rows', () => {
          DELETE FROM workload_period_rollups WHERE organization_id = $1 RETURNING *)
        INSERT INTO workload_period_rollups
        SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value,
-              ${MERGED_SUMS.map((column) => `sum(${column})`).join(', ')}, ''
+              ${MERGED_SUMS.map((column) => `sum(${column})`).join(', ')}, '',
+              sum(energy_microjoules_sum), sum(carbon_microjoule_grams_per_kwh_sum), sum(uncovered_microjoules_sum)
        FROM merged GROUP BY 1, 2, 3, 4, 5, 6`,
       [organizationId],
     );
@@ -426,6 +538,7 @@ describe('workload rollup: exact equality with raw rows', () => {
     );
     expect(await rollupDifferences(ds, organizationId)).toBe(0);
     expect(await settledCostDifferences(ds, organizationId)).toBe(0);
+    expect(await settledEnergyDifferences(ds, organizationId)).toBe(0);
   });
 
   const ranges = [
@@ -482,6 +595,12 @@ describe('workload rollup: exact equality with raw rows', () => {
             )
           )[0];
           expect(response.body.data.summary.total_workloads).toBe(summary?.workload_count ?? 0);
+          const energy = summary?.energy ?? {
+            total_energy_kwh: 0,
+            total_carbon_kg: 0,
+            uncovered_energy_kwh: 0,
+          };
+          expect(response.body.data.summary).toMatchObject(energy);
           expect(response.body.data.summary.average_duration_seconds).toBe(summary?.average ?? null);
           expect(response.body.data.summary.success_rate).toBe(summary?.success_rate ?? null);
           // Running workloads grow with the clock: the answer lies between the raw figure computed
@@ -498,8 +617,13 @@ describe('workload rollup: exact equality with raw rows', () => {
                 group[groupBy],
                 group.workload_count,
                 group.success_rate,
+                {
+                  total_energy_kwh: group.total_energy_kwh,
+                  total_carbon_kg: group.total_carbon_kg,
+                  uncovered_energy_kwh: group.uncovered_energy_kwh,
+                },
               ]),
-            ).toEqual(raw.map((row) => [row.group_key, row.workload_count, row.success_rate]));
+            ).toEqual(raw.map((row) => [row.group_key, row.workload_count, row.success_rate, row.energy]));
             const rawBefore = await rawStats(
               testApp.dataSource,
               organizationId,

@@ -3,6 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { type GpuSharing } from '../../common/gpu-sharing';
 import { GpuSharingDto } from '../../common/gpu-sharing.dto';
 import { WORKLOAD_STATUSES, WorkloadStatus } from '../../core/workload-status';
+import { EnergyFiguresDto } from '../../common/energy.dto';
 import { IdleGpuFiguresDto } from '../../common/idle-gpu.dto';
 import { CostFiguresDto, CurrencyMetadataDto } from '../../common/cost.dto';
 
@@ -198,7 +199,7 @@ const QUEUE_WAIT_DESCRIPTION =
   'Additive: the queue waits (started_at − submitted_at, whole seconds) of the workloads of the set that started';
 const PENDING_DESCRIPTION = 'Additive: the workloads of the set still pending, and what they ask for';
 
-/** The idle figures and the money beside a set's GPU-hours: the statistics' summary, groups and buckets. */
+/** The idle figures, the money and the energy beside a set's GPU-hours: the statistics' summary, groups and buckets. */
 class StatsMoneyFiguresDto extends IdleGpuFiguresDto {
   @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.TOTAL_COST })
   total_cost: string | null;
@@ -206,6 +207,9 @@ class StatsMoneyFiguresDto extends IdleGpuFiguresDto {
   unpriced_gpu_hours: number;
   @ApiProperty({ type: String, nullable: true, description: CostFiguresDto.IDLE_COST })
   idle_cost: string | null;
+  @ApiProperty({ description: EnergyFiguresDto.TOTAL_ENERGY }) total_energy_kwh: number;
+  @ApiProperty({ description: EnergyFiguresDto.TOTAL_CARBON }) total_carbon_kg: number;
+  @ApiProperty({ description: EnergyFiguresDto.UNCOVERED }) uncovered_energy_kwh: number;
 }
 
 export class WorkloadStatsSummaryDto extends StatsMoneyFiguresDto {
