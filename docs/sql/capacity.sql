@@ -104,7 +104,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
@@ -121,7 +121,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour
@@ -140,7 +140,7 @@ WITH cuts AS (
        ) running
        LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS a ON a.aggregate_organization_id = w.organization_id
     AND a.aggregate_workload_id = w.workload_id
@@ -257,7 +257,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
@@ -274,7 +274,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour
@@ -293,7 +293,7 @@ WITH cuts AS (
        ) running
        LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS a ON a.aggregate_organization_id = w.organization_id
     AND a.aggregate_workload_id = w.workload_id
@@ -573,7 +573,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
@@ -590,7 +590,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour
@@ -609,7 +609,7 @@ WITH cuts AS (
        ) running
        LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS a ON a.aggregate_organization_id = w.organization_id
     AND a.aggregate_workload_id = w.workload_id
@@ -850,7 +850,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
@@ -867,7 +867,7 @@ WITH cuts AS (
            OFFSET 0
          ) w
          LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour
@@ -885,7 +885,7 @@ WITH cuts AS (
        CROSS JOIN LATERAL (SELECT r.gpu_share_units::numeric * round(date_part('epoch', least($15::timestamptz, x.window_to) - greatest(r.started_at, x.window_from)) * 1e6)::numeric AS us) AS part
        LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS a ON a.aggregate_organization_id = r.organization_id
     AND a.aggregate_workload_id = r.workload_id

@@ -169,7 +169,7 @@ WITH running AS MATERIALIZED (
     FROM workloads w
     LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS a ON a.aggregate_organization_id = w.organization_id
     AND a.aggregate_workload_id = w.workload_id
@@ -241,7 +241,7 @@ WITH running AS MATERIALIZED (
     FROM workloads w
     LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS a ON a.aggregate_organization_id = w.organization_id
     AND a.aggregate_workload_id = w.workload_id
@@ -298,7 +298,7 @@ WITH running AS MATERIALIZED (
     FROM workloads w
     LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS a ON a.aggregate_organization_id = w.organization_id
     AND a.aggregate_workload_id = w.workload_id

@@ -250,6 +250,9 @@ CREATE INDEX metric_aggregates_org_status_gpu_utilization ON public.metric_aggre
 CREATE INDEX metric_aggregates_org_status_idle_gpu_hours ON public.metric_aggregates USING btree (organization_id, status, gpucap_idle_gpu_hours((settled_gpu_seconds)::double precision, gpu_utilization_avg), workload_id COLLATE "C") WHERE ((sample_count > 0) AND (initiative_id IS NOT NULL) AND (settled_gpu_seconds IS NOT NULL));
 CREATE INDEX metric_aggregates_org_status_memory_utilization ON public.metric_aggregates USING btree (organization_id, status, memory_utilization_avg, workload_id COLLATE "C") WHERE ((sample_count > 0) AND (initiative_id IS NOT NULL));
 CREATE INDEX metric_aggregates_org_status_power_usage ON public.metric_aggregates USING btree (organization_id, status, power_usage_avg, workload_id COLLATE "C") WHERE ((sample_count > 0) AND (initiative_id IS NOT NULL));
+CREATE TRIGGER metric_aggregates_energy_delete AFTER DELETE ON metric_aggregates REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_aggregate_energy_delete();
+CREATE TRIGGER metric_aggregates_energy_insert AFTER INSERT ON metric_aggregates REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_aggregate_energy_insert();
+CREATE TRIGGER metric_aggregates_energy_update AFTER UPDATE ON metric_aggregates REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_aggregate_energy_update();
 CREATE TRIGGER metric_aggregates_idle_rollups_delete AFTER DELETE ON metric_aggregates REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_idle_rollups_delete();
 CREATE TRIGGER metric_aggregates_idle_rollups_insert AFTER INSERT ON metric_aggregates REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_idle_rollups_insert();
 CREATE TRIGGER metric_aggregates_idle_rollups_truncate AFTER TRUNCATE ON metric_aggregates FOR EACH STATEMENT EXECUTE FUNCTION gpucap_idle_rollups_truncate();
@@ -1033,6 +1036,9 @@ CREATE TABLE workload_period_rollups (
     priced_whole_unit_us_sum numeric DEFAULT 0 NOT NULL,
     idle_cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
     cluster_id text DEFAULT ''::text NOT NULL,
+    energy_microjoules_sum numeric DEFAULT 0 NOT NULL,
+    carbon_microjoule_grams_per_kwh_sum numeric DEFAULT 0 NOT NULL,
+    uncovered_microjoules_sum numeric DEFAULT 0 NOT NULL,
     CONSTRAINT workload_period_rollups_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id),
     CONSTRAINT workload_period_rollups_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'submitted_by'::text, 'instance_type'::text, 'managed_submitted_by'::text, 'unmanaged_submitted_by'::text])),
     CONSTRAINT workload_period_rollups_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text]))
@@ -1079,6 +1085,8 @@ CREATE TABLE workload_status_totals (
     costed_count bigint DEFAULT 0 NOT NULL,
     cost_unit_us_sum numeric DEFAULT 0 NOT NULL,
     cluster_id text DEFAULT ''::text NOT NULL,
+    energy_count bigint DEFAULT 0 NOT NULL,
+    energy_microjoules_sum numeric DEFAULT 0 NOT NULL,
     CONSTRAINT workload_status_totals_pkey PRIMARY KEY (organization_id, initiative_id, status, cluster_id)
 );
 
@@ -1108,6 +1116,9 @@ CREATE TABLE workloads (
     priced_cost_unit_us numeric,
     priced_whole_unit_us numeric,
     whole_cost_unit_us numeric,
+    energy_microjoules numeric,
+    carbon_microjoule_grams_per_kwh numeric,
+    uncovered_microjoules numeric,
     CONSTRAINT workloads_pkey PRIMARY KEY (organization_id, workload_id),
     CONSTRAINT workloads_completed_after_started CHECK (completed_at IS NULL OR completed_at >= COALESCE(started_at, submitted_at)),
     CONSTRAINT workloads_gpu_count_check CHECK (gpu_count >= 0),
@@ -1121,6 +1132,7 @@ CREATE TABLE workloads (
 CREATE INDEX workloads_org_finished_completed ON public.workloads USING btree (organization_id, completed_at) INCLUDE (started_at, gpu_share_units, initiative_id, instance_type) WHERE ((started_at IS NOT NULL) AND (completed_at IS NOT NULL));
 CREATE INDEX workloads_org_finished_started ON public.workloads USING btree (organization_id, started_at) INCLUDE (completed_at, gpu_share_units, initiative_id, instance_type) WHERE ((started_at IS NOT NULL) AND (completed_at IS NOT NULL));
 CREATE INDEX workloads_org_initiative_status_cost ON public.workloads USING btree (organization_id, initiative_id, status, cost_unit_us, workload_id COLLATE "C") WHERE (cost_unit_us IS NOT NULL);
+CREATE INDEX workloads_org_initiative_status_energy ON public.workloads USING btree (organization_id, initiative_id, status, energy_microjoules, workload_id COLLATE "C") WHERE (energy_microjoules IS NOT NULL);
 CREATE INDEX workloads_org_initiative_status_gpu_seconds ON public.workloads USING btree (organization_id, initiative_id, status, (((gpu_share_units)::double precision * GREATEST((0)::double precision, floor(date_part('epoch'::text, (completed_at - started_at)))))), workload_id COLLATE "C");
 CREATE INDEX workloads_org_initiative_status_submitted ON public.workloads USING btree (organization_id, initiative_id, status, submitted_at, workload_id);
 CREATE INDEX workloads_org_initiative_submitted ON public.workloads USING btree (organization_id, initiative_id, submitted_at, workload_id);
@@ -1128,6 +1140,7 @@ CREATE INDEX workloads_org_initiative_submitter_submitted ON public.workloads US
 CREATE INDEX workloads_org_running ON public.workloads USING btree (organization_id, initiative_id) WHERE (status = 'running'::text);
 CREATE INDEX workloads_org_running_usage ON public.workloads USING btree (organization_id) INCLUDE (initiative_id, instance_type, gpu_share_units, started_at) WHERE (status = 'running'::text);
 CREATE INDEX workloads_org_status_cost ON public.workloads USING btree (organization_id, status, cost_unit_us, workload_id COLLATE "C") WHERE (cost_unit_us IS NOT NULL);
+CREATE INDEX workloads_org_status_energy ON public.workloads USING btree (organization_id, status, energy_microjoules, workload_id COLLATE "C") WHERE (energy_microjoules IS NOT NULL);
 CREATE INDEX workloads_org_status_gpu_seconds ON public.workloads USING btree (organization_id, status, (((gpu_share_units)::double precision * GREATEST((0)::double precision, floor(date_part('epoch'::text, (completed_at - started_at)))))), workload_id COLLATE "C");
 CREATE INDEX workloads_org_status_submitted ON public.workloads USING btree (organization_id, status, submitted_at, workload_id);
 CREATE INDEX workloads_org_submitted ON public.workloads USING btree (organization_id, submitted_at, workload_id);
@@ -1146,6 +1159,8 @@ CREATE TRIGGER workloads_data_version_delete AFTER DELETE ON workloads REFERENCI
 CREATE TRIGGER workloads_data_version_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_insert();
 CREATE TRIGGER workloads_data_version_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_truncate();
 CREATE TRIGGER workloads_data_version_update AFTER UPDATE ON workloads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_data_changed_update();
+CREATE TRIGGER workloads_energy_insert BEFORE INSERT ON workloads FOR EACH ROW WHEN (NOT (new.started_at IS NOT NULL AND new.completed_at IS NULL)) EXECUTE FUNCTION gpucap_workload_energy_settle();
+CREATE TRIGGER workloads_energy_update BEFORE UPDATE ON workloads FOR EACH ROW WHEN (old.started_at IS DISTINCT FROM new.started_at OR old.completed_at IS DISTINCT FROM new.completed_at OR old.cluster_id IS DISTINCT FROM new.cluster_id OR old.workload_id IS DISTINCT FROM new.workload_id OR old.organization_id IS DISTINCT FROM new.organization_id) EXECUTE FUNCTION gpucap_workload_energy_settle();
 CREATE TRIGGER workloads_period_delete AFTER DELETE ON workloads REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_period_delete();
 CREATE TRIGGER workloads_period_insert AFTER INSERT ON workloads REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_period_insert();
 CREATE TRIGGER workloads_period_truncate AFTER TRUNCATE ON workloads FOR EACH STATEMENT EXECUTE FUNCTION gpucap_workload_period_truncate();
@@ -1170,6 +1185,73 @@ CREATE TRIGGER workloads_writer_check_update AFTER UPDATE ON workloads REFERENCI
 CREATE SEQUENCE gpucap_data_version AS bigint START WITH 1 INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 CACHE 1;
 
 -- Functions
+
+CREATE OR REPLACE FUNCTION public.gpucap_aggregate_energy_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      PERFORM 1 FROM (SELECT organization_id, workload_id FROM old_rows) AS c
+        JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
+        WHERE NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+      IF FOUND THEN
+        UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT organization_id, workload_id FROM old_rows) AS c, workloads o
+        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.workload_id = c.workload_id
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_aggregate_energy_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      PERFORM 1 FROM (SELECT organization_id, workload_id FROM new_rows) AS c
+        JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
+        WHERE NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+      IF FOUND THEN
+        UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT organization_id, workload_id FROM new_rows) AS c, workloads o
+        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.workload_id = c.workload_id
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_aggregate_energy_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      PERFORM 1 FROM (SELECT n.organization_id, n.workload_id FROM new_rows n JOIN old_rows p USING (organization_id, workload_id)
+        WHERE (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules, n.latest_sampled_at, n.power_usage_latest, n.sample_count > 0)
+          IS DISTINCT FROM (p.energy_microjoules, p.carbon_microjoule_grams_per_kwh, p.uncovered_microjoules, p.latest_sampled_at, p.power_usage_latest, p.sample_count > 0)) AS c
+        JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
+        WHERE NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+      IF FOUND THEN
+        UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT n.organization_id, n.workload_id FROM new_rows n JOIN old_rows p USING (organization_id, workload_id)
+        WHERE (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules, n.latest_sampled_at, n.power_usage_latest, n.sample_count > 0)
+          IS DISTINCT FROM (p.energy_microjoules, p.carbon_microjoule_grams_per_kwh, p.uncovered_microjoules, p.latest_sampled_at, p.power_usage_latest, p.sample_count > 0)) AS c, workloads o
+        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.workload_id = c.workload_id
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
+      END IF;
+      RETURN NULL;
+    END
+    $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_assert_writer_locks(organization_ids text[])
  RETURNS void
@@ -1437,6 +1519,16 @@ AS $function$
           uncovered_microjoules = a.uncovered_microjoules + d.uncovered
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
+      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
+          FROM (SELECT -1 AS sign, * FROM old_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
+          AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
       RETURN NULL;
     END
     $function$;
@@ -1481,6 +1573,16 @@ AS $function$
           uncovered_microjoules = a.uncovered_microjoules + d.uncovered
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
+      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
+          FROM (SELECT 1 AS sign, * FROM new_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
+          AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
       RETURN NULL;
     END
     $function$;
@@ -1526,6 +1628,17 @@ AS $function$
           uncovered_microjoules = a.uncovered_microjoules + d.uncovered
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
+      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
+          FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
+              UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
+        WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
+          AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
       RETURN NULL;
     END
     $function$;
@@ -3315,6 +3428,13 @@ AS $function$
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id
         AND (d.energy_microjoules <> 0 OR d.carbon_microjoule_grams_per_kwh <> 0 OR d.uncovered_microjoules <> 0);
+      -- The last readings' holds until completed_at, which the aggregates leave out, take the cap too.
+      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT n.organization_id FROM new_rows n JOIN old_rows p USING (organization_id) WHERE p.max_sample_gap_seconds <> n.max_sample_gap_seconds) AS c, workloads o
+        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
+        WHERE o.organization_id = c.organization_id
+          AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
       RETURN NULL;
     END
     $function$;
@@ -3818,13 +3938,58 @@ AS $function$
     END
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_workload_energy(org text, wl text, cluster text, completed timestamp with time zone, OUT energy_microjoules numeric, OUT carbon_microjoule_grams_per_kwh numeric, OUT uncovered_microjoules numeric)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    DECLARE
+      aggregate record;
+      tail numeric;
+      intensity numeric;
+    BEGIN
+      SELECT m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules, m.latest_sampled_at,
+             gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, completed, o.max_sample_gap_seconds) AS tail
+        INTO aggregate
+      FROM metric_aggregates m JOIN organizations o ON o.organization_id = m.organization_id
+      WHERE m.organization_id = org AND m.workload_id = wl AND m.sample_count > 0;
+      IF NOT FOUND THEN
+        RETURN;
+      END IF;
+      tail := aggregate.tail;
+      IF tail > 0 THEN
+        intensity := gpucap_carbon_intensity_at(org, cluster, aggregate.latest_sampled_at);
+      END IF;
+      energy_microjoules := aggregate.energy_microjoules + tail;
+      carbon_microjoule_grams_per_kwh := aggregate.carbon_microjoule_grams_per_kwh + coalesce(tail * intensity, 0);
+      uncovered_microjoules := aggregate.uncovered_microjoules + CASE WHEN intensity IS NULL THEN tail ELSE 0 END;
+    END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_workload_energy_settle()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+    BEGIN
+      IF (NEW.started_at IS NOT NULL AND NEW.completed_at IS NULL) THEN
+        NEW.energy_microjoules := NULL; NEW.carbon_microjoule_grams_per_kwh := NULL; NEW.uncovered_microjoules := NULL;
+      ELSE
+        SELECT e.energy_microjoules, e.carbon_microjoule_grams_per_kwh, e.uncovered_microjoules
+          INTO NEW.energy_microjoules, NEW.carbon_microjoule_grams_per_kwh, NEW.uncovered_microjoules
+        FROM gpucap_workload_energy(NEW.organization_id, NEW.workload_id, NEW.cluster_id, NEW.completed_at) e;
+      END IF;
+      RETURN NEW;
+    END
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_workload_period_delete()
  RETURNS trigger
  LANGUAGE plpgsql
  SET jit TO 'off'
 AS $function$
     BEGIN
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -3847,16 +4012,20 @@ AS $function$
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * priced_cost_unit_us), 0),
            coalesce(sum(sign * priced_whole_unit_us), 0),
-           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0),
+           coalesce(sum(sign * energy_microjoules), 0),
+           coalesce(sum(sign * carbon_microjoule_grams_per_kwh), 0),
+           coalesce(sum(sign * uncovered_microjoules), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
     SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
       cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+      energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
     GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
+    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0 OR coalesce(sum(sign * carbon_microjoule_grams_per_kwh), 0) <> 0 OR coalesce(sum(sign * uncovered_microjoules), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
@@ -3870,14 +4039,17 @@ AS $function$
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
       priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
-      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum,
+      energy_microjoules_sum = r.energy_microjoules_sum + excluded.energy_microjoules_sum,
+      carbon_microjoule_grams_per_kwh_sum = r.carbon_microjoule_grams_per_kwh_sum + excluded.carbon_microjoule_grams_per_kwh_sum,
+      uncovered_microjoules_sum = r.uncovered_microjoules_sum + excluded.uncovered_microjoules_sum;
     DELETE FROM workload_period_rollups r
     USING (SELECT DISTINCT organization_id, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour_start, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_start
            FROM old_rows) touched
     WHERE r.organization_id = touched.organization_id
       AND ((r.period = 'hour' AND r.bucket_start = touched.hour_start)
         OR (r.period = 'day' AND r.bucket_start = touched.day_start))
-      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0;
+      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0 AND r.finished_count = 0 AND r.duration_seconds_sum = 0 AND r.gpu_seconds_sum = 0 AND r.sampled_gpu_seconds_sum = 0 AND r.busy_gpu_seconds_sum = 0 AND r.cost_unit_us_sum = 0 AND r.priced_whole_unit_us_sum = 0 AND r.idle_cost_unit_us_sum = 0 AND r.energy_microjoules_sum = 0 AND r.carbon_microjoule_grams_per_kwh_sum = 0 AND r.uncovered_microjoules_sum = 0;
       RETURN NULL;
     END
     $function$;
@@ -3888,7 +4060,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_insert()
  SET jit TO 'off'
 AS $function$
     BEGIN
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -3911,16 +4083,20 @@ AS $function$
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * priced_cost_unit_us), 0),
            coalesce(sum(sign * priced_whole_unit_us), 0),
-           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0),
+           coalesce(sum(sign * energy_microjoules), 0),
+           coalesce(sum(sign * carbon_microjoule_grams_per_kwh), 0),
+           coalesce(sum(sign * uncovered_microjoules), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
     SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
       cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+      energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
     GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
+    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0 OR coalesce(sum(sign * carbon_microjoule_grams_per_kwh), 0) <> 0 OR coalesce(sum(sign * uncovered_microjoules), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
@@ -3934,7 +4110,10 @@ AS $function$
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
       priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
-      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum,
+      energy_microjoules_sum = r.energy_microjoules_sum + excluded.energy_microjoules_sum,
+      carbon_microjoule_grams_per_kwh_sum = r.carbon_microjoule_grams_per_kwh_sum + excluded.carbon_microjoule_grams_per_kwh_sum,
+      uncovered_microjoules_sum = r.uncovered_microjoules_sum + excluded.uncovered_microjoules_sum;
       RETURN NULL;
     END
     $function$;
@@ -3956,7 +4135,7 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_period_update()
  SET jit TO 'off'
 AS $function$
     BEGIN
-    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+    INSERT INTO workload_period_rollups AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     SELECT organization_id,
            CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END,
            CASE WHEN grouping(is_managed) = 0
@@ -3979,18 +4158,23 @@ AS $function$
            coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric,
            coalesce(sum(sign * priced_cost_unit_us), 0),
            coalesce(sum(sign * priced_whole_unit_us), 0),
-           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0)
+           coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0),
+           coalesce(sum(sign * energy_microjoules), 0),
+           coalesce(sum(sign * carbon_microjoule_grams_per_kwh), 0),
+           coalesce(sum(sign * uncovered_microjoules), 0)
     FROM (SELECT *, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour FROM (
     SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
       cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+      energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, workload_id, submitted_at, initiative_id, submitted_by, instance_type, is_managed,
       cluster_id, status, gpu_share_units, started_at, completed_at, priced_cost_unit_us, priced_whole_unit_us, whole_cost_unit_us,
+      energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules,
       coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0) AS gpu_seconds FROM old_rows) AS runs
     LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       AND runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL) AS signed) AS changed
     GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id), (organization_id, cluster_id, day, initiative_id, submitted_by), (organization_id, cluster_id, day, initiative_id, instance_type), (organization_id, cluster_id, hour, initiative_id), (organization_id, cluster_id, hour, initiative_id, submitted_by), (organization_id, cluster_id, hour, initiative_id, instance_type), (organization_id, cluster_id, day, initiative_id, is_managed, submitted_by))
     -- Re-importing identical rows nets to zero: skip the write instead of churning rollup rows.
-    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0
+    HAVING sum(sign * (status = 'pending')::int)::bigint <> 0 OR sum(sign * (status = 'running')::int)::bigint <> 0 OR sum(sign * (status = 'completed')::int)::bigint <> 0 OR sum(sign * (status = 'failed')::int)::bigint <> 0 OR sum(sign * (status = 'cancelled')::int)::bigint <> 0 OR sum(sign * (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int)::bigint <> 0 OR coalesce(sum(sign * floor(extract(epoch FROM completed_at - started_at))), 0)::bigint <> 0 OR coalesce(sum(sign * gpu_seconds), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_sampled_share(gpu_seconds, sample_count)), 0)::bigint <> 0 OR coalesce(sum(sign * gpucap_busy_share(gpu_seconds, gpu_utilization_sum, sample_count)), 0)::numeric <> 0 OR coalesce(sum(sign * priced_cost_unit_us), 0) <> 0 OR coalesce(sum(sign * priced_whole_unit_us), 0) <> 0 OR coalesce(sum(sign * (gpucap_sampled_share(whole_cost_unit_us, sample_count) - gpucap_busy_share(whole_cost_unit_us, gpu_utilization_sum, sample_count))), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0 OR coalesce(sum(sign * carbon_microjoule_grams_per_kwh), 0) <> 0 OR coalesce(sum(sign * uncovered_microjoules), 0) <> 0
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id) DO UPDATE SET
       pending_count = r.pending_count + excluded.pending_count,
       running_count = r.running_count + excluded.running_count,
@@ -4004,14 +4188,17 @@ AS $function$
       busy_gpu_seconds_sum = r.busy_gpu_seconds_sum + excluded.busy_gpu_seconds_sum,
       cost_unit_us_sum = r.cost_unit_us_sum + excluded.cost_unit_us_sum,
       priced_whole_unit_us_sum = r.priced_whole_unit_us_sum + excluded.priced_whole_unit_us_sum,
-      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum;
+      idle_cost_unit_us_sum = r.idle_cost_unit_us_sum + excluded.idle_cost_unit_us_sum,
+      energy_microjoules_sum = r.energy_microjoules_sum + excluded.energy_microjoules_sum,
+      carbon_microjoule_grams_per_kwh_sum = r.carbon_microjoule_grams_per_kwh_sum + excluded.carbon_microjoule_grams_per_kwh_sum,
+      uncovered_microjoules_sum = r.uncovered_microjoules_sum + excluded.uncovered_microjoules_sum;
     DELETE FROM workload_period_rollups r
     USING (SELECT DISTINCT organization_id, date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour_start, date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day_start
            FROM old_rows) touched
     WHERE r.organization_id = touched.organization_id
       AND ((r.period = 'hour' AND r.bucket_start = touched.hour_start)
         OR (r.period = 'day' AND r.bucket_start = touched.day_start))
-      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0;
+      AND r.pending_count = 0 AND r.running_count = 0 AND r.completed_count = 0 AND r.failed_count = 0 AND r.cancelled_count = 0 AND r.finished_count = 0 AND r.duration_seconds_sum = 0 AND r.gpu_seconds_sum = 0 AND r.sampled_gpu_seconds_sum = 0 AND r.busy_gpu_seconds_sum = 0 AND r.cost_unit_us_sum = 0 AND r.priced_whole_unit_us_sum = 0 AND r.idle_cost_unit_us_sum = 0 AND r.energy_microjoules_sum = 0 AND r.carbon_microjoule_grams_per_kwh_sum = 0 AND r.uncovered_microjoules_sum = 0;
       RETURN NULL;
     END
     $function$;
@@ -4022,20 +4209,24 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_delete()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum, energy_count, energy_microjoules_sum)
     SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
-           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0),
+           coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0)::bigint, coalesce(sum(sign * energy_microjoules), 0)
+    FROM (SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM old_rows) AS changed
     GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
-                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum,
+                  energy_count = t.energy_count + excluded.energy_count,
+                  energy_microjoules_sum = t.energy_microjoules_sum + excluded.energy_microjoules_sum;
     UPDATE metric_aggregates a
     SET initiative_id = NULL, status = NULL, settled_gpu_seconds = NULL
     FROM old_rows o
@@ -4050,20 +4241,24 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_insert()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum, energy_count, energy_microjoules_sum)
     SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
-           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows) AS changed
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0),
+           coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0)::bigint, coalesce(sum(sign * energy_microjoules), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM new_rows) AS changed
     GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
-                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum,
+                  energy_count = t.energy_count + excluded.energy_count,
+                  energy_microjoules_sum = t.energy_microjoules_sum + excluded.energy_microjoules_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'
@@ -4092,20 +4287,24 @@ CREATE OR REPLACE FUNCTION public.gpucap_workload_ranked_update()
 AS $function$
     BEGIN
 
-    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum)
+    INSERT INTO workload_status_totals AS t (organization_id, initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum, energy_count, energy_microjoules_sum)
     SELECT organization_id, initiative_id, status, cluster_id, sum(sign)::bigint,
            sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint)::bigint,
-           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0)
-    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us FROM old_rows) AS changed
+           coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0)::bigint, coalesce(sum(sign * cost_unit_us), 0),
+           coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0)::bigint, coalesce(sum(sign * energy_microjoules), 0)
+    FROM (SELECT 1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM new_rows UNION ALL SELECT -1 AS sign, organization_id, initiative_id, status, cluster_id, gpu_share_units, started_at, completed_at, cost_unit_us, energy_microjoules FROM old_rows) AS changed
     GROUP BY 1, 2, 3, 4
     HAVING sum(sign) <> 0 OR sum(sign * (gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint) <> 0
       OR coalesce(sum(sign) FILTER (WHERE cost_unit_us IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * cost_unit_us), 0) <> 0
+      OR coalesce(sum(sign) FILTER (WHERE energy_microjoules IS NOT NULL), 0) <> 0 OR coalesce(sum(sign * energy_microjoules), 0) <> 0
     ORDER BY 1, 2, 3, 4
     ON CONFLICT (organization_id, initiative_id, status, cluster_id)
     DO UPDATE SET workload_count = t.workload_count + excluded.workload_count,
                   gpu_seconds_sum = t.gpu_seconds_sum + excluded.gpu_seconds_sum,
                   costed_count = t.costed_count + excluded.costed_count,
-                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum;
+                  cost_unit_us_sum = t.cost_unit_us_sum + excluded.cost_unit_us_sum,
+                  energy_count = t.energy_count + excluded.energy_count,
+                  energy_microjoules_sum = t.energy_microjoules_sum + excluded.energy_microjoules_sum;
     UPDATE metric_aggregates a
     SET initiative_id = n.initiative_id, status = n.status, settled_gpu_seconds = n.settled_gpu_seconds
     FROM (SELECT organization_id, workload_id, initiative_id, status, CASE WHEN new_rows.status <> 'running'

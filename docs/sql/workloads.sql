@@ -20,26 +20,9 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
     LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
   ) AS energy ON true WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
 
 -- GET /v1/workloads: page, ORG_ADMIN, every filter, after a page token
@@ -70,26 +53,9 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
     LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
   ) AS energy ON true WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
 
 -- GET /v1/workloads: page, MEMBER, no filters (merged per initiative)
@@ -115,26 +81,9 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
     LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
   ) AS energy ON true
       WHERE organization_id = $1 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $2
@@ -163,26 +112,9 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
     LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
   ) AS energy ON true WHERE organization_id = $1 AND initiative_id = $2 AND ($5::text[] IS NULL OR initiative_id = ANY ($5::text[])) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
 -- GET /v1/workloads: total_count, ORG_ADMIN, no filters
@@ -263,26 +195,9 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
     LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
   ) AS energy ON true
       WHERE organization_id = $1 AND cluster_id = $2 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $3
@@ -343,26 +258,9 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
     LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
   ) AS energy ON true
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
@@ -397,26 +295,9 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
     LEFT JOIN LATERAL (
-    SELECT round(e.microjoules / 3600000000000, 4)::float8 AS energy_kwh,
-           CASE WHEN e.uncovered = 0 THEN round(e.carbon / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM metric_aggregates m
-    JOIN organizations o ON o.organization_id = m.organization_id
-    CROSS JOIN LATERAL (
-      SELECT gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest, workloads.completed_at,
-                                            o.max_sample_gap_seconds) AS microjoules
-    ) AS tail
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN tail.microjoules > 0
-                  THEN gpucap_carbon_intensity_at(m.organization_id, workloads.cluster_id, m.latest_sampled_at) END AS intensity
-    ) AS last
-    CROSS JOIN LATERAL (
-      SELECT m.energy_microjoules + tail.microjoules AS microjoules,
-             m.carbon_microjoule_grams_per_kwh + coalesce(tail.microjoules * last.intensity, 0) AS carbon,
-             m.uncovered_microjoules + CASE WHEN last.intensity IS NULL THEN tail.microjoules ELSE 0 END AS uncovered
-    ) AS e
-    WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id
-      AND m.sample_count > 0
-    OFFSET 0
+    SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
+           CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
+    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
   ) AS energy ON true
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
@@ -465,27 +346,31 @@ SELECT true AS is_summary, NULL::text AS group_key,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
-      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds,
+      round(coalesce(sum(energy_microjoules_sum), 0) / 3600000000000, 4)::float8 AS total_energy_kwh,
+      round(coalesce(sum(carbon_microjoule_grams_per_kwh_sum), 0) / 3600000000000000, 4)::float8 AS total_carbon_kg,
+      round(coalesce(sum(uncovered_microjoules_sum), 0) / 3600000000000, 4)::float8 AS uncovered_energy_kwh
+    FROM (SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND period = 'day' AND dimension = 'none' AND bucket_start >= $3 AND bucket_start < $4
- UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $5 AND bucket_start < $6
- UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT NULL::text AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $7 AND bucket_start < $8
- UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND submitted_at >= $9 AND submitted_at < $10
- UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT NULL::text, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND submitted_at >= $11 AND submitted_at < $12
- UNION ALL SELECT NULL::text, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
+ UNION ALL SELECT NULL::text, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)),
+        coalesce(aggregate.energy_microjoules, 0), coalesce(aggregate.carbon_microjoule_grams_per_kwh, 0), coalesce(aggregate.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
     AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
@@ -499,7 +384,7 @@ SELECT true AS is_summary, NULL::text AS group_key,
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
       WHERE organization_id = $1 AND status = 'running'
-        AND submitted_at >= $13 AND submitted_at < $14) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+        AND submitted_at >= $13 AND submitted_at < $14) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     GROUP BY ();
 
 -- GET /v1/workloads/stats: MEMBER, group_by=submitted_by
@@ -529,27 +414,31 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
-      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds,
+      round(coalesce(sum(energy_microjoules_sum), 0) / 3600000000000, 4)::float8 AS total_energy_kwh,
+      round(coalesce(sum(carbon_microjoule_grams_per_kwh_sum), 0) / 3600000000000000, 4)::float8 AS total_carbon_kg,
+      round(coalesce(sum(uncovered_microjoules_sum), 0) / 3600000000000, 4)::float8 AS uncovered_energy_kwh
+    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'submitted_by' AND bucket_start >= $4 AND bucket_start < $5
- UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $6 AND bucket_start < $7
- UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'submitted_by' AND bucket_start >= $8 AND bucket_start < $9
- UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $10 AND submitted_at < $11
- UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT submitted_by, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND submitted_at >= $12 AND submitted_at < $13
- UNION ALL SELECT submitted_by, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
+ UNION ALL SELECT submitted_by, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)),
+        coalesce(aggregate.energy_microjoules, 0), coalesce(aggregate.carbon_microjoule_grams_per_kwh, 0), coalesce(aggregate.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
     AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
@@ -563,7 +452,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
       WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
-        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -594,27 +483,31 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
-      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds,
+      round(coalesce(sum(energy_microjoules_sum), 0) / 3600000000000, 4)::float8 AS total_energy_kwh,
+      round(coalesce(sum(carbon_microjoule_grams_per_kwh_sum), 0) / 3600000000000000, 4)::float8 AS total_carbon_kg,
+      round(coalesce(sum(uncovered_microjoules_sum), 0) / 3600000000000, 4)::float8 AS uncovered_energy_kwh
+    FROM (SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = $3 AND period = 'day' AND dimension = 'none' AND bucket_start >= $4 AND bucket_start < $5
- UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = $3 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $6 AND bucket_start < $7
- UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT initiative_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND initiative_id = $3 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $8 AND bucket_start < $9
- UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND submitted_at >= $10 AND submitted_at < $11
- UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND initiative_id = $3 AND submitted_at >= $12 AND submitted_at < $13
- UNION ALL SELECT initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
+ UNION ALL SELECT initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)),
+        coalesce(aggregate.energy_microjoules, 0), coalesce(aggregate.carbon_microjoule_grams_per_kwh, 0), coalesce(aggregate.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
     AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
@@ -628,7 +521,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
       WHERE organization_id = $1 AND initiative_id = $3 AND status = 'running'
-        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+        AND submitted_at >= $14 AND submitted_at < $15) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -651,13 +544,17 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
-      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds,
+      round(coalesce(sum(energy_microjoules_sum), 0) / 3600000000000, 4)::float8 AS total_energy_kwh,
+      round(coalesce(sum(carbon_microjoule_grams_per_kwh_sum), 0) / 3600000000000000, 4)::float8 AS total_carbon_kg,
+      round(coalesce(sum(uncovered_microjoules_sum), 0) / 3600000000000, 4)::float8 AS uncovered_energy_kwh
+    FROM (SELECT dimension_value AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'instance_type' AND bucket_start >= $4 AND bucket_start < $5
- UNION ALL SELECT instance_type, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
+ UNION ALL SELECT instance_type, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)),
+        coalesce(aggregate.energy_microjoules, 0), coalesce(aggregate.carbon_microjoule_grams_per_kwh, 0), coalesce(aggregate.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
     AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
@@ -671,7 +568,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
       WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
-        AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+        AND submitted_at >= $6 AND submitted_at < $7) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -703,27 +600,31 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
-      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds,
+      round(coalesce(sum(energy_microjoules_sum), 0) / 3600000000000, 4)::float8 AS total_energy_kwh,
+      round(coalesce(sum(carbon_microjoule_grams_per_kwh_sum), 0) / 3600000000000000, 4)::float8 AS total_carbon_kg,
+      round(coalesce(sum(uncovered_microjoules_sum), 0) / 3600000000000, 4)::float8 AS uncovered_energy_kwh
+    FROM (SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND period = 'day' AND dimension = 'none' AND bucket_start >= $5 AND bucket_start < $6
- UNION ALL SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $7 AND bucket_start < $8
- UNION ALL SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT cluster_id AS group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
       FROM workload_period_rollups WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND period = 'hour' AND dimension = 'none' AND bucket_start >= $9 AND bucket_start < $10
- UNION ALL SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND submitted_at >= $11 AND submitted_at < $12
- UNION ALL SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT cluster_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND submitted_at >= $13 AND submitted_at < $14
- UNION ALL SELECT cluster_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
+ UNION ALL SELECT cluster_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)),
+        coalesce(aggregate.energy_microjoules, 0), coalesce(aggregate.carbon_microjoule_grams_per_kwh, 0), coalesce(aggregate.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
     AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
@@ -737,7 +638,7 @@ SELECT GROUPING(group_key) = 1 AS is_summary, group_key AS group_key,
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
       WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND cluster_id = $4 AND status = 'running'
-        AND submitted_at >= $15 AND submitted_at < $16) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+        AND submitted_at >= $15 AND submitted_at < $16) AS facts(group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     GROUP BY GROUPING SETS ((), (group_key))
     ORDER BY 1 DESC, 3 DESC, group_key COLLATE "C";
 
@@ -796,31 +697,35 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
       coalesce(sum(busy_gpu_seconds_sum), 0)::float8 AS busy_gpu_seconds,
       coalesce(sum(cost_unit_us_sum), 0)::text AS cost_unit_us,
       coalesce(sum(idle_cost_unit_us_sum), 0)::text AS idle_cost_unit_us,
-      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds
-    FROM (SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+      (coalesce(sum(priced_whole_unit_us_sum), 0) / 1e6)::float8 AS priced_unit_seconds,
+      round(coalesce(sum(energy_microjoules_sum), 0) / 3600000000000, 4)::float8 AS total_energy_kwh,
+      round(coalesce(sum(carbon_microjoule_grams_per_kwh_sum), 0) / 3600000000000000, 4)::float8 AS total_carbon_kg,
+      round(coalesce(sum(uncovered_microjoules_sum), 0) / 3600000000000, 4)::float8 AS uncovered_energy_kwh
+    FROM (SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
        FROM workload_period_rollups
        WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'day' AND dimension = 'none'
          AND bucket_start = ANY($4::timestamptz[])
- UNION ALL SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum
+ UNION ALL SELECT bucket_start, initiative_id, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum
        FROM workload_period_rollups
        WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND period = 'hour' AND dimension = 'none'
          AND bucket_start = ANY($5::timestamptz[])
- UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
        FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]))
          AND submitted_at >= $6 AND submitted_at < $7
- UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0)
+ UNION ALL SELECT submitted_at, initiative_id, (status = 'pending')::int, (status = 'running')::int, (status = 'completed')::int, (status = 'failed')::int, (status = 'cancelled')::int, (status IN ('completed', 'failed', 'cancelled') AND started_at IS NOT NULL)::int, coalesce(floor(extract(epoch FROM completed_at - started_at)), 0), coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), gpucap_sampled_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.sample_count), gpucap_busy_share(coalesce(gpu_share_units::bigint * floor(extract(epoch FROM completed_at - started_at)), 0), aggregate.gpu_utilization_sum, aggregate.sample_count), coalesce(priced_cost_unit_us, 0), coalesce(priced_whole_unit_us, 0), coalesce((gpucap_sampled_share(whole_cost_unit_us, aggregate.sample_count) - gpucap_busy_share(whole_cost_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)), 0), coalesce(workloads.energy_microjoules, 0), coalesce(workloads.carbon_microjoule_grams_per_kwh, 0), coalesce(workloads.uncovered_microjoules, 0)
        FROM workloads LEFT JOIN LATERAL (
-    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg FROM metric_aggregates m
+    SELECT m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules FROM metric_aggregates m
     WHERE m.organization_id = workloads.organization_id AND m.workload_id = workloads.workload_id OFFSET 0
   ) AS aggregate ON true WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[]))
          AND submitted_at >= $8 AND submitted_at < $9
- UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count))
+ UNION ALL SELECT submitted_at, initiative_id, 0, 0, 0, 0, 0, 0, 0, gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), gpucap_sampled_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.sample_count), gpucap_busy_share(gpu_share_units::bigint * greatest(0, floor(extract(epoch FROM $2::timestamptz - started_at))), aggregate.gpu_utilization_sum, aggregate.sample_count), price.price_unit_us, gpu_share_units * price.whole_priced_us, (gpucap_sampled_share(price.whole_price_unit_us, aggregate.sample_count) - gpucap_busy_share(price.whole_price_unit_us, aggregate.gpu_utilization_sum, aggregate.sample_count)),
+        coalesce(aggregate.energy_microjoules, 0), coalesce(aggregate.carbon_microjoule_grams_per_kwh, 0), coalesce(aggregate.uncovered_microjoules, 0)
       FROM workloads LEFT JOIN (
     SELECT m.organization_id AS aggregate_organization_id, m.workload_id AS aggregate_workload_id,
-           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg
+           m.sample_count, m.gpu_utilization_sum, m.gpu_utilization_avg, m.energy_microjoules, m.carbon_microjoule_grams_per_kwh, m.uncovered_microjoules
     FROM metric_aggregates m WHERE m.status = 'running'
   ) AS aggregate ON aggregate.aggregate_organization_id = workloads.organization_id
     AND aggregate.aggregate_workload_id = workloads.workload_id LEFT JOIN LATERAL (
@@ -834,7 +739,7 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
     WHERE p.organization_id = workloads.organization_id AND p.instance_type = workloads.instance_type
   ) AS price ON true
       WHERE organization_id = $1 AND ($3::text[] IS NULL OR initiative_id = ANY ($3::text[])) AND status = 'running'
-        AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum)
+        AND submitted_at >= $10 AND submitted_at < $11) AS facts(fact_time, group_key, pending_count, running_count, completed_count, failed_count, cancelled_count, finished_count, duration_seconds_sum, gpu_seconds_sum, sampled_gpu_seconds_sum, busy_gpu_seconds_sum, cost_unit_us_sum, priced_whole_unit_us_sum, idle_cost_unit_us_sum, energy_microjoules_sum, carbon_microjoule_grams_per_kwh_sum, uncovered_microjoules_sum)
     GROUP BY GROUPING SETS ((bucket_index), (bucket_index, group_key))
     ORDER BY 1, 2 DESC, 4 DESC, group_key COLLATE "C";
 

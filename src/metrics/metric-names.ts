@@ -29,6 +29,7 @@ export const RANK_METRICS = [
   'idle_gpu_hours',
   'gpu_efficiency',
   'cost',
+  'energy_kwh',
 ] as const;
 export type RankMetric = (typeof RANK_METRICS)[number];
 

@@ -1,6 +1,9 @@
 import { type AuthScope, scopedInitiativeIds } from '../common/auth/auth-scope';
 import { GPU_SHARE_COLUMNS, GPU_SHARE_UNITS, type GpuShareColumns } from '../common/gpu-sharing';
-import { runningAggregateJoinSql } from '../rollups/metric-aggregates/metric-aggregates.queries';
+import {
+  energyKwhSql,
+  runningAggregateJoinSql,
+} from '../rollups/metric-aggregates/metric-aggregates.queries';
 import {
   averageTotalsSql,
   gpuSecondsTotalsSql,
@@ -722,6 +725,55 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
     totals,
     filters.order,
     `p.workload_id, p.name, p.initiative_id, ${amount('p.avg_value')} AS avg_value, ${amount('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
+    '',
+    ranked.limit,
+  );
+  return scopedStatement(scope, sql, ranked.params.values);
+}
+
+/**
+ * Ranked by energy (kWh): settled workloads (all but running) from the partial indexes on their
+ * settled energy (src/rollups/workload-energy/), top-N per status (and initiative) like GPU-hours;
+ * running ones (few, partial index) by their aggregate's energy so far. Only workloads with samples
+ * are ranked. total_count and the mean come from workload_status_totals plus the running ones. The
+ * order is the exact amount's; avg and current are the same amount, rounded once.
+ */
+export function rankedByEnergyQuery(scope: AuthScope, filters: RankedFilters): ScopedStatement {
+  const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
+  const settled = statuses.filter((status) => status !== 'running');
+  const ranked = rankedParameters(scope, filters, settled);
+  const organization = ranked.params.organization;
+  const readsRunning = ranked.params.add(statuses.includes('running'));
+  const inScope = clusterScope(ranked, filters);
+  const settledCandidates = topPerBranchSql(
+    // The predicate of the energy indexes, repeated so the planner can use them.
+    workloadBranches(organization, inScope, 'w.energy_microjoules', 'AND w.energy_microjoules IS NOT NULL'),
+    filters.order,
+    perInitiative(scope, filters),
+    ranked,
+  );
+  const running = `
+    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, m.energy_microjoules
+    FROM workloads w
+    JOIN metric_aggregates m ON m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
+    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}`;
+  const candidates = `
+    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, sort_value AS avg_value FROM (${settledCandidates}) s
+    UNION ALL
+    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, energy_microjoules FROM (${running}) r`;
+  const settledTotals = `SELECT coalesce(sum(t.energy_count), 0) AS workload_count, coalesce(sum(t.energy_microjoules_sum), 0) AS energy_sum
+    FROM workload_status_totals t
+    WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${inScope('t')}`;
+  const totals = `
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           ${energyKwhSql('(s.energy_sum + r.energy_sum) / nullif(s.workload_count + r.workload_count, 0)')} AS scope_average
+    FROM (${settledTotals}) s
+    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(energy_microjoules), 0) AS energy_sum FROM (${running}) r) r`;
+  const sql = pageWithTotalsSql(
+    candidates,
+    totals,
+    filters.order,
+    `p.workload_id, p.name, p.initiative_id, ${energyKwhSql('p.avg_value')} AS avg_value, ${energyKwhSql('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
     '',
     ranked.limit,
   );

@@ -29,6 +29,7 @@ import {
 } from './metric-names';
 import {
   rankedByCostQuery,
+  rankedByEnergyQuery,
   rankedByGpuHoursQuery,
   rankedByIdleGpuHoursQuery,
   rankedBySampleMetricQuery,
@@ -241,6 +242,7 @@ function rankedStatementFor(
   now: Date,
 ): ScopedStatement {
   if (sortBy === 'cost') throw new Error('sort_by=cost is ranked by rankedByCostQuery');
+  if (sortBy === 'energy_kwh') return rankedByEnergyQuery(scope, filters);
   if (filters.clusterId !== undefined && sortBy !== 'gpu_hours') {
     const value = sortBy === 'gpu_efficiency' ? 'gpu_utilization' : sortBy;
     return rankedInClusterQuery(scope, value, { ...filters, clusterId: filters.clusterId }, now);

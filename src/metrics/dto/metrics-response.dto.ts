@@ -223,6 +223,13 @@ export class RankedWorkloadDto {
       'Additive, with sort_by=cost: the cost of the whole run (running: up to as_of); only fully priced workloads are ranked',
   })
   cost?: CostRankValueDto;
+
+  @ApiPropertyOptional({
+    type: RankValueDto,
+    description:
+      'Additive, with sort_by=energy_kwh: both are the workload’s energy_kwh (running: its samples so far); only workloads with samples are ranked',
+  })
+  energy_kwh?: RankValueDto;
 }
 
 /** Keyed by `sort_by`: the mean of `avg` over every ranked workload (null when none is ranked). */
@@ -276,6 +283,13 @@ export class ScopeAverageDto {
       'Additive, with sort_by=cost: the exact mean cost of the ranked workloads, rounded once to the minor units; null when none is ranked',
   })
   cost?: string | null;
+
+  @ApiPropertyOptional({
+    ...NULLABLE_NUMBER,
+    description:
+      'Additive, with sort_by=energy_kwh: the exact mean energy of the ranked workloads (kWh), rounded once to 4 decimals; null when none is ranked',
+  })
+  energy_kwh?: number | null;
 }
 
 export class RankedMetricsDto {

@@ -38,8 +38,30 @@ const SORTS = [
   'power_usage',
   'gpu_hours',
   'idle_gpu_hours',
+  'energy_kwh',
 ] as const;
 type Sort = (typeof SORTS)[number];
+
+/** The organization's max_sample_gap_seconds (the default): how long a sample's power holds at most. */
+const CAP_SECONDS = 120;
+
+/**
+ * kWh of a workload's samples (docs/api.md, "Energy and carbon"): each one's power held until the
+ * next, the last until completed_at (nothing while running), at most CAP_SECONDS.
+ */
+function energyKwh(w: RawWorkload, list: RawSample[]): number {
+  const sorted = [...list].sort((a, b) => a.sampled_at.getTime() - b.sampled_at.getTime());
+  const joules = sorted.reduce((total, sample, index) => {
+    const until = sorted[index + 1]?.sampled_at ?? w.completed_at;
+    if (!until) return total;
+    const seconds = Math.min(
+      CAP_SECONDS,
+      Math.max(0, (until.getTime() - sample.sampled_at.getTime()) / SECOND),
+    );
+    return total + sample.power_usage * seconds;
+  }, 0);
+  return joules / 3_600_000;
+}
 
 interface RawWorkload {
   workload_id: string;
@@ -189,6 +211,11 @@ function naiveRanking(
   for (const [id, list] of perWorkload) {
     const w = byWorkload.get(id);
     if (!w) continue;
+    if (sort === 'energy_kwh') {
+      const kwh = energyKwh(w, list);
+      ranked.set(id, { ...w, value: kwh, current: kwh });
+      continue;
+    }
     if (sort === 'idle_gpu_hours') {
       const utilization = list.reduce((sum, s) => sum + s.gpu_utilization, 0) / list.length;
       const idle = gpuHours(w, now) * (1 - utilization / 100);

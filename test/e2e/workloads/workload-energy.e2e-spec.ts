@@ -122,6 +122,47 @@ describe('energy_kwh and carbon_kg of workloads', () => {
     expect(await detail('wl-running')).toMatchObject({ energy_kwh: 0.0033, carbon_kg: 0.0017 });
   });
 
+  it('sums the statistics: carbon of the covered energy, and the uncovered energy beside it', async () => {
+    const range = { start_date: '2026-11-20', end_date: '2026-11-21' };
+    const stats = async (query: Record<string, string>, headers = admin) =>
+      (await request(t.server).get('/v1/workloads/stats').query(query).set(headers).expect(200)).body.data;
+    const energy = (figures: Record<string, unknown>) => [
+      figures.total_energy_kwh,
+      figures.total_carbon_kg,
+      figures.uncovered_energy_kwh,
+    ];
+    // 0.3 + 0.04 + 1 + 0.1 (no intensity) + 0.3 (init-b) + 12 kJ so far of the running one, in kWh;
+    // carbon: 0.108 + 0.0144 + 0.43 + 0.108 + 12 kJ at 500 g/kWh, rounded once.
+    const all = await stats(range);
+    expect(energy(all.summary)).toEqual([1.7433, 0.6621, 0.1]);
+    const byTeam = await stats({ ...range, group_by: 'initiative_id' });
+    expect(
+      byTeam.grouped.map((group: Record<string, unknown>) => [group.initiative_id, ...energy(group)]),
+    ).toEqual([
+      ['init-a', 1.4433, 0.5541, 0.1],
+      ['init-b', 0.3, 0.108, 0],
+    ]);
+    const byCluster = await stats({ ...range, group_by: 'cluster_id' });
+    expect(
+      byCluster.grouped.map((group: Record<string, unknown>) => [group.cluster_id, ...energy(group)]),
+    ).toEqual([
+      ['c-grid', 1.6433, 0.6621, 0],
+      ['c-unknown', 0.1, 0, 0.1],
+    ]);
+    const mine = await stats({ ...range, interval: 'hour' }, member);
+    expect(energy(mine.summary)).toEqual([1.4433, 0.5541, 0.1]);
+    // Each workload counts in the hour it was submitted: 08:00 (hour, gap, dark), 10:00 and 12:00.
+    expect(
+      mine.timeline
+        .filter((bucket: { total_workloads: number }) => bucket.total_workloads > 0)
+        .map((bucket: Record<string, unknown>) => [bucket.bucket_start, ...energy(bucket)]),
+    ).toEqual([
+      ['2026-11-20T08:00:00.000Z', 0.44, 0.1224, 0.1],
+      ['2026-11-20T10:00:00.000Z', 1, 0.43, 0],
+      ['2026-11-20T12:00:00.000Z', 0.0033, 0.0017, 0],
+    ]);
+  });
+
   it('follows a carbon intensity written after the readings', async () => {
     await writeAs(
       t.dataSource,
@@ -139,6 +180,58 @@ describe('energy_kwh and carbon_kg of workloads', () => {
     );
     // 0.05 kWh at 200 g/kWh and 0.05 kWh at 100 g/kWh.
     expect(await detail('wl-dark')).toMatchObject({ energy_kwh: 0.1, carbon_kg: 0.015 });
+  });
+
+  it('ranks by energy_kwh: workloads with samples, the running one by its samples so far', async () => {
+    const ranked = async (query: Record<string, string>, headers = admin) => {
+      const { body } = await request(t.server)
+        .get('/v1/workloads/metrics')
+        .query({ sort_by: 'energy_kwh', ...query })
+        .set(headers)
+        .expect(200);
+      return {
+        page: body.data.workloads.map(
+          (w: { workload_id: string; energy_kwh: { avg: number; current: number } }) => [
+            w.workload_id,
+            w.energy_kwh.avg,
+            w.energy_kwh.current,
+          ],
+        ),
+        average: body.data.scope_average.energy_kwh,
+        total: body.metadata.total_count,
+      };
+    };
+    expect(await ranked({})).toEqual({
+      page: [
+        ['wl-carbon', 1, 1],
+        ['wl-hour', 0.3, 0.3],
+        ['wl-other-team', 0.3, 0.3],
+        ['wl-dark', 0.1, 0.1],
+        ['wl-gap', 0.04, 0.04],
+        ['wl-running', 0.0033, 0.0033],
+      ],
+      // (1 + 0.3 + 0.3 + 0.1 + 0.04 + 12 kJ) ÷ 6, rounded once.
+      average: 0.2906,
+      total: 6,
+    });
+    expect(await ranked({ order: 'asc', limit: '2' }, member)).toEqual({
+      page: [
+        ['wl-running', 0.0033, 0.0033],
+        ['wl-gap', 0.04, 0.04],
+      ],
+      average: 0.2887,
+      total: 5,
+    });
+    expect(await ranked({ cluster_id: 'c-unknown' })).toEqual({
+      page: [['wl-dark', 0.1, 0.1]],
+      average: 0.1,
+      total: 1,
+    });
+    expect(await ranked({ status: 'running' })).toEqual({
+      page: [['wl-running', 0.0033, 0.0033]],
+      average: 0.0033,
+      total: 1,
+    });
   });
 
   it('answers a MEMBER the same figures in the list, the detail and the CSV, only in scope', async () => {

@@ -65,6 +65,9 @@ interface Totals {
   total_cost: null;
   unpriced_gpu_hours: number;
   idle_cost: null;
+  total_energy_kwh: number;
+  total_carbon_kg: number;
+  uncovered_energy_kwh: number;
   success_rate: number | null;
 }
 
@@ -77,6 +80,9 @@ function totalsOf(rows: WorkloadRow[]): Totals {
     total_cost: null,
     unpriced_gpu_hours: round4(rows.reduce((sum, row) => sum + gpuSeconds(row), 0) / 3600),
     idle_cost: null,
+    total_energy_kwh: 0,
+    total_carbon_kg: 0,
+    uncovered_energy_kwh: 0,
     success_rate: completed + failed === 0 ? null : round4(completed / (completed + failed)),
   };
 }
@@ -112,6 +118,9 @@ function expectedTimeline(rows: WorkloadRow[], boundaries: string[], groupKey?: 
             total_cost: null,
             unpriced_gpu_hours: total_gpu_hours,
             idle_cost: null,
+            total_energy_kwh: 0,
+            total_carbon_kg: 0,
+            uncovered_energy_kwh: 0,
             success_rate,
             ...NO_SAMPLES,
             ...queueFiguresOf(own),
