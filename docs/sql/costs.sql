@@ -11,14 +11,73 @@ SELECT (SELECT currency FROM gpu_prices WHERE organization_id = $1 LIMIT 1) AS c
 --   $4 = "2026-03-15T12:34:56.789Z"
 --   $5 = 101
 WITH page AS MATERIALIZED (
-      SELECT w.organization_id, w.workload_id, w.name, w.initiative_id, w.instance_type, w.submitted_by,
-             w.cluster_id, w.gpu_share_units, w.submitted_at, w.submitted_at::text AS submitted_at_key,
-             greatest(w.started_at, $2::timestamptz) AS charged_from,
-             least(greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)), $3::timestamptz) AS charged_to
-      FROM workloads w
-      WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)) > $2::timestamptz
-      ORDER BY w.submitted_at, w.workload_id
-      LIMIT $5
+      SELECT listed.organization_id, listed.workload_id, listed.name, listed.initiative_id, listed.instance_type,
+             listed.submitted_by, listed.cluster_id, listed.gpu_share_units, listed.submitted_at, listed.submitted_at_key,
+             listed.charged_from, listed.charged_to, r.samples_before, coalesce(m.sample_count, 0) > 0 AS sampled,
+             energy.starts AS energy_starts, energy.microjoules AS energy_microjoules, energy.carbon AS energy_carbon,
+             energy.uncovered AS energy_uncovered
+      FROM (
+        SELECT w.organization_id, w.workload_id, w.name, w.initiative_id, w.instance_type, w.submitted_by,
+               w.cluster_id, w.gpu_share_units, w.submitted_at, w.submitted_at::text AS submitted_at_key, w.completed_at,
+               greatest(w.started_at, $2::timestamptz) AS charged_from,
+               least(greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)), $3::timestamptz) AS charged_to
+        FROM workloads w
+        WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)) > $2::timestamptz
+        ORDER BY w.submitted_at, w.workload_id
+        LIMIT $5
+      ) AS listed
+      JOIN organizations o ON o.organization_id = listed.organization_id
+      -- A key lookup per workload (OFFSET 0: never a hash join over every aggregate of the organization).
+      LEFT JOIN LATERAL (
+        SELECT a.sample_count, a.latest_sampled_at, a.power_usage_latest FROM metric_aggregates a
+        WHERE a.organization_id = listed.organization_id AND a.workload_id = listed.workload_id OFFSET 0
+      ) AS m ON true
+      LEFT JOIN sample_retention r ON r.organization_id = listed.organization_id
+      LEFT JOIN LATERAL (
+        SELECT array_agg(greatest(listed.charged_from, prices.froms[g.price], g.day) ORDER BY g.day, g.price) AS starts,
+               array_agg(g.microjoules ORDER BY g.day, g.price) AS microjoules,
+               array_agg(g.carbon ORDER BY g.day, g.price) AS carbon,
+               array_agg(g.uncovered ORDER BY g.day, g.price) AS uncovered
+        FROM (
+          SELECT array_agg(p.effective_from ORDER BY p.effective_from) AS froms,
+                 array_agg(p.effective_to ORDER BY p.effective_from) AS tos,
+                 greatest(listed.charged_from, min(p.effective_from)) AS low,
+                 least(listed.charged_to, max(coalesce(p.effective_to, 'infinity'::timestamptz))) AS high
+          FROM gpu_prices p
+          WHERE p.organization_id = listed.organization_id AND p.instance_type = listed.instance_type
+            AND p.effective_from < listed.charged_to
+            AND coalesce(p.effective_to, 'infinity'::timestamptz) > listed.charged_from
+        ) AS prices
+        CROSS JOIN LATERAL gpucap_carbon_periods(listed.organization_id, listed.cluster_id, prices.low, prices.high) AS c
+        CROSS JOIN LATERAL (
+          SELECT x.price, x.day, sum(x.microjoules) AS microjoules,
+                 coalesce(sum(x.microjoules * c.intensities[x.period]) FILTER (WHERE x.covered), 0) AS carbon,
+                 coalesce(sum(x.microjoules) FILTER (WHERE NOT x.covered), 0) AS uncovered
+          FROM (
+            SELECT k.price, k.day, k.period,
+                   k.period > 0 AND (c.tos[k.period] IS NULL OR h.sampled_at < c.tos[k.period]) AS covered,
+                   sum(h.microjoules) AS microjoules
+            FROM (
+              SELECT held.sampled_at, held.microjoules
+              FROM gpucap_held_parts(listed.organization_id, listed.workload_id, prices.low, prices.high, o.max_sample_gap_seconds) AS held
+              UNION ALL
+              -- A finished run's last sample holds until completed_at.
+              SELECT m.latest_sampled_at,
+                     gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest,
+                                                    listed.completed_at, o.max_sample_gap_seconds)
+            ) AS h
+            CROSS JOIN LATERAL (
+              SELECT width_bucket(h.sampled_at, prices.froms) AS price, date_trunc('day', h.sampled_at, 'UTC') AS day,
+                     coalesce(width_bucket(h.sampled_at, c.froms), 0) AS period
+            ) AS k
+            WHERE k.price > 0 AND (prices.tos[k.price] IS NULL OR h.sampled_at < prices.tos[k.price])
+              AND h.sampled_at >= listed.charged_from AND h.sampled_at < listed.charged_to
+            GROUP BY k.price, k.day, k.period, covered
+          ) AS x
+          GROUP BY x.price, x.day
+        ) AS g
+        WHERE m.sample_count > 0 AND prices.froms IS NOT NULL
+      ) AS energy ON true
     ),
     parts AS (
       SELECT page.workload_id, p.price_per_gpu_hour, p.currency, p.minor_units, p.pricing_model,
@@ -42,10 +101,19 @@ WITH page AS MATERIALIZED (
            round(page.gpu_share_units * extract(epoch FROM parts.period_end - parts.period_start) * 1000000
                  / 18144000000000, 6)::text AS gpu_hours,
            round(page.gpu_share_units * parts.price_per_gpu_hour * extract(epoch FROM parts.period_end - parts.period_start) * 1000000
-                 / 18144000000000, parts.minor_units)::text AS cost
+                 / 18144000000000, parts.minor_units)::text AS cost,
+           CASE WHEN page.sampled AND parts.period_start >= coalesce(page.samples_before, '-infinity') THEN round(coalesce(sums.microjoules, 0) / 3600000000000, 6)::text END AS energy_kwh,
+           CASE WHEN page.sampled AND parts.period_start >= coalesce(page.samples_before, '-infinity') AND coalesce(sums.uncovered, 0) = 0
+                THEN round(coalesce(sums.carbon, 0) / 3600000000000000, 6)::text END AS carbon_kg
     FROM page
     JOIN initiatives i ON i.organization_id = page.organization_id AND i.initiative_id = page.initiative_id
     LEFT JOIN parts ON parts.workload_id = page.workload_id AND parts.period_end > parts.period_start
+    -- The record's sums, when a sample falls in it (a binary search: the starts are sorted).
+    LEFT JOIN LATERAL (
+      SELECT page.energy_microjoules[k] AS microjoules, page.energy_carbon[k] AS carbon, page.energy_uncovered[k] AS uncovered
+      FROM width_bucket(parts.period_start, page.energy_starts) AS k
+      WHERE page.energy_starts[k] = parts.period_start
+    ) AS sums ON true
     ORDER BY page.submitted_at, page.workload_id, parts.period_start;
 
 -- GET /v1/costs/focus: page, MEMBER, initiative_id, after a page token
@@ -59,14 +127,73 @@ WITH page AS MATERIALIZED (
 --   $8 = "wl-0042"
 --   $9 = 101
 WITH page AS MATERIALIZED (
-      SELECT w.organization_id, w.workload_id, w.name, w.initiative_id, w.instance_type, w.submitted_by,
-             w.cluster_id, w.gpu_share_units, w.submitted_at, w.submitted_at::text AS submitted_at_key,
-             greatest(w.started_at, $2::timestamptz) AS charged_from,
-             least(greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)), $3::timestamptz) AS charged_to
-      FROM workloads w
-      WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)) > $2::timestamptz AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[])) AND w.initiative_id = $6 AND (w.submitted_at, w.workload_id) > ($7::timestamptz, $8)
-      ORDER BY w.submitted_at, w.workload_id
-      LIMIT $9
+      SELECT listed.organization_id, listed.workload_id, listed.name, listed.initiative_id, listed.instance_type,
+             listed.submitted_by, listed.cluster_id, listed.gpu_share_units, listed.submitted_at, listed.submitted_at_key,
+             listed.charged_from, listed.charged_to, r.samples_before, coalesce(m.sample_count, 0) > 0 AS sampled,
+             energy.starts AS energy_starts, energy.microjoules AS energy_microjoules, energy.carbon AS energy_carbon,
+             energy.uncovered AS energy_uncovered
+      FROM (
+        SELECT w.organization_id, w.workload_id, w.name, w.initiative_id, w.instance_type, w.submitted_by,
+               w.cluster_id, w.gpu_share_units, w.submitted_at, w.submitted_at::text AS submitted_at_key, w.completed_at,
+               greatest(w.started_at, $2::timestamptz) AS charged_from,
+               least(greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)), $3::timestamptz) AS charged_to
+        FROM workloads w
+        WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.submitted_at < $3::timestamptz AND w.started_at < $3::timestamptz AND greatest(w.started_at, coalesce(w.completed_at, $4::timestamptz)) > $2::timestamptz AND ($5::text[] IS NULL OR w.initiative_id = ANY ($5::text[])) AND w.initiative_id = $6 AND (w.submitted_at, w.workload_id) > ($7::timestamptz, $8)
+        ORDER BY w.submitted_at, w.workload_id
+        LIMIT $9
+      ) AS listed
+      JOIN organizations o ON o.organization_id = listed.organization_id
+      -- A key lookup per workload (OFFSET 0: never a hash join over every aggregate of the organization).
+      LEFT JOIN LATERAL (
+        SELECT a.sample_count, a.latest_sampled_at, a.power_usage_latest FROM metric_aggregates a
+        WHERE a.organization_id = listed.organization_id AND a.workload_id = listed.workload_id OFFSET 0
+      ) AS m ON true
+      LEFT JOIN sample_retention r ON r.organization_id = listed.organization_id
+      LEFT JOIN LATERAL (
+        SELECT array_agg(greatest(listed.charged_from, prices.froms[g.price], g.day) ORDER BY g.day, g.price) AS starts,
+               array_agg(g.microjoules ORDER BY g.day, g.price) AS microjoules,
+               array_agg(g.carbon ORDER BY g.day, g.price) AS carbon,
+               array_agg(g.uncovered ORDER BY g.day, g.price) AS uncovered
+        FROM (
+          SELECT array_agg(p.effective_from ORDER BY p.effective_from) AS froms,
+                 array_agg(p.effective_to ORDER BY p.effective_from) AS tos,
+                 greatest(listed.charged_from, min(p.effective_from)) AS low,
+                 least(listed.charged_to, max(coalesce(p.effective_to, 'infinity'::timestamptz))) AS high
+          FROM gpu_prices p
+          WHERE p.organization_id = listed.organization_id AND p.instance_type = listed.instance_type
+            AND p.effective_from < listed.charged_to
+            AND coalesce(p.effective_to, 'infinity'::timestamptz) > listed.charged_from
+        ) AS prices
+        CROSS JOIN LATERAL gpucap_carbon_periods(listed.organization_id, listed.cluster_id, prices.low, prices.high) AS c
+        CROSS JOIN LATERAL (
+          SELECT x.price, x.day, sum(x.microjoules) AS microjoules,
+                 coalesce(sum(x.microjoules * c.intensities[x.period]) FILTER (WHERE x.covered), 0) AS carbon,
+                 coalesce(sum(x.microjoules) FILTER (WHERE NOT x.covered), 0) AS uncovered
+          FROM (
+            SELECT k.price, k.day, k.period,
+                   k.period > 0 AND (c.tos[k.period] IS NULL OR h.sampled_at < c.tos[k.period]) AS covered,
+                   sum(h.microjoules) AS microjoules
+            FROM (
+              SELECT held.sampled_at, held.microjoules
+              FROM gpucap_held_parts(listed.organization_id, listed.workload_id, prices.low, prices.high, o.max_sample_gap_seconds) AS held
+              UNION ALL
+              -- A finished run's last sample holds until completed_at.
+              SELECT m.latest_sampled_at,
+                     gpucap_energy_tail_microjoules(m.latest_sampled_at, m.power_usage_latest,
+                                                    listed.completed_at, o.max_sample_gap_seconds)
+            ) AS h
+            CROSS JOIN LATERAL (
+              SELECT width_bucket(h.sampled_at, prices.froms) AS price, date_trunc('day', h.sampled_at, 'UTC') AS day,
+                     coalesce(width_bucket(h.sampled_at, c.froms), 0) AS period
+            ) AS k
+            WHERE k.price > 0 AND (prices.tos[k.price] IS NULL OR h.sampled_at < prices.tos[k.price])
+              AND h.sampled_at >= listed.charged_from AND h.sampled_at < listed.charged_to
+            GROUP BY k.price, k.day, k.period, covered
+          ) AS x
+          GROUP BY x.price, x.day
+        ) AS g
+        WHERE m.sample_count > 0 AND prices.froms IS NOT NULL
+      ) AS energy ON true
     ),
     parts AS (
       SELECT page.workload_id, p.price_per_gpu_hour, p.currency, p.minor_units, p.pricing_model,
@@ -90,8 +217,17 @@ WITH page AS MATERIALIZED (
            round(page.gpu_share_units * extract(epoch FROM parts.period_end - parts.period_start) * 1000000
                  / 18144000000000, 6)::text AS gpu_hours,
            round(page.gpu_share_units * parts.price_per_gpu_hour * extract(epoch FROM parts.period_end - parts.period_start) * 1000000
-                 / 18144000000000, parts.minor_units)::text AS cost
+                 / 18144000000000, parts.minor_units)::text AS cost,
+           CASE WHEN page.sampled AND parts.period_start >= coalesce(page.samples_before, '-infinity') THEN round(coalesce(sums.microjoules, 0) / 3600000000000, 6)::text END AS energy_kwh,
+           CASE WHEN page.sampled AND parts.period_start >= coalesce(page.samples_before, '-infinity') AND coalesce(sums.uncovered, 0) = 0
+                THEN round(coalesce(sums.carbon, 0) / 3600000000000000, 6)::text END AS carbon_kg
     FROM page
     JOIN initiatives i ON i.organization_id = page.organization_id AND i.initiative_id = page.initiative_id
     LEFT JOIN parts ON parts.workload_id = page.workload_id AND parts.period_end > parts.period_start
+    -- The record's sums, when a sample falls in it (a binary search: the starts are sorted).
+    LEFT JOIN LATERAL (
+      SELECT page.energy_microjoules[k] AS microjoules, page.energy_carbon[k] AS carbon, page.energy_uncovered[k] AS uncovered
+      FROM width_bucket(parts.period_start, page.energy_starts) AS k
+      WHERE page.energy_starts[k] = parts.period_start
+    ) AS sums ON true
     ORDER BY page.submitted_at, page.workload_id, parts.period_start;

@@ -11,7 +11,10 @@ export const PRICING_CATEGORY: Record<PricingModel, string> = {
   internal: 'Other',
 };
 
-/** The FOCUS columns this export fills, in the specification's (alphabetical) order. */
+/**
+ * The FOCUS columns this export fills, in the specification's (alphabetical) order, then its custom
+ * columns (FOCUS names them with an `x_` prefix).
+ */
 export const FOCUS_COLUMNS = [
   'BilledCost',
   'BillingAccountId',
@@ -43,6 +46,8 @@ export const FOCUS_COLUMNS = [
   'SubAccountId',
   'SubAccountName',
   'Tags',
+  'x_CarbonKgCO2e',
+  'x_EnergyKWh',
 ] as const;
 
 export type FocusColumn = (typeof FOCUS_COLUMNS)[number];
@@ -97,5 +102,7 @@ export function toFocusRecord(row: FocusRow, organizationId: string): FocusRecor
     SubAccountId: row.initiative_id,
     SubAccountName: row.initiative_name,
     Tags: { submitted_by: row.submitted_by, instance_type: row.instance_type, cluster_id: row.cluster_id },
+    x_CarbonKgCO2e: row.carbon_kg,
+    x_EnergyKWh: row.energy_kwh,
   };
 }

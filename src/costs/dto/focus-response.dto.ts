@@ -64,6 +64,24 @@ export class FocusRecordDto {
   @ApiProperty({ description: 'the initiative’s name' }) SubAccountName: string;
   @ApiProperty({ type: FocusTagsDto, description: 'a JSON object (in CSV: its JSON text)' })
   Tags: FocusTagsDto;
+  @ApiProperty({
+    ...DECIMAL_PROPERTY,
+    nullable: true,
+    description:
+      'Decimal: kg CO2e of x_EnergyKWh, each sample’s part × pue × g CO2e/kWh of its cluster’s carbon intensity ' +
+      'period at its time ÷ 1000, 6 decimals; null where x_EnergyKWh is, or when some of the energy falls where ' +
+      'no period covers',
+  })
+  x_CarbonKgCO2e: string | null;
+  @ApiProperty({
+    ...DECIMAL_PROPERTY,
+    nullable: true,
+    description:
+      'Decimal: kWh of the samples whose time falls in the charge period, each power held until the next sample ' +
+      '(at most max_sample_gap_seconds; the last until completed_at), 6 decimals; null without samples, or ' +
+      'before the samples pruned',
+  })
+  x_EnergyKWh: string | null;
 }
 
 export class FocusPageDto {

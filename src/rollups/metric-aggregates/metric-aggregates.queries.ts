@@ -49,8 +49,8 @@ export function idleSharesSql(amount: string, alias: string): [sampled: string, 
 }
 
 /** Microjoules in a kWh, and microjoule-grams per kWh in a kilogram of CO2e. */
-const MICROJOULES_PER_KWH = '3600000000000';
-const MICROJOULE_GRAMS_PER_KWH_PER_KG = '3600000000000000';
+export const MICROJOULES_PER_KWH = '3600000000000';
+export const MICROJOULE_GRAMS_PER_KWH_PER_KG = '3600000000000000';
 
 /**
  * Joins each row of workload `workload` (a table alias) to its energy as answered, as `alias`:

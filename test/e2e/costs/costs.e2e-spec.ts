@@ -125,6 +125,25 @@ function idleAmount(runs: Run[], parts: (w: Run) => Part[]): string {
   return amount(sum, 2, common);
 }
 
+/**
+ * The FOCUS energy columns of a part of a sampled run: its readings (300 W, a minute apart from a
+ * minute after the start) whose time falls in the part, each held until the next, the last until
+ * completed_at, for at most 120 s. No carbon intensity is known: carbon only where energy is 0.
+ */
+function expectedEnergy(workload: Run, part: Part): [string | null, string | null] {
+  const values = UTILIZATION[workload.workload_id];
+  if (values === undefined) return [null, null];
+  const times = values.map((_, index) => Date.parse(workload.started_at!) + (index + 1) * 60_000);
+  const end = workload.completed_at === null ? null : Date.parse(workload.completed_at);
+  const joules = times.reduce((sum, at, index) => {
+    const until = times[index + 1] ?? end ?? at;
+    return at >= part.from && at < part.to
+      ? sum + (300 * Math.min(Math.max(until - at, 0), 120_000)) / 1000
+      : sum;
+  }, 0);
+  return [(joules / 3_600_000).toFixed(6), joules === 0 ? '0.000000' : null];
+}
+
 function run(
   id: string,
   initiative: string,
@@ -668,6 +687,7 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
       records.forEach((record, index) => {
         const { w, part } = expected[index];
         const cost = amount(numerator(w, [part]));
+        const [energy, carbon] = expectedEnergy(w, part);
         expect(record).toEqual({
           BilledCost: cost,
           BillingAccountId: organizationId,
@@ -704,6 +724,8 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
           SubAccountId: w.initiative_id,
           SubAccountName: `Team ${w.initiative_id}`,
           Tags: { submitted_by: 'ada@example.com', instance_type: w.instance_type, cluster_id: 'c-east' },
+          x_CarbonKgCO2e: carbon,
+          x_EnergyKWh: energy,
         });
         for (const column of [
           'BilledCost',
@@ -711,6 +733,7 @@ describe('cost: prices, cost figures and the FOCUS export', () => {
           'ListCost',
           'ContractedCost',
           'ConsumedQuantity',
+          ...(energy === null ? [] : ['x_EnergyKWh']),
         ])
           expect(record[column]).toMatch(DECIMAL);
         for (const column of [
@@ -884,21 +907,24 @@ describe('cost after a pruned week', () => {
         .get('/v1/costs/focus?start_date=2026-11-01&end_date=2026-11-20')
         .set(headers)
         .expect(200)
-    ).body.data.records.map((record: { BilledCost: string }) => record.BilledCost);
+    ).body.data.records as { BilledCost: string; x_EnergyKWh: string | null }[];
     const capacity = (await request(t.server).get('/v1/capacity').set(headers).expect(200)).body.data.summary;
     return {
       cost: detail.cost,
       idle_cost: detail.idle_cost,
       total_cost: stats.total_cost,
       stats_idle_cost: stats.idle_cost,
-      focus,
+      focus: focus.map((record) => record.BilledCost),
       capacity_idle_cost: capacity.idle_cost,
+      focus_energy: focus.map((record) => record.x_EnergyKWh),
     };
   };
 
   it('keeps every cost, and the idle cost of the lifetime average, when the samples week is dropped', async () => {
     // 25.50 × (1 − 25 % utilization) = 19.125, rounded once.
-    const before = await figures();
+    const { focus_energy: energy, ...before } = await figures();
+    // Four readings of 300 W an hour apart, each held 120 s (the cap): two in each record.
+    expect(energy).toEqual(['0.020000', '0.020000']);
     expect(before).toEqual({
       cost: '25.50',
       idle_cost: '19.13',
@@ -912,6 +938,7 @@ describe('cost after a pruned week', () => {
     expect(pruned.partitions.length).toBeGreaterThan(0);
     const [{ count }] = await t.dataSource.query('SELECT count(*)::int AS count FROM metric_samples');
     expect(count).toBe(0);
-    expect(await figures()).toEqual(before);
+    // Energy is read from the stored readings: with them gone it is unknown, not 0.
+    expect(await figures()).toEqual({ ...before, focus_energy: [null, null] });
   });
 });
