@@ -52,7 +52,9 @@ WITH cuts AS (
               CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
               CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
-                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us,
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
+                   THEN r.energy_gpu_microseconds ELSE 0 END::numeric AS period_energy
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
@@ -61,10 +63,12 @@ WITH cuts AS (
               OR (r.usage_day >= $11::date AND r.usage_day < $12::date))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
-              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us, s.period_sign * g.energy_us
        FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
-              r.busy_spanning_gpus * c.offset_us::numeric
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric,
+              r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric,
+              r.energy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
@@ -82,7 +86,9 @@ WITH cuts AS (
               sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
                 ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
               sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
-                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.energy_gpu_microseconds
+                ELSE h.energy_gpus * c.offset_us::numeric - h.energy_gpu_start_offset END)::numeric)
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
@@ -91,11 +97,10 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, w.energy_microjoules, w.gpu_share_units, w.started_at, w.completed_at)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id, w.energy_microjoules FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -108,11 +113,10 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, w.energy_microjoules, w.gpu_share_units, w.started_at, w.completed_at)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id, w.energy_microjoules FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -125,14 +129,14 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour
-       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us, energy_us)
        JOIN unnest($7::int[], $8::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
               w.gpu_share_units * greatest(0, date_part('epoch', $16::timestamptz - greatest(w.started_at, $15::timestamptz)) * 1e6)::numeric,
-              w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
-              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
+              w.gpu_count, w.gpu_share_units,
+              gpucap_sampled_share((running.period_us)::numeric, a.sample_count), gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((running.period_us)::numeric, a.energy_microjoules, w.gpu_share_units, w.started_at, $16::timestamptz)
        FROM workloads w
        CROSS JOIN LATERAL (
          SELECT w.gpu_share_units * greatest(0, date_part('epoch', $14::timestamptz - greatest(w.started_at, $13::timestamptz)) * 1e6)::numeric
@@ -152,7 +156,8 @@ WITH cuts AS (
        SELECT initiative_id, instance_type,
               sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
               sum(active_share_units) AS active_share_units,
-              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us,
+              sum(period_energy) AS period_energy
        FROM usage
        GROUP BY initiative_id, instance_type
      )
@@ -162,7 +167,8 @@ WITH cuts AS (
             sum(u.active_gpus)::integer AS active_gpus,
             sum(u.active_share_units)::float8 AS active_share_units,
             (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
-            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds,
+            sum(u.period_energy)::float8 AS energy_microjoules
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -205,7 +211,9 @@ WITH cuts AS (
               CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
               CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
-                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us,
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
+                   THEN r.energy_gpu_microseconds ELSE 0 END::numeric AS period_energy
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
@@ -214,10 +222,12 @@ WITH cuts AS (
               OR (r.usage_day >= $11::date AND r.usage_day < $12::date))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
-              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us, s.period_sign * g.energy_us
        FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
-              r.busy_spanning_gpus * c.offset_us::numeric
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric,
+              r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric,
+              r.energy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
@@ -235,7 +245,9 @@ WITH cuts AS (
               sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
                 ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
               sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
-                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.energy_gpu_microseconds
+                ELSE h.energy_gpus * c.offset_us::numeric - h.energy_gpu_start_offset END)::numeric)
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
@@ -244,11 +256,10 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, w.energy_microjoules, w.gpu_share_units, w.started_at, w.completed_at)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id, w.energy_microjoules FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -261,11 +272,10 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, w.energy_microjoules, w.gpu_share_units, w.started_at, w.completed_at)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id, w.energy_microjoules FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -278,14 +288,14 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour
-       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us, energy_us)
        JOIN unnest($7::int[], $8::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
               w.gpu_share_units * greatest(0, date_part('epoch', $16::timestamptz - greatest(w.started_at, $15::timestamptz)) * 1e6)::numeric,
-              w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
-              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
+              w.gpu_count, w.gpu_share_units,
+              gpucap_sampled_share((running.period_us)::numeric, a.sample_count), gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((running.period_us)::numeric, a.energy_microjoules, w.gpu_share_units, w.started_at, $16::timestamptz)
        FROM workloads w
        CROSS JOIN LATERAL (
          SELECT w.gpu_share_units * greatest(0, date_part('epoch', $14::timestamptz - greatest(w.started_at, $13::timestamptz)) * 1e6)::numeric
@@ -305,7 +315,8 @@ WITH cuts AS (
        SELECT initiative_id, instance_type,
               sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
               sum(active_share_units) AS active_share_units,
-              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us,
+              sum(period_energy) AS period_energy
        FROM usage
        GROUP BY initiative_id, instance_type
      )
@@ -315,7 +326,8 @@ WITH cuts AS (
             sum(u.active_gpus)::integer AS active_gpus,
             sum(u.active_share_units)::float8 AS active_share_units,
             (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
-            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds,
+            sum(u.period_energy)::float8 AS energy_microjoules
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -521,7 +533,9 @@ WITH cuts AS (
               CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
                    THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
               CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
-                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us,
+              CASE WHEN r.usage_day >= $9::date AND r.usage_day < $10::date
+                   THEN r.energy_gpu_microseconds ELSE 0 END::numeric AS period_energy
        FROM capacity_usage_daily r
        WHERE r.organization_id = $1 AND ($2::text[] IS NULL OR r.initiative_id = ANY ($2::text[]))
     AND ($3::text IS NULL OR r.initiative_id = $3::text)
@@ -530,10 +544,12 @@ WITH cuts AS (
               OR (r.usage_day >= $11::date AND r.usage_day < $12::date))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
-              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us, s.period_sign * g.energy_us
        FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
-              r.busy_spanning_gpus * c.offset_us::numeric
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric,
+              r.sampled_spanning_gpus * c.offset_us::numeric,
+              r.busy_spanning_gpus * c.offset_us::numeric,
+              r.energy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT * FROM capacity_usage_daily r
@@ -551,7 +567,9 @@ WITH cuts AS (
               sum((CASE WHEN h.end_hour < c.hour THEN h.sampled_gpu_microseconds
                 ELSE h.sampled_gpus * c.offset_us::numeric - h.sampled_gpu_start_offset END)::numeric),
               sum((CASE WHEN h.end_hour < c.hour THEN h.busy_gpu_microseconds
-                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric)
+                ELSE h.busy_gpus * c.offset_us::numeric - h.busy_gpu_start_offset END)::numeric),
+              sum((CASE WHEN h.end_hour < c.hour THEN h.energy_gpu_microseconds
+                ELSE h.energy_gpus * c.offset_us::numeric - h.energy_gpu_start_offset END)::numeric)
            FROM capacity_usage_hourly h
            WHERE h.organization_id = $1 AND h.usage_day = c.day AND h.start_hour < c.hour
              AND (h.end_hour <> c.hour OR c.on_hour) AND ($2::text[] IS NULL OR h.initiative_id = ANY ($2::text[]))
@@ -560,11 +578,10 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, w.energy_microjoules, w.gpu_share_units, w.started_at, w.completed_at)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id, w.energy_microjoules FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.started_at >= c.hour_start AND w.started_at < c.at AND w.started_at > c.day_start
              AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -577,11 +594,10 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, w.energy_microjoules, w.gpu_share_units, w.started_at, w.completed_at)
          FROM cuts c
          CROSS JOIN LATERAL (
-           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
+           SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id, w.energy_microjoules FROM workloads w
            WHERE w.organization_id = $1 AND w.started_at IS NOT NULL AND w.completed_at IS NOT NULL
              AND w.completed_at >= c.hour_start AND w.completed_at < c.hour_end AND w.completed_at > c.day_start
              AND (w.started_at < c.hour_start OR w.started_at <= c.day_start) AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
@@ -594,14 +610,14 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          WHERE NOT c.on_hour
-       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us, energy_us)
        JOIN unnest($7::int[], $8::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
               w.gpu_share_units * greatest(0, date_part('epoch', $16::timestamptz - greatest(w.started_at, $15::timestamptz)) * 1e6)::numeric,
-              w.gpu_count, w.gpu_share_units, gpucap_sampled_share((running.period_us)::numeric, a.sample_count),
-              gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count)
+              w.gpu_count, w.gpu_share_units,
+              gpucap_sampled_share((running.period_us)::numeric, a.sample_count), gpucap_busy_share((running.period_us)::numeric, a.gpu_utilization_sum, a.sample_count), gpucap_energy_share((running.period_us)::numeric, a.energy_microjoules, w.gpu_share_units, w.started_at, $16::timestamptz)
        FROM workloads w
        CROSS JOIN LATERAL (
          SELECT w.gpu_share_units * greatest(0, date_part('epoch', $14::timestamptz - greatest(w.started_at, $13::timestamptz)) * 1e6)::numeric
@@ -621,7 +637,8 @@ WITH cuts AS (
        SELECT initiative_id, instance_type,
               sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
               sum(active_share_units) AS active_share_units,
-              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us,
+              sum(period_energy) AS period_energy
        FROM usage
        GROUP BY initiative_id, instance_type
      )
@@ -631,7 +648,8 @@ WITH cuts AS (
             sum(u.active_gpus)::integer AS active_gpus,
             sum(u.active_share_units)::float8 AS active_share_units,
             (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
-            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds,
+            sum(u.period_energy)::float8 AS energy_microjoules
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = u.instance_type
      WHERE $4::text IS NULL OR p.pool_id = $4::text
@@ -809,7 +827,8 @@ WITH cuts AS (
        FROM (
          SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us, sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us
          FROM (
-         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
+         SELECT c.cut_index, r.initiative_id, r.instance_type, r.spanning_gpus * c.offset_us::numeric,
+              r.sampled_spanning_gpus * c.offset_us::numeric,
               r.busy_spanning_gpus * c.offset_us::numeric
          FROM cuts c
          CROSS JOIN LATERAL (
@@ -837,8 +856,7 @@ WITH cuts AS (
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - w.started_at) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w
@@ -854,8 +872,7 @@ WITH cuts AS (
     WHERE m.organization_id = w.organization_id AND m.workload_id = w.workload_id OFFSET 0
   ) AS a ON true
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count),
-              gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
+         SELECT c.cut_index, w.initiative_id, w.instance_type, w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric, gpucap_sampled_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.sample_count), gpucap_busy_share((w.gpu_share_units::numeric * round(date_part('epoch', least(w.completed_at, c.at) - greatest(w.started_at, c.day_start)) * 1e6)::numeric)::numeric, a.gpu_utilization_sum, a.sample_count)
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT w.initiative_id, w.instance_type, w.gpu_share_units, w.started_at, w.completed_at, w.organization_id, w.workload_id FROM workloads w

@@ -81,6 +81,8 @@ CREATE TABLE capacity_usage_daily (
     sampled_spanning_gpus bigint DEFAULT 0 NOT NULL,
     busy_spanning_gpus numeric DEFAULT 0 NOT NULL,
     cluster_id text DEFAULT ''::text NOT NULL,
+    energy_gpu_microseconds numeric DEFAULT 0 NOT NULL,
+    energy_spanning_gpus numeric DEFAULT 0 NOT NULL,
     CONSTRAINT capacity_usage_daily_pkey PRIMARY KEY (organization_id, usage_day, initiative_id, instance_type, cluster_id)
 );
 
@@ -102,6 +104,9 @@ CREATE TABLE capacity_usage_hourly (
     sampled_gpu_microseconds bigint DEFAULT 0 NOT NULL,
     busy_gpu_microseconds numeric DEFAULT 0 NOT NULL,
     cluster_id text DEFAULT ''::text NOT NULL,
+    energy_gpus numeric DEFAULT 0 NOT NULL,
+    energy_gpu_start_offset numeric DEFAULT 0 NOT NULL,
+    energy_gpu_microseconds numeric DEFAULT 0 NOT NULL,
     CONSTRAINT capacity_usage_hourly_pkey PRIMARY KEY (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) INCLUDE (gpus, gpu_start_offset, gpu_microseconds),
     CONSTRAINT capacity_usage_hourly_check CHECK (end_hour >= 0 AND end_hour <= 24 AND end_hour >= start_hour),
     CONSTRAINT capacity_usage_hourly_check1 CHECK (NOT (start_hour = '-1'::integer AND end_hour = 24)),
@@ -1298,119 +1303,134 @@ AS $function$
     BEGIN
       IF TG_OP = 'INSERT' THEN
     WITH runs AS MATERIALIZED (
-      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at FROM new_rows) AS runs
+      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT 1 AS sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, energy_microjoules FROM new_rows) AS runs
       LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       WHERE runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL AND runs.gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, energy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus, energy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(d.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(d.spanning_gpus, energy_microjoules, gpu_share_units, started_at, completed_at))
     FROM runs AS c CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE true
     GROUP BY 1, 2, 3, 4, 5
-    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
+    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(d.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(d.spanning_gpus, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0
     ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
+      energy_gpu_microseconds = r.energy_gpu_microseconds + excluded.energy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
-      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
+      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus,
+      energy_spanning_gpus = r.energy_spanning_gpus + excluded.energy_spanning_gpus)
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, energy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, energy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds, energy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpus, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpu_start_offset, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at))
     FROM runs AS c CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
     WHERE true
     GROUP BY 1, 2, 3, 4, 5, 6, 7
-    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
+    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpus, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpu_start_offset, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0
     ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpus = r.gpus + excluded.gpus,
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
+      energy_gpus = r.energy_gpus + excluded.energy_gpus,
       gpu_start_offset = r.gpu_start_offset + excluded.gpu_start_offset,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
       busy_gpu_start_offset = r.busy_gpu_start_offset + excluded.busy_gpu_start_offset,
+      energy_gpu_start_offset = r.energy_gpu_start_offset + excluded.energy_gpu_start_offset,
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
+      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
+      energy_gpu_microseconds = r.energy_gpu_microseconds + excluded.energy_gpu_microseconds;
       ELSIF TG_OP = 'DELETE' THEN
     WITH runs AS MATERIALIZED (
-      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at FROM old_rows) AS runs
+      SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT -1 AS sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, energy_microjoules FROM old_rows) AS runs
       LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       WHERE runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL AND runs.gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, energy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus, energy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(d.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(d.spanning_gpus, energy_microjoules, gpu_share_units, started_at, completed_at))
     FROM runs AS c CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE true
     GROUP BY 1, 2, 3, 4, 5
-    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
+    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(d.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(d.spanning_gpus, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0
     ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
+      energy_gpu_microseconds = r.energy_gpu_microseconds + excluded.energy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
-      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
+      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus,
+      energy_spanning_gpus = r.energy_spanning_gpus + excluded.energy_spanning_gpus)
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, energy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, energy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds, energy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpus, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpu_start_offset, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at))
     FROM runs AS c CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
     WHERE true
     GROUP BY 1, 2, 3, 4, 5, 6, 7
-    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
+    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpus, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpu_start_offset, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0
     ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpus = r.gpus + excluded.gpus,
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
+      energy_gpus = r.energy_gpus + excluded.energy_gpus,
       gpu_start_offset = r.gpu_start_offset + excluded.gpu_start_offset,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
       busy_gpu_start_offset = r.busy_gpu_start_offset + excluded.busy_gpu_start_offset,
+      energy_gpu_start_offset = r.energy_gpu_start_offset + excluded.energy_gpu_start_offset,
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
+      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
+      energy_gpu_microseconds = r.energy_gpu_microseconds + excluded.energy_gpu_microseconds;
       ELSE
     WITH runs AS MATERIALIZED (
       SELECT runs.*, a.sample_count, a.gpu_utilization_sum FROM (SELECT c.* FROM old_rows o
     FULL JOIN new_rows n ON n.organization_id = o.organization_id AND n.workload_id = o.workload_id
     CROSS JOIN LATERAL (VALUES
-      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at),
-      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)
-    ) AS c (sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at)
-    WHERE (o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at)
-      IS DISTINCT FROM (n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)) AS runs
+      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at, o.energy_microjoules),
+      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at, n.energy_microjoules)
+    ) AS c (sign, organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, energy_microjoules)
+    WHERE (o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at, o.energy_microjoules)
+      IS DISTINCT FROM (n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at, n.energy_microjoules)) AS runs
       LEFT JOIN metric_aggregates a ON a.organization_id = runs.organization_id AND a.workload_id = runs.workload_id
       WHERE runs.started_at IS NOT NULL AND runs.completed_at IS NOT NULL AND runs.gpu_share_units > 0
     ),
     daily AS (
-    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus)
-    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count))
+    INSERT INTO capacity_usage_daily AS r (organization_id, usage_day, initiative_id, instance_type, cluster_id, gpu_microseconds, spanning_gpus, sampled_gpu_microseconds, busy_gpu_microseconds, energy_gpu_microseconds, sampled_spanning_gpus, busy_spanning_gpus, energy_spanning_gpus)
+    SELECT c.organization_id, d.usage_day, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * d.gpu_microseconds), sum(c.sign * d.spanning_gpus), sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(d.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)), sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(d.spanning_gpus, energy_microjoules, gpu_share_units, started_at, completed_at))
     FROM runs AS c CROSS JOIN LATERAL gpucap_usage_days(c.started_at, c.completed_at, c.gpu_share_units) d
     WHERE true
     GROUP BY 1, 2, 3, 4, 5
-    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0
+    HAVING sum(c.sign * d.gpu_microseconds) <> 0 OR sum(c.sign * d.spanning_gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(d.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(d.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * gpucap_sampled_share(d.spanning_gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(d.spanning_gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(d.spanning_gpus, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0
     ON CONFLICT (organization_id, usage_day, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       spanning_gpus = r.spanning_gpus + excluded.spanning_gpus,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
       busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
+      energy_gpu_microseconds = r.energy_gpu_microseconds + excluded.energy_gpu_microseconds,
       sampled_spanning_gpus = r.sampled_spanning_gpus + excluded.sampled_spanning_gpus,
-      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus)
-    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds)
-    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count))
+      busy_spanning_gpus = r.busy_spanning_gpus + excluded.busy_spanning_gpus,
+      energy_spanning_gpus = r.energy_spanning_gpus + excluded.energy_spanning_gpus)
+    INSERT INTO capacity_usage_hourly AS r (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id, gpus, sampled_gpus, busy_gpus, energy_gpus, gpu_start_offset, sampled_gpu_start_offset, busy_gpu_start_offset, energy_gpu_start_offset, gpu_microseconds, sampled_gpu_microseconds, busy_gpu_microseconds, energy_gpu_microseconds)
+    SELECT c.organization_id, h.usage_day, h.start_hour, h.end_hour, c.initiative_id, c.instance_type, c.cluster_id, sum(c.sign * h.gpus), sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)), sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpus, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * h.gpu_start_offset), sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpu_start_offset, energy_microjoules, gpu_share_units, started_at, completed_at)), sum(c.sign * h.gpu_microseconds), sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)), sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)), sum(c.sign * gpucap_energy_share(h.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at))
     FROM runs AS c CROSS JOIN LATERAL gpucap_usage_hours(c.started_at, c.completed_at, c.gpu_share_units) h
     WHERE true
     GROUP BY 1, 2, 3, 4, 5, 6, 7
-    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0
+    HAVING sum(c.sign * h.gpus) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpus, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpus, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpus, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * h.gpu_start_offset) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_start_offset, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_start_offset, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpu_start_offset, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0 OR sum(c.sign * h.gpu_microseconds) <> 0 OR sum(c.sign * gpucap_sampled_share(h.gpu_microseconds, sample_count)) <> 0 OR sum(c.sign * gpucap_busy_share(h.gpu_microseconds, gpu_utilization_sum, sample_count)) <> 0 OR sum(c.sign * gpucap_energy_share(h.gpu_microseconds, energy_microjoules, gpu_share_units, started_at, completed_at)) <> 0
     ON CONFLICT (organization_id, usage_day, start_hour, end_hour, initiative_id, instance_type, cluster_id) DO UPDATE SET
       gpus = r.gpus + excluded.gpus,
       sampled_gpus = r.sampled_gpus + excluded.sampled_gpus,
       busy_gpus = r.busy_gpus + excluded.busy_gpus,
+      energy_gpus = r.energy_gpus + excluded.energy_gpus,
       gpu_start_offset = r.gpu_start_offset + excluded.gpu_start_offset,
       sampled_gpu_start_offset = r.sampled_gpu_start_offset + excluded.sampled_gpu_start_offset,
       busy_gpu_start_offset = r.busy_gpu_start_offset + excluded.busy_gpu_start_offset,
+      energy_gpu_start_offset = r.energy_gpu_start_offset + excluded.energy_gpu_start_offset,
       gpu_microseconds = r.gpu_microseconds + excluded.gpu_microseconds,
       sampled_gpu_microseconds = r.sampled_gpu_microseconds + excluded.sampled_gpu_microseconds,
-      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds;
+      busy_gpu_microseconds = r.busy_gpu_microseconds + excluded.busy_gpu_microseconds,
+      energy_gpu_microseconds = r.energy_gpu_microseconds + excluded.energy_gpu_microseconds;
       END IF;
       RETURN NULL;
     END
@@ -1745,6 +1765,15 @@ AS $function$
         END IF;
       END IF;
     END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_energy_share(amount numeric, energy numeric, units bigint, run_from timestamp with time zone, run_to timestamp with time zone)
+ RETURNS numeric
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT CASE WHEN energy IS NOT NULL AND run_to > run_from AND units > 0
+                THEN energy * amount / (units * extract(epoch FROM run_to - run_from) * 1000000) ELSE 0 END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_energy_tail_microjoules(latest_sampled_at timestamp with time zone, power_usage_latest double precision, completed_at timestamp with time zone, cap_seconds integer)

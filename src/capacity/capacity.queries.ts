@@ -11,7 +11,11 @@ import {
   cutsSql,
   gpuHoursSql,
   gpuMicrosecondsSql,
-  idlePartsSql,
+  IDLE_AND_ENERGY_PARTS,
+  IDLE_PARTS,
+  NO_PARTS,
+  partColumns,
+  usagePartsSql,
   usageToCutsSql,
 } from '../rollups/capacity-usage/capacity-usage.queries';
 import {
@@ -59,6 +63,8 @@ export interface UsageRow {
   /** Of the period's use: the part with samples and its busy part (src/common/idle-gpu.ts). */
   sampled_gpu_seconds: number;
   busy_gpu_seconds: number;
+  /** Of the period's use: its workloads' energy spread over their GPU-time, µJ. */
+  energy_microjoules: number;
 }
 
 /** Both windows end at or before the request's `now`; the burn window ends at it. */
@@ -204,22 +210,25 @@ export function usageByInitiativeAndPoolQuery(
               CASE WHEN ${periodDays}
                    THEN r.sampled_gpu_microseconds ELSE 0 END::numeric AS period_sampled_us,
               CASE WHEN ${periodDays}
-                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us
+                   THEN r.busy_gpu_microseconds ELSE 0 END::numeric AS period_busy_us,
+              CASE WHEN ${periodDays}
+                   THEN r.energy_gpu_microseconds ELSE 0 END::numeric AS period_energy
        FROM capacity_usage_daily r
        WHERE r.organization_id = ${organization} AND ${inScope('r')}
          AND ((${periodDays})
               OR (${burnDays}))
        UNION ALL
        SELECT g.initiative_id, g.instance_type, s.period_sign * g.us, s.burn_sign * g.us, 0, 0,
-              s.period_sign * g.sampled_us, s.period_sign * g.busy_us
-       FROM (${usageToCutsSql(true, bound.params.organization, inScope)}
-       ) g (cut_index, initiative_id, instance_type, us, sampled_us, busy_us)
+              s.period_sign * g.sampled_us, s.period_sign * g.busy_us, s.period_sign * g.energy_us
+       FROM (${usageToCutsSql(IDLE_AND_ENERGY_PARTS, bound.params.organization, inScope)}
+       ) g (cut_index, initiative_id, instance_type, us, ${partColumns(IDLE_AND_ENERGY_PARTS).join(', ')})
        JOIN unnest(${periodSigns}::int[], ${burnSigns}::int[]) WITH ORDINALITY AS s (period_sign, burn_sign, ordinal)
          ON s.ordinal - 1 = g.cut_index
        UNION ALL
        SELECT w.initiative_id, w.instance_type, running.period_us,
               w.gpu_share_units * greatest(0, date_part('epoch', ${burnTo}::timestamptz - greatest(w.started_at, ${burnFrom}::timestamptz)) * 1e6)::numeric,
-              w.gpu_count, w.gpu_share_units, ${idlePartsSql('running.period_us')}
+              w.gpu_count, w.gpu_share_units,
+              ${usagePartsSql('running.period_us', IDLE_AND_ENERGY_PARTS, burnTo).join(', ')}
        FROM workloads w
        CROSS JOIN LATERAL (
          SELECT w.gpu_share_units * greatest(0, date_part('epoch', ${periodTo}::timestamptz - greatest(w.started_at, ${periodFrom}::timestamptz)) * 1e6)::numeric
@@ -232,7 +241,8 @@ export function usageByInitiativeAndPoolQuery(
        SELECT initiative_id, instance_type,
               sum(period_us) AS period_us, sum(burn_us) AS burn_us, sum(active_gpus) AS active_gpus,
               sum(active_share_units) AS active_share_units,
-              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us
+              sum(period_sampled_us) AS period_sampled_us, sum(period_busy_us) AS period_busy_us,
+              sum(period_energy) AS period_energy
        FROM usage
        GROUP BY initiative_id, instance_type
      )
@@ -242,7 +252,8 @@ export function usageByInitiativeAndPoolQuery(
             sum(u.active_gpus)::integer AS active_gpus,
             sum(u.active_share_units)::float8 AS active_share_units,
             (sum(u.period_sampled_us) / 1e6)::float8 AS sampled_gpu_seconds,
-            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds
+            (sum(u.period_busy_us) / 1e6)::float8 AS busy_gpu_seconds,
+            sum(u.period_energy)::float8 AS energy_microjoules
      FROM usage_by_type u
      LEFT JOIN pool_instance_types p ON p.organization_id = ${organization} AND p.instance_type = u.instance_type
      WHERE ${poolFilterSql(bound)}
@@ -510,7 +521,7 @@ function windowUsageStatement(
          SELECT g.cut_index, g.initiative_id, g.instance_type, sum(g.us) AS us${
            idle ? ', sum(g.sampled_us) AS sampled_us, sum(g.busy_us) AS busy_us' : ''
          }
-         FROM (${usageToCutsSql(idle, bound.params.organization, inScope)}
+         FROM (${usageToCutsSql(idle ? IDLE_PARTS : NO_PARTS, bound.params.organization, inScope)}
          ) g (cut_index, initiative_id, instance_type, us${idle ? ', sampled_us, busy_us' : ''})
          GROUP BY g.cut_index, g.initiative_id, g.instance_type
        ) g

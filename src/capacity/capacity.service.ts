@@ -39,6 +39,7 @@ import { CapacityQueryDto } from './dto/capacity-query.dto';
 import { CapacityPoolDto, CapacityReportDto, CapacitySummaryDto } from './dto/capacity-report.dto';
 import { DAY_MS, type UsageWindow } from '../rollups/capacity-usage/usage-window';
 import { compareIds } from '../core/identifier';
+import { MICROJOULES_PER_KWH } from '../rollups/metric-aggregates/metric-aggregates.queries';
 
 /** Unrounded GPU hours of one pool, one initiative or the whole scope. */
 class Totals {
@@ -53,6 +54,7 @@ class Totals {
   usedInBurnWindow = 0;
   sampledGpuSeconds = 0;
   busyGpuSeconds = 0;
+  energyMicrojoules = 0;
 }
 
 class TotalsByKey extends Map<string, Totals> {
@@ -252,6 +254,7 @@ function tallyFigures(allocations: AllocationRow[], usage: UsageRow[], costs: Co
       totals.usedInBurnWindow += row.burn_window_gpu_hours;
       totals.sampledGpuSeconds += row.sampled_gpu_seconds;
       totals.busyGpuSeconds += row.busy_gpu_seconds;
+      totals.energyMicrojoules += row.energy_microjoules;
     }
   }
   for (const row of costs ?? []) {
@@ -286,11 +289,15 @@ function queueFiguresOf(row: PoolQueueRow | undefined) {
   };
 }
 
-function idleFiguresOf(totals: Totals): IdleGpuJson {
-  return idleGpuFigures({
-    sampled_gpu_seconds: totals.sampledGpuSeconds,
-    busy_gpu_seconds: totals.busyGpuSeconds,
-  });
+/** The idle figures of the use, and its energy. */
+function idleFiguresOf(totals: Totals): IdleGpuJson & { total_energy_kwh: number } {
+  return {
+    ...idleGpuFigures({
+      sampled_gpu_seconds: totals.sampledGpuSeconds,
+      busy_gpu_seconds: totals.busyGpuSeconds,
+    }),
+    total_energy_kwh: round4(totals.energyMicrojoules / Number(MICROJOULES_PER_KWH)),
+  };
 }
 
 function summaryFigures(

@@ -151,7 +151,76 @@ export async function aggregateDifferences(
 }
 
 const HOURLY_AMOUNTS = ['gpus', 'gpu_start_offset', 'gpu_microseconds'];
-const HOURLY_COLUMNS = HOURLY_AMOUNTS.flatMap((amount) => [amount, `sampled_${amount}`, `busy_${amount}`]);
+const HOURLY_COLUMNS = HOURLY_AMOUNTS.flatMap((amount) => [
+  amount,
+  `sampled_${amount}`,
+  `busy_${amount}`,
+  `energy_${amount}`,
+]);
+
+/** Sums of `amount` of runs (with their aggregate's count and utilization sum, and their energy) and of its parts. */
+function usageShares(amount: string): string[] {
+  return [
+    `sum(${amount})`,
+    `sum(gpucap_sampled_share(${amount}, sample_count))`,
+    `sum(gpucap_busy_share(${amount}, gpu_utilization_sum, sample_count))`,
+    `sum(gpucap_energy_share(${amount}, energy_microjoules, gpus, started_at, completed_at))`,
+  ];
+}
+
+/** Each finished run of organization $1 with what its usage parts need. */
+const FINISHED_RUNS_SQL = `
+       SELECT w.initiative_id, w.instance_type, w.cluster_id, w.gpu_share_units::bigint AS gpus, a.sample_count, a.gpu_utilization_sum,
+              w.energy_microjoules, w.started_at, w.completed_at,
+              w.started_at AT TIME ZONE 'UTC' AS s, w.completed_at AT TIME ZONE 'UTC' AS e
+       FROM workloads w
+       LEFT JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
+       WHERE w.organization_id = $1 AND w.gpu_share_units > 0 AND w.completed_at > w.started_at`;
+
+const DAILY_AMOUNTS = ['gpu_microseconds', 'spanning_gpus'];
+const DAILY_COLUMNS = [
+  ...DAILY_AMOUNTS,
+  ...['sampled_', 'busy_', 'energy_'].flatMap((part) => DAILY_AMOUNTS.map((amount) => `${part}${amount}`)),
+];
+
+/**
+ * capacity_usage_daily rows of one organization that differ from a recomputation from its workloads
+ * (each with its current metric aggregate and settled energy): every UTC day of every finished run,
+ * walked one by one, with its GPU-time, spanning GPUs and their sampled, busy and energy parts.
+ */
+export async function dailyUsageDifferences(
+  dataSource: DataSource,
+  organizationId: string,
+): Promise<unknown[]> {
+  const sums = DAILY_AMOUNTS.map(usageShares);
+  const amounts = sums.map(([whole]) => whole);
+  const parts = [1, 2, 3].flatMap((part) => sums.map((shares) => shares[part]));
+  return dataSource.query(
+    `WITH runs AS (${FINISHED_RUNS_SQL}),
+     days AS (
+       SELECT r.*, d::date AS usage_day,
+              (r.gpus * extract(epoch FROM least(r.e, d + interval '1 day') - greatest(r.s, d)) * 1e6)::bigint AS gpu_microseconds,
+              CASE WHEN r.s <= d AND r.e >= d + interval '1 day' THEN r.gpus ELSE 0 END AS spanning_gpus
+       FROM runs r
+       CROSS JOIN generate_series(date_trunc('day', r.s), r.e, interval '1 day') AS d
+       WHERE d < r.e
+     ),
+     expected AS (
+       SELECT usage_day, initiative_id, instance_type, cluster_id, ${[...amounts, ...parts].join(', ')}
+       FROM days GROUP BY 1, 2, 3, 4
+       HAVING ${amounts.map((amount) => `${amount} <> 0`).join(' OR ')}
+     ),
+     stored AS (
+       SELECT usage_day, initiative_id, instance_type, cluster_id, ${DAILY_COLUMNS.join(', ')}
+       FROM capacity_usage_daily
+       WHERE organization_id = $1 AND (${DAILY_COLUMNS.map((column) => `${column} <> 0`).join(' OR ')})
+     )
+     (SELECT 'expected' AS side, * FROM (SELECT * FROM expected EXCEPT SELECT * FROM stored) missing)
+     UNION ALL
+     (SELECT 'stored', * FROM (SELECT * FROM stored EXCEPT SELECT * FROM expected) extra)`,
+    [organizationId],
+  );
+}
 
 /**
  * capacity_usage_hourly rows of one organization that differ from a recomputation from its
@@ -164,19 +233,8 @@ export async function hourlyUsageDifferences(
   dataSource: DataSource,
   organizationId: string,
 ): Promise<unknown[]> {
-  const share = (amount: string) => [
-    `sum(${amount})`,
-    `sum(gpucap_sampled_share(${amount}, sample_count))`,
-    `sum(gpucap_busy_share(${amount}, gpu_utilization_sum, sample_count))`,
-  ];
   return dataSource.query(
-    `WITH runs AS (
-       SELECT w.initiative_id, w.instance_type, w.cluster_id, w.gpu_share_units::bigint AS gpus, a.sample_count, a.gpu_utilization_sum,
-              w.started_at AT TIME ZONE 'UTC' AS s, w.completed_at AT TIME ZONE 'UTC' AS e
-       FROM workloads w
-       LEFT JOIN metric_aggregates a ON a.organization_id = w.organization_id AND a.workload_id = w.workload_id
-       WHERE w.organization_id = $1 AND w.gpu_share_units > 0 AND w.completed_at > w.started_at
-     ),
+    `WITH runs AS (${FINISHED_RUNS_SQL}),
      parts AS (
        SELECT r.*, d::date AS usage_day,
               CASE WHEN r.s > d THEN floor(extract(epoch FROM r.s - d) / 3600) ELSE -1 END AS start_hour,
@@ -191,7 +249,7 @@ export async function hourlyUsageDifferences(
      ),
      expected AS (
        SELECT usage_day, start_hour::int, end_hour::int, initiative_id, instance_type, cluster_id,
-              ${HOURLY_AMOUNTS.flatMap(share).join(', ')}
+              ${HOURLY_AMOUNTS.flatMap(usageShares).join(', ')}
        FROM parts GROUP BY 1, 2, 3, 4, 5, 6
      ),
      stored AS (

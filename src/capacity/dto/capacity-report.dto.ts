@@ -54,7 +54,17 @@ const IDLE_COST_DESCRIPTION =
 const ALLOCATED_COST_DESCRIPTION =
   "Additive: allocated GPU-hours × the price of the pool's GPU-hour, where every allocation counted has one: all the pool's instance types priced over the whole budget period at the same price; exact, rounded once; null otherwise and while the organization has no price";
 
-class BudgetFiguresDto extends IdleGpuFiguresDto {
+/** The idle figures and the energy of a budget's use (the summary, each pool and initiative). */
+class UseFiguresDto extends IdleGpuFiguresDto {
+  @ApiProperty({
+    example: 412.5,
+    description:
+      'Additive: kWh of the used_gpu_hours (4 decimals): each workload’s energy_kwh spread over its GPU-time, the part inside the period counted (running ones: their samples so far over their time so far); 0 without samples',
+  })
+  total_energy_kwh: number;
+}
+
+class BudgetFiguresDto extends UseFiguresDto {
   @ApiProperty({ example: 5000, description: 'GPU-hours allocated (in scope) for the budget period' })
   allocated_gpu_hours: number;
 
@@ -137,7 +147,7 @@ export class CapacityInitiativeDto extends BudgetFiguresDto {
   name: string;
 }
 
-export class CapacitySummaryDto extends IdleGpuFiguresDto {
+export class CapacitySummaryDto extends UseFiguresDto {
   @ApiProperty({ example: 5000, description: 'GPU-hours allocated in scope for the budget period' })
   total_allocated_gpu_hours: number;
 

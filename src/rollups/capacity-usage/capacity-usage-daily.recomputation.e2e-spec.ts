@@ -10,7 +10,7 @@ import {
   uniqueId,
   writeAs,
 } from '../../../test/support/factories';
-import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
+import { dailyUsageDifferences, hourlyUsageDifferences } from '../../../test/support/rollup-residue';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 
 const MINUTE = 60_000;
@@ -450,4 +450,5 @@ async function expectRollupMatchesRebuild(dataSource: DataSource, organizationId
   );
   expect(differences).toEqual([]);
   expect(await hourlyUsageDifferences(dataSource, organizationId)).toEqual([]);
+  expect(await dailyUsageDifferences(dataSource, organizationId)).toEqual([]);
 }

@@ -2,7 +2,7 @@ import { defineFunction, defineTrigger, type Definition } from '../../database/d
 
 /** The columns of a signed run: what the usage functions and the idle parts need. */
 const RUN_COLUMNS =
-  'organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at';
+  'organization_id, workload_id, initiative_id, instance_type, cluster_id, gpu_share_units, started_at, completed_at, energy_microjoules';
 
 /** The runs of `rows` (a relation, or a subquery with its alias), each with `sign`. */
 export function signedRunsSql(rows: string, sign: 1 | -1): string {
@@ -13,21 +13,28 @@ export function signedRunsSql(rows: string, sign: 1 | -1): string {
 const CHANGED_RUNS_SQL = `SELECT c.* FROM old_rows o
     FULL JOIN new_rows n ON n.organization_id = o.organization_id AND n.workload_id = o.workload_id
     CROSS JOIN LATERAL (VALUES
-      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at),
-      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)
+      (-1, o.organization_id, o.workload_id, o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at, o.energy_microjoules),
+      (1, n.organization_id, n.workload_id, n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at, n.energy_microjoules)
     ) AS c (sign, ${RUN_COLUMNS})
-    WHERE (o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at)
-      IS DISTINCT FROM (n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at)`;
+    WHERE (o.initiative_id, o.instance_type, o.cluster_id, o.gpu_share_units, o.started_at, o.completed_at, o.energy_microjoules)
+      IS DISTINCT FROM (n.initiative_id, n.instance_type, n.cluster_id, n.gpu_share_units, n.started_at, n.completed_at, n.energy_microjoules)`;
 
 /** A measure: the column it is kept in, and its signed amount over the usage rows `u` of runs `c`. */
 type Measure = [column: string, amount: string];
 
-/** A usage amount `u.<amount>` with its sampled and busy parts (columns `<prefix><name>`). */
+/**
+ * A usage amount `u.<amount>` with its sampled, busy and energy parts (columns `<prefix><name>`): the
+ * run's energy spread over its GPU-time (gpucap_energy_share), as its idle parts are.
+ */
 function withIdleParts(name: string, amount: string, prefix = ''): Measure[] {
   return [
     [`${prefix}${name}`, `sum(c.sign * ${amount})`],
     [`sampled_${name}`, `sum(c.sign * gpucap_sampled_share(${amount}, sample_count))`],
     [`busy_${name}`, `sum(c.sign * gpucap_busy_share(${amount}, gpu_utilization_sum, sample_count))`],
+    [
+      `energy_${name}`,
+      `sum(c.sign * gpucap_energy_share(${amount}, energy_microjoules, gpu_share_units, started_at, completed_at))`,
+    ],
   ];
 }
 
@@ -110,6 +117,12 @@ export function capacityUpsertSql(runs: string, days = 'true'): string {
 
 /** Capacity usage: GPU-hours per pool and team by day and by hour, kept by statement triggers on workloads. */
 export const capacityUsageDefinitions: Definition[] = [
+  // The energy of `amount` share-unit-microseconds of a run that drew `energy` µJ over all of its GPU-time.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_energy_share(amount numeric, energy numeric, units bigint, run_from timestamp with time zone, run_to timestamp with time zone) RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN energy IS NOT NULL AND run_to > run_from AND units > 0
+                THEN energy * amount / (units * extract(epoch FROM run_to - run_from) * 1000000) ELSE 0 END
+    $$`),
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_capacity_rollup_trigger() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN

@@ -26,9 +26,32 @@ export function gpuHoursSql(unitMicroseconds: string): string {
   return `(${unitMicroseconds} / ${GPU_SHARE_UNITS})::float8 / 3.6e9`;
 }
 
-/** The sampled and busy parts of `us` GPU-microseconds of workload `w` (its aggregate aliased `a`). */
-export function idlePartsSql(us: string): string {
-  return idleSharesSql(`(${us})::numeric`, 'a').join(',\n              ');
+/**
+ * What a read takes beside each GPU-time amount: its sampled and busy parts (the idle figures), and
+ * with them its energy (the run's energy spread over its GPU-time, gpucap_energy_share): the prefixes
+ * of the rollups' columns.
+ */
+export type UsageParts = readonly ('sampled_' | 'busy_' | 'energy_')[];
+export const NO_PARTS: UsageParts = [];
+export const IDLE_PARTS: UsageParts = ['sampled_', 'busy_'];
+export const IDLE_AND_ENERGY_PARTS: UsageParts = ['sampled_', 'busy_', 'energy_'];
+
+/** The names of `parts` as columns of a usage row: sampled_us, busy_us, energy_us. */
+export function partColumns(parts: UsageParts): string[] {
+  return parts.map((part) => `${part}us`);
+}
+
+/**
+ * The parts of `us` GPU-microseconds of finished workload `w` (its aggregate aliased `a`), or with
+ * `runningUntil` (a placeholder: now) of running workload `w`, whose energy is its samples' so far
+ * (its aggregate's) over its GPU-time so far.
+ */
+export function usagePartsSql(us: string, parts: UsageParts, runningUntil?: string): string[] {
+  const [sampled, busy] = idleSharesSql(`(${us})::numeric`, 'a');
+  const energy = runningUntil
+    ? `gpucap_energy_share((${us})::numeric, a.energy_microjoules, w.gpu_share_units, w.started_at, ${runningUntil}::timestamptz)`
+    : `gpucap_energy_share((${us})::numeric, w.energy_microjoules, w.gpu_share_units, w.started_at, w.completed_at)`;
+  return parts.map((part) => (part === 'sampled_' ? sampled : part === 'busy_' ? busy : energy));
 }
 
 const AGGREGATE_OF_WORKLOAD_SQL = aggregateLookupSql('w', 'a');
@@ -49,8 +72,7 @@ export function cutsSql(instants: string): string {
 }
 
 /**
- * A bucket's use from midnight up to cut `c` (its columns prefixed `prefix`: '', 'sampled_',
- * 'busy_'): whole when it ended before the cut's hour, else held from its start to the cut. Exact
+ * A bucket's use from midnight up to cut `c` (its columns prefixed `prefix`: '', or a part's): whole when it ended before the cut's hour, else held from its start to the cut. Exact
  * integers (numeric for busy) until the final float.
  */
 function bucketUsageSql(prefix: string): string {
@@ -58,16 +80,16 @@ function bucketUsageSql(prefix: string): string {
                 ELSE h.${prefix}gpus * c.offset_us::numeric - h.${prefix}gpu_start_offset END)::numeric`;
 }
 
-/** A raw run's GPU-microseconds from `from` up to the cut, with its idle parts when asked. */
-function rawUsageSql(from: string, idle: boolean): string {
+/** A raw run's GPU-microseconds from `from` up to the cut, with its `parts`. */
+function rawUsageSql(from: string, parts: UsageParts): string {
   const us = gpuMicrosecondsSql('w.gpu_share_units', from, 'least(w.completed_at, c.at)');
-  return idle ? `${us}, ${idlePartsSql(us)}` : us;
+  return [us, ...usagePartsSql(us, parts)].join(', ');
 }
 
 /**
  * G at each cut of `cuts` (a CTE of cutsSql) per initiative and instance type, for the organization
  * bound at `organization` and the rows `inScope` lets through (its filter on a table alias): (cut_index,
- * initiative_id, instance_type, us[, sampled_us, busy_us]). Each cut reads its own day's rows by
+ * initiative_id, instance_type, us, and the columns of `parts`). Each cut reads its own day's rows by
  * index (OFFSET 0, or the buckets' GROUP BY, keeps the planner from hashing a whole rollup for a
  * few dozen cuts, and, with an initiative filter, from scanning that initiative's ~100k workloads
  * at 1M rather than one hour of runs: 200 ms against 1 ms). From midnight to the cut, in hour k:
@@ -80,21 +102,19 @@ function rawUsageSql(from: string, idle: boolean): string {
  *   index range of one hour.
  */
 export function usageToCutsSql(
-  idle: boolean,
+  parts: UsageParts,
   organization: string,
   inScope: (alias: string) => string,
 ): string {
-  const spanning = idle
-    ? `r.spanning_gpus * c.offset_us::numeric, r.sampled_spanning_gpus * c.offset_us::numeric,
-              r.busy_spanning_gpus * c.offset_us::numeric`
-    : 'r.spanning_gpus * c.offset_us::numeric';
-  const aggregate = idle ? AGGREGATE_OF_WORKLOAD_SQL : '';
-  const sums = (idle ? ['', 'sampled_', 'busy_'] : [''])
-    .map((prefix) => `sum(${bucketUsageSql(prefix)})`)
+  const spanning = ['', ...parts]
+    .map((prefix) => `r.${prefix}spanning_gpus * c.offset_us::numeric`)
     .join(',\n              ');
+  const aggregate = parts.length > 0 ? AGGREGATE_OF_WORKLOAD_SQL : '';
+  const sums = ['', ...parts].map((prefix) => `sum(${bucketUsageSql(prefix)})`).join(',\n              ');
   // Only the finished-run indexes' columns, so the burn-down's reads are index-only.
   const runColumns = ['initiative_id', 'instance_type', 'gpu_share_units', 'started_at', 'completed_at']
-    .concat(idle ? ['organization_id', 'workload_id'] : [])
+    .concat(parts.length > 0 ? ['organization_id', 'workload_id'] : [])
+    .concat(parts.includes('energy_') ? ['energy_microjoules'] : [])
     .map((column) => `w.${column}`)
     .join(', ');
   return `
@@ -116,7 +136,7 @@ export function usageToCutsSql(
            GROUP BY h.initiative_id, h.instance_type
          ) h
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('w.started_at', idle)}
+         SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('w.started_at', parts)}
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT ${runColumns} FROM workloads w
@@ -127,7 +147,7 @@ export function usageToCutsSql(
          ) w
          ${aggregate}
          UNION ALL
-         SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('greatest(w.started_at, c.day_start)', idle)}
+         SELECT c.cut_index, w.initiative_id, w.instance_type, ${rawUsageSql('greatest(w.started_at, c.day_start)', parts)}
          FROM cuts c
          CROSS JOIN LATERAL (
            SELECT ${runColumns} FROM workloads w

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { DataSource } from 'typeorm';
 import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../../test/support/factories';
-import { hourlyUsageDifferences } from '../../../test/support/rollup-residue';
+import { dailyUsageDifferences, hourlyUsageDifferences } from '../../../test/support/rollup-residue';
 import { runBackfillParts } from '../../../test/support/backfills';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 import { runCostLateralSql } from '../../common/cost';
@@ -122,10 +122,11 @@ async function settledEnergyDifferences(dataSource: DataSource, organizationId: 
   return differences;
 }
 
-/** The rollups must equal the aggregation of the raw rows, key by key (capacity's hourly one too). */
+/** The rollups must equal the aggregation of the raw rows, key by key (capacity's daily and hourly ones too). */
 async function rollupDifferences(dataSource: DataSource, organizationId: string): Promise<number> {
   const hourly = await hourlyUsageDifferences(dataSource, organizationId);
-  return (await periodRollupDifferences(dataSource, organizationId)) + hourly.length;
+  const daily = await dailyUsageDifferences(dataSource, organizationId);
+  return (await periodRollupDifferences(dataSource, organizationId)) + hourly.length + daily.length;
 }
 
 /**
@@ -346,6 +347,14 @@ describe('workload rollup: exact equality with raw rows', () => {
     );
     expect(weighed).toBeGreaterThan(300);
     expect(uncovered).toBeGreaterThan(300);
+    // Capacity spreads that energy over the runs' days and hours: its rows are checked above.
+    const [{ days, hours }] = await testApp.dataSource.query(
+      `SELECT (SELECT count(*) FROM capacity_usage_daily WHERE organization_id = $1 AND energy_gpu_microseconds > 0)::int AS days,
+              (SELECT count(*) FROM capacity_usage_hourly WHERE organization_id = $1 AND energy_gpu_start_offset > 0)::int AS hours`,
+      [organizationId],
+    );
+    expect(days).toBeGreaterThan(100);
+    expect(hours).toBeGreaterThan(100);
     const [{ costed }] = await testApp.dataSource.query(
       `SELECT count(*) FILTER (WHERE cost_unit_us > 0)::int AS costed FROM workloads WHERE organization_id = $1`,
       [organizationId],

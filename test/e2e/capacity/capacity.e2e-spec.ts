@@ -22,6 +22,9 @@ const DAY = 24 * HOUR;
  *   gamma  nothing allocated, only a pending workload
  *   w5 ran before the period; w9 was cancelled before starting.
  */
+/** Idle figures and energy of use without samples: capacity carries both beside its GPU-hours. */
+const UNSAMPLED_USE = { ...NO_SAMPLES, total_energy_kwh: 0 };
+
 describe('GET /v1/capacity', () => {
   let testApp: TestApp;
   let organizationId: string;
@@ -129,7 +132,7 @@ describe('GET /v1/capacity', () => {
     burn_rate_gpu_hours_per_day: 0,
     projected_exhaustion_date: null,
     budget_status: 'on_track',
-    ...NO_SAMPLES,
+    ...UNSAMPLED_USE,
   };
 
   it('gives an ORG_ADMIN the whole organization with exact figures', async () => {
@@ -153,7 +156,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
     });
     expectProjection(data.summary.projected_exhaustion_date, 41 / 8, before, after);
 
@@ -176,7 +179,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
     });
     expectProjection(alpha.projected_exhaustion_date, 51, before, after);
     // Overrun: remaining is negative and the budget is exhausted already (now).
@@ -193,7 +196,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
     });
     expectProjection(beta.projected_exhaustion_date, 0, before, after);
     expect(gamma).toEqual({ initiative_id: 'gamma', name: 'Initiative gamma', ...zeros });
@@ -215,7 +218,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 8,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
       // Nothing pending on ta1/ta2; the two runs submitted in the last 7 days started at once.
       pending_gpu_share: 0,
       queue_wait_p95_seconds: 0,
@@ -235,7 +238,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
       // gamma's pending GPU on tb; nothing on tb was submitted in the last 7 days.
       pending_gpu_share: 1,
       queue_wait_p95_seconds: null,
@@ -261,7 +264,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 6,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
     });
     expect(body.data.initiatives.map((initiative) => initiative.initiative_id)).toEqual(['beta']);
     expect(body.data.pools).toEqual([
@@ -298,7 +301,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 2,
       projected_exhaustion_date: expect.any(String),
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
     });
     expect(body.data.initiatives.map((initiative) => initiative.initiative_id)).toEqual(['alpha', 'gamma']);
     expect(body.data.pools).toEqual([
@@ -316,7 +319,7 @@ describe('GET /v1/capacity', () => {
         burn_rate_gpu_hours_per_day: 2,
         projected_exhaustion_date: expect.any(String),
         budget_status: BUDGET_STATUS,
-        ...NO_SAMPLES,
+        ...UNSAMPLED_USE,
         pending_gpu_share: 0,
         queue_wait_p95_seconds: 0,
       },
@@ -341,7 +344,7 @@ describe('GET /v1/capacity', () => {
       burn_rate_gpu_hours_per_day: 0,
       projected_exhaustion_date: null,
       budget_status: BUDGET_STATUS,
-      ...NO_SAMPLES,
+      ...UNSAMPLED_USE,
     });
     expect(body.data.pools).toEqual([]);
     expect(body.data.initiatives).toEqual([]);
@@ -420,7 +423,7 @@ describe('GET /v1/capacity', () => {
         burn_rate_gpu_hours_per_day: 0,
         projected_exhaustion_date: null,
         budget_status: BUDGET_STATUS,
-        ...NO_SAMPLES,
+        ...UNSAMPLED_USE,
       },
     ]);
     expect(body.data.pools.map((pool) => pool.pool_id)).toEqual(['pool-b']);

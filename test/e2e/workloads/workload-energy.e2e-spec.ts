@@ -234,6 +234,53 @@ describe('energy_kwh and carbon_kg of workloads', () => {
     });
   });
 
+  it("spreads each run's energy over its GPU-time in capacity: the part inside the period counts", async () => {
+    const capacity = async (organizationId: string, headers: Record<string, string>) =>
+      (await request(t.server).get('/v1/capacity').set(headers).expect(200)).body.data;
+    // The whole spec's organization: every run inside its period, the running one with its 12 kJ so far.
+    const all = await capacity(org, admin);
+    expect(all.summary.total_energy_kwh).toBe(1.7433);
+    expect(
+      all.initiatives.map((entry: { initiative_id: string; total_energy_kwh: number }) => [
+        entry.initiative_id,
+        entry.total_energy_kwh,
+      ]),
+    ).toEqual([
+      ['init-a', 1.4433],
+      ['init-b', 0.3],
+    ]);
+    expect((await capacity(org, member)).summary.total_energy_kwh).toBe(1.4433);
+
+    // A period that starts half-way through a run of 0.3 kWh on two GPUs: half of its GPU-time, half of its energy.
+    const straddled = await seedOrganization(t.dataSource, {
+      budgetPeriodStart: '2026-11-20T08:30:00Z',
+      pools: [{ poolId: 'h100', instanceTypes: ['p5.48xlarge'] }],
+    });
+    await insertWorkloads(t.dataSource, straddled, [
+      {
+        workloadId: 'wl-straddling',
+        status: 'completed',
+        gpuCount: 2,
+        submittedAt: '2026-11-20T08:00:00Z',
+        startedAt: '2026-11-20T08:00:00Z',
+        completedAt: '2026-11-20T09:00:00Z',
+      },
+    ]);
+    await insertSamples(t.dataSource, straddled, readings('wl-straddling', '2026-11-20T08:00:00Z', 60, 300));
+    const headers = authHeaders(
+      await createApiToken(t.dataSource, straddled, { role: 'ORG_ADMIN' }),
+      straddled,
+    );
+    const half = await capacity(straddled, headers);
+    expect([half.summary.total_used_gpu_hours, half.summary.total_energy_kwh]).toEqual([1, 0.15]);
+    expect(
+      half.pools.map((pool: { pool_id: string; total_energy_kwh: number }) => [
+        pool.pool_id,
+        pool.total_energy_kwh,
+      ]),
+    ).toEqual([['h100', 0.15]]);
+  });
+
   it('answers a MEMBER the same figures in the list, the detail and the CSV, only in scope', async () => {
     const { body } = await request(t.server).get('/v1/workloads?limit=100').set(member).expect(200);
     const listed = Object.fromEntries(
