@@ -5,8 +5,9 @@
  * unmeasured), in two tables. Money: statistics over the last 30 days (whole, by team, by submitter),
  * capacity, and the ranked page by cost beside the same by GPU-hours, first with the dataset's prices,
  * then with them deleted (restored after). Clusters: the same reads unfiltered, filtered by the
- * dataset's largest cluster, and grouped by cluster. With --before, the same on that commit's
- * service and its own dataset (same size and seed).
+ * dataset's largest cluster, and grouped by cluster. Energy (this build only): the ranked page by
+ * energy beside those by GPU-hours and cost. With --before, the money and cluster reads on that
+ * commit's service and its own dataset (same size and seed).
  */
 import { Client } from 'pg';
 import { ensureDataset } from './dataset';
@@ -44,6 +45,15 @@ const CLUSTER_REQUESTS = [
   ['ranked by GPU-hours', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20'],
   ['the same, one cluster', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20&cluster_id={cluster}'],
   ['ranked by cost, one cluster', '/v1/workloads/metrics?sort_by=cost&limit=20&cluster_id={cluster}'],
+] as const;
+
+/** Energy's rankings, which only this build answers, beside the GPU-hours and cost pages they mirror. */
+const ENERGY_REQUESTS = [
+  ['ranked by GPU-hours', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20'],
+  ['ranked by cost', '/v1/workloads/metrics?sort_by=cost&limit=20'],
+  ['ranked by energy', '/v1/workloads/metrics?sort_by=energy_kwh&limit=20'],
+  ['the same, one cluster', '/v1/workloads/metrics?sort_by=energy_kwh&limit=20&cluster_id={cluster}'],
+  ['the same, running only', '/v1/workloads/metrics?sort_by=energy_kwh&limit=20&status=running'],
 ] as const;
 
 const started = Date.now();
@@ -119,9 +129,10 @@ async function measure(build: ServiceBuild, argv: string[], runs: number): Promi
     });
   const clusters = await timeAll(CLUSTER_REQUESTS);
   const priced = await timeAll(MONEY_REQUESTS);
+  const energy = build === CURRENT ? await timeAll(ENERGY_REQUESTS) : [];
   const restore = await withoutPrices(dataset.url);
   try {
-    return [priced, await timeAll(MONEY_REQUESTS), clusters];
+    return [priced, await timeAll(MONEY_REQUESTS), clusters, energy];
   } finally {
     await restore();
   }
@@ -165,11 +176,13 @@ async function main(): Promise<void> {
   const moneyColumns: string[] = [];
   const money: number[][] = [];
   const clusters: number[][] = [];
+  let energy: number[] = [];
   for (const build of builds) {
-    const [priced, unpriced, clusterReads] = await measure(build, runsOption.rest, runs);
+    const [priced, unpriced, clusterReads, energyReads] = await measure(build, runsOption.rest, runs);
     moneyColumns.push(`${build.label}, with prices`, `${build.label}, prices deleted`);
     money.push(priced, unpriced);
     clusters.push(clusterReads);
+    if (build === CURRENT) energy = energyReads;
   }
   const labels = (requests: readonly (readonly [string, string])[]) => requests.map(([label]) => label);
   process.stdout.write(
@@ -179,7 +192,7 @@ async function main(): Promise<void> {
       labels(CLUSTER_REQUESTS),
       clusters,
       runs,
-    )}\n`,
+    )}\n\n${table('energy', [CURRENT.label], labels(ENERGY_REQUESTS), [energy], runs)}\n`,
   );
 }
 

@@ -41,11 +41,13 @@ export const clusterKeysBackfill: Backfill = {
       // The status totals are per organization, not per month: rebuilt with its first month.
       await runner.query('DELETE FROM workload_status_totals WHERE organization_id = $1', [organizationId]);
       await runner.query(
+        // Every amount the totals keep: an earlier backfill may already have settled some (energy).
         `INSERT INTO workload_status_totals (organization_id, initiative_id, status, cluster_id, workload_count,
-           gpu_seconds_sum, costed_count, cost_unit_us_sum)
+           gpu_seconds_sum, costed_count, cost_unit_us_sum, energy_count, energy_microjoules_sum)
          SELECT organization_id, initiative_id, status, cluster_id, count(*),
                 coalesce(sum((gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint), 0),
-                count(cost_unit_us), coalesce(sum(cost_unit_us), 0)
+                count(cost_unit_us), coalesce(sum(cost_unit_us), 0),
+                count(energy_microjoules), coalesce(sum(energy_microjoules), 0)
          FROM workloads WHERE organization_id = $1 GROUP BY 1, 2, 3, 4`,
         [organizationId],
       );

@@ -72,8 +72,9 @@ export function cutsSql(instants: string): string {
 }
 
 /**
- * A bucket's use from midnight up to cut `c` (its columns prefixed `prefix`: '', or a part's): whole when it ended before the cut's hour, else held from its start to the cut. Exact
- * integers (numeric for busy) until the final float.
+ * A bucket's use from midnight up to cut `c` (its columns prefixed `prefix`: '', or a part's): whole
+ * when it ended before the cut's hour, else held from its start to the cut. Exact integers (numeric
+ * for busy and energy) until the final float.
  */
 function bucketUsageSql(prefix: string): string {
   return `(CASE WHEN h.end_hour < c.hour THEN h.${prefix}gpu_microseconds
