@@ -9,7 +9,13 @@ import { Clock } from '../../../src/common/clock';
 import { projectRoot } from '../../../src/core/project-root';
 import { DEMO_ORGANIZATION_ID, writeDemoData } from '../../../src/demo/demo-data';
 import { DEMO_CLUSTERS, DEMO_TIMEZONE } from '../../../src/demo/demo-organization';
-import { createApiToken } from '../../support/factories';
+import {
+  createApiToken,
+  insertSamples,
+  insertWorkloads,
+  seedOrganization,
+  writeAs,
+} from '../../support/factories';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import { createTestApp, type TestApp } from '../../support/test-app';
 
@@ -200,9 +206,9 @@ describeInBrowser('the dashboard page at GET /', () => {
     return { page, consoleErrors, foreignRequests, close: () => context.close() };
   }
 
-  async function signIn(page: Page, token: string) {
+  async function signIn(page: Page, token: string, organization = DEMO_ORGANIZATION_ID) {
     await page.fill('#token', token);
-    await page.fill('#organization', DEMO_ORGANIZATION_ID);
+    await page.fill('#organization', organization);
     await page.click('#connect button[type=submit]');
     await page.waitForSelector('body[data-state=loaded], body[data-state=error]');
   }
@@ -314,6 +320,29 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await page.textContent('#stats-summary')).toContain(
       `of these GPU-hours (${hours(stats.summary.sampled_gpu_hours)}) whose workloads have utilization samples.`,
     );
+    // Energy from the same workloads' power samples, per GPU-hour over the GPU-hours with samples.
+    const energy = stats.summary;
+    expect(await page.getAttribute('#stats-energy-kwh', 'data-value')).toBe(String(energy.total_energy_kwh));
+    expect(await page.getAttribute('#stats-carbon-kg', 'data-value')).toBe(String(energy.total_carbon_kg));
+    expect(await page.getAttribute('#stats-uncovered-energy-kwh', 'data-value')).toBe(
+      energy.uncovered_energy_kwh > 0 ? String(energy.uncovered_energy_kwh) : null,
+    );
+    expect(await page.getAttribute('#stats-kwh-per-gpu-hour', 'data-value')).toBe(
+      String(energy.total_energy_kwh / energy.sampled_gpu_hours),
+    );
+    const energyColumns = (group: {
+      initiative_id: string;
+      sampled_gpu_hours: number;
+      total_energy_kwh: number;
+      total_carbon_kg: number;
+    }) => [
+      group.initiative_id,
+      String(group.sampled_gpu_hours),
+      String(group.total_energy_kwh),
+      String(group.total_carbon_kg),
+      group.sampled_gpu_hours > 0 ? String(group.total_energy_kwh / group.sampled_gpu_hours) : '',
+    ];
+    expect(await energyTable(page)).toEqual(stats.grouped.map(energyColumns));
     const entries = [...capacity.pools, ...capacity.initiatives] as {
       used_cost: string | null;
       allocated_cost: string | null;
@@ -541,6 +570,20 @@ describeInBrowser('the dashboard page at GET /', () => {
       hour: '2-digit',
       minute: '2-digit',
     }).format(new Date(iso));
+  }
+
+  /** The per-team energy table's rows, team first: each cell's exact figure (`data-value`) or its text. */
+  async function energyTable(page: Page, read: 'value' | 'text' = 'value'): Promise<string[][]> {
+    return page.$$eval(
+      '#stats-energy-table tbody tr',
+      (rows, shown) =>
+        rows.map((row) =>
+          Array.from((row as HTMLTableRowElement).cells).map((cell) =>
+            shown ? (cell.textContent ?? '') : (cell.dataset.value ?? ''),
+          ),
+        ),
+      read === 'text',
+    );
   }
 
   async function texts(page: Page, selector: string): Promise<string[]> {
@@ -1125,6 +1168,121 @@ describeInBrowser('the dashboard page at GET /', () => {
     expect(await page.isHidden('#panels')).toBe(true);
     await page.screenshot({ path: join(SCREENSHOTS, 'bad-token.png') });
     await close();
+  });
+
+  describe('with power samples of known watts and a carbon intensity', () => {
+    const HOUR = 3_600_000;
+    // Runs two days ago, so inside the last 30 days at any time of day.
+    const start = Math.floor(Date.now() / HOUR) * HOUR - 48 * HOUR;
+    const at = (offset: number) => new Date(start + offset);
+    let organization: string;
+    let admin: string;
+
+    /** A sample of `watts` every minute of `minutes` from the run's start. */
+    const everyMinute = (workloadId: string, minutes: number, watts: number) =>
+      Array.from({ length: minutes }, (_, minute) => ({
+        workloadId,
+        at: at(minute * 60_000),
+        powerUsage: watts,
+      }));
+
+    beforeAll(async () => {
+      const day = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR;
+      organization = await seedOrganization(database.dataSource, {
+        initiatives: ['cool', 'hot', 'unsampled'],
+        budgetPeriodStart: new Date(day - 20 * 24 * HOUR),
+        budgetPeriodEnd: new Date(day + 20 * 24 * HOUR),
+      });
+      const run = (workloadId: string, initiativeId: string, gpuCount: number, minutes: number) => ({
+        workloadId,
+        initiativeId,
+        gpuCount,
+        status: 'completed' as const,
+        clusterId: 'c-grid',
+        submittedAt: at(0),
+        startedAt: at(0),
+        completedAt: at(minutes * 60_000),
+      });
+      await insertWorkloads(database.dataSource, organization, [
+        run('cool-sampled', 'cool', 1, 60),
+        run('cool-unsampled', 'cool', 2, 60),
+        run('hot-grid', 'hot', 2, 60),
+        { ...run('hot-dark', 'hot', 1, 30), clusterId: 'c-dark' },
+        run('unsampled-run', 'unsampled', 1, 60),
+      ]);
+      // 500 g/kWh at PUE 1.2 on c-grid from the day before; none on c-dark.
+      await writeAs(
+        database.dataSource,
+        `INSERT INTO carbon_intensities (organization_id, cluster_id, effective_from, effective_to, grams_co2e_per_kwh, pue)
+         VALUES ($1, 'c-grid', $2, NULL, 500, 1.2)`,
+        [organization, at(-24 * HOUR)],
+      );
+      await insertSamples(database.dataSource, organization, [
+        ...everyMinute('cool-sampled', 60, 300),
+        ...everyMinute('hot-grid', 60, 1400),
+        ...everyMinute('hot-dark', 30, 600),
+      ]);
+      admin = await createApiToken(database.dataSource, organization, { role: 'ORG_ADMIN' });
+    });
+
+    it("shows each team's kWh, kg CO2e and kWh per GPU-hour, and the line over all of them", async () => {
+      const { page, consoleErrors, close } = await openPage(VIEWPORTS.laptop);
+      await signIn(page, admin, organization);
+      // cool: 300 W for an hour on one GPU, 0.3 kWh × 0.6 kg; its unsampled 2 GPU-hours divide nothing.
+      // hot: 1,400 W for an hour on two GPUs (1.4 kWh × 0.6 kg) and 600 W for half an hour on one
+      // where no intensity is known (0.3 kWh, no carbon): 1.7 kWh over 2.5 GPU-hours.
+      expect(await energyTable(page)).toEqual([
+        ['cool', '1', '0.3', '0.18', '0.3'],
+        ['hot', '2.5', '1.7', '0.84', String(1.7 / 2.5)],
+        ['unsampled', '0', '0', '0', ''],
+      ]);
+      expect(await texts(page, '#stats-energy-table thead th')).toEqual([
+        'Team',
+        'With samples (GPU-h)',
+        'Energy (kWh)',
+        'CO2e (kg)',
+        'kWh per GPU-hour',
+      ]);
+      expect(await energyTable(page, 'text')).toEqual([
+        ['Initiative cool', '1', '0.3', '0.2', '0.3'],
+        ['Initiative hot', '2.5', '1.7', '0.8', '0.68'],
+        ['Initiative unsampled', '0', '—', '—', '—'],
+      ]);
+      expect(
+        await page.getAttribute('#stats-energy-table tr[data-team=hot] td[data-figure=carbon_kg]', 'title'),
+      ).toBe('Leaves out 0.3 kWh without a carbon intensity');
+      // 2 kWh over the 3.5 GPU-hours with samples; 1.02 kg CO2e of the 1.7 kWh covered.
+      expect(await page.textContent('#stats-energy')).toBe(
+        'Energy 2 kWh, 1 kg CO2e (0.3 kWh without a carbon intensity), 0.57 kWh per GPU-hour with samples (high for hot work, low for cool).',
+      );
+      expect(await page.getAttribute('#stats-energy-kwh', 'data-value')).toBe('2');
+      expect(await page.getAttribute('#stats-carbon-kg', 'data-value')).toBe('1.02');
+      expect(await page.getAttribute('#stats-uncovered-energy-kwh', 'data-value')).toBe('0.3');
+      expect(await page.getAttribute('#stats-kwh-per-gpu-hour', 'data-value')).toBe(String(2 / 3.5));
+      expect(await page.getAttribute('#stats-kwh-per-gpu-hour', 'title')).toContain('high for hot work');
+      expect(await page.evaluate(layoutProblems, 'stats')).toEqual([]);
+      await page.locator('#stats').screenshot({ path: join(SCREENSHOTS, 'stats-energy.png') });
+      expect(consoleErrors).toEqual([]);
+      await close();
+    });
+
+    it('names no uncovered energy where there is none, and no energy where nothing was sampled', async () => {
+      const { page, consoleErrors, close } = await openPage();
+      const member = (team: string) =>
+        createApiToken(database.dataSource, organization, { role: 'MEMBER', initiativeIds: [team] });
+      await signIn(page, await member('cool'), organization);
+      expect(await page.textContent('#stats-energy')).toBe(
+        'Energy 0.3 kWh, 0.2 kg CO2e, 0.3 kWh per GPU-hour with samples (high for hot work, low for cool).',
+      );
+      expect(await page.locator('#stats-uncovered-energy-kwh').count()).toBe(0);
+      await page.click('#forget');
+      await signIn(page, await member('unsampled'), organization);
+      expect(await page.isHidden('#stats-energy')).toBe(true);
+      expect(await page.textContent('#stats-energy')).toBe('');
+      expect(await energyTable(page)).toEqual([['unsampled', '0', '0', '0', '']]);
+      expect(consoleErrors).toEqual([]);
+      await close();
+    });
   });
 
   it('says "after period end" for a budget projected to run out after the period', async () => {
