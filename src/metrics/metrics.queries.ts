@@ -678,102 +678,106 @@ export function rankedInClusterQuery(
 }
 
 /**
- * Ranked by cost (src/common/cost.ts), over the workloads in scope whose whole run is priced. Settled
- * workloads (all but running) carry their cost (src/rollups/workload-costs/) and come from its
- * indexes, top-N per status (and initiative) like GPU-hours; running ones (few, partial index) are
- * priced up to `now`. total_count and the mean come from workload_status_totals plus the running ones.
- * A cluster filter reads the same indexes filtered by cluster, and the totals kept per cluster. avg and current are the same exact
- * amount (text, the currency's decimals); the mean is the exact mean rounded once.
+ * Ranked by cost (src/common/cost.ts), over the workloads in scope whose whole run is priced: settled
+ * workloads carry their cost (src/rollups/workload-costs/), running ones are priced up to `now`. avg
+ * and current are the same exact amount (text, the currency's decimals); the mean is the exact mean
+ * rounded once.
  */
 export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now: Date): ScopedStatement {
-  const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
-  const settled = statuses.filter((status) => status !== 'running');
-  const ranked = rankedParameters(scope, filters, settled);
-  const organization = ranked.params.organization;
-  const clock = ranked.params.add(now);
-  const readsRunning = ranked.params.add(statuses.includes('running'));
-  const inScope = clusterScope(ranked, filters);
-  const settledCandidates = topPerBranchSql(
-    // The predicate of the cost indexes, repeated so the planner can use them.
-    workloadBranches(organization, inScope, 'w.cost_unit_us', 'AND w.cost_unit_us IS NOT NULL'),
-    filters.order,
-    perInitiative(scope, filters),
-    ranked,
-  );
-  const running = `
-    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, price.price_unit_us AS cost_unit_us
-    FROM workloads w ${runCostLateralSql('w', clock, 'price')}
-    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}
-      AND ${workloadCostSql('w', clock, 'price')} IS NOT NULL`;
-  const candidates = `
-    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, sort_value AS avg_value FROM (${settledCandidates}) s
-    UNION ALL
-    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, cost_unit_us FROM (${running}) r`;
-  const minorUnits = `(SELECT max(minor_units) FROM gpu_prices WHERE organization_id = ${organization})`;
-  const amount = (unitUs: string) =>
-    `round(${unitUs} / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minorUnits})::text`;
-  const settledTotals = `SELECT coalesce(sum(t.costed_count), 0) AS workload_count, coalesce(sum(t.cost_unit_us_sum), 0) AS cost_sum
-    FROM workload_status_totals t
-    WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${inScope('t')}`;
-  const totals = `
-    SELECT (s.workload_count + r.workload_count)::int AS total_count,
-           ${amount('(s.cost_sum + r.cost_sum) / nullif(s.workload_count + r.workload_count, 0)')} AS scope_average
-    FROM (${settledTotals}) s
-    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(cost_unit_us), 0) AS cost_sum FROM (${running}) r) r`;
-  const sql = pageWithTotalsSql(
-    candidates,
-    totals,
-    filters.order,
-    `p.workload_id, p.name, p.initiative_id, ${amount('p.avg_value')} AS avg_value, ${amount('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
-    '',
-    ranked.limit,
-  );
-  return scopedStatement(scope, sql, ranked.params.values);
+  return rankedBySettledAmountQuery(scope, filters, (ranked, organization) => {
+    const clock = ranked.params.add(now);
+    const minorUnits = `(SELECT max(minor_units) FROM gpu_prices WHERE organization_id = ${organization})`;
+    return {
+      column: 'cost_unit_us',
+      running: `price.price_unit_us FROM workloads w ${runCostLateralSql('w', clock, 'price')}`,
+      runningCondition: `${workloadCostSql('w', clock, 'price')} IS NOT NULL`,
+      totals: ['costed_count', 'cost_unit_us_sum'],
+      answered: (amount) => `round(${amount} / ${UNIT_MICROSECONDS_PER_GPU_HOUR}, ${minorUnits})::text`,
+    };
+  });
 }
 
 /**
  * Ranked by energy (kWh): settled workloads (all but running) from the partial indexes on their
- * settled energy (src/rollups/workload-energy/), top-N per status (and initiative) like GPU-hours;
- * running ones (few, partial index) by their aggregate's energy so far. Only workloads with samples
- * are ranked. total_count and the mean come from workload_status_totals plus the running ones. The
- * order is the exact amount's; avg and current are the same amount, rounded once.
+ * settled energy (src/rollups/workload-energy/), top-N per status (and initiative) like cost; running
+ * ones (few, partial index) by their aggregate's energy so far. Only workloads with samples are
+ * ranked. avg and current are the same amount, rounded once.
  */
 export function rankedByEnergyQuery(scope: AuthScope, filters: RankedFilters): ScopedStatement {
+  return rankedBySettledAmountQuery(scope, filters, () => ({
+    column: 'energy_microjoules',
+    running: `m.energy_microjoules FROM workloads w
+    JOIN metric_aggregates m ON m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0`,
+    runningCondition: 'true',
+    totals: ['energy_count', 'energy_microjoules_sum'],
+    answered: energyKwhSql,
+  }));
+}
+
+/** How rankedBySettledAmountQuery ranks one settled amount of workloads. */
+interface SettledAmount {
+  /** The workloads column, with partial indexes `(org, [initiative,] status, column, id) WHERE column IS NOT NULL`. */
+  column: string;
+  /** What follows `SELECT <running workload columns>,`: the running workload `w`'s amount so far, and its FROM. */
+  running: string;
+  /** Which running workloads are ranked. */
+  runningCondition: string;
+  /** workload_status_totals' count of settled amounts and their sum. */
+  totals: [count: string, sum: string];
+  /** The amount as answered, from an exact one. */
+  answered: (amount: string) => string;
+}
+
+/**
+ * Ranked by an amount settled on the workloads rows: settled workloads (all but running) read the
+ * amount's partial indexes top-N per status (and initiative), like GPU-hours; running ones (few,
+ * partial index) are valued where read. total_count and the mean come from workload_status_totals
+ * plus the running ones. A cluster filter reads the same indexes filtered by cluster, and the totals
+ * kept per cluster. The order is the exact amount's; avg and current are the same amount, answered.
+ */
+function rankedBySettledAmountQuery(
+  scope: AuthScope,
+  filters: RankedFilters,
+  amountOf: (ranked: RankedParameters, organization: string) => SettledAmount,
+): ScopedStatement {
   const statuses = filters.status !== undefined ? [filters.status] : WORKLOAD_STATUSES;
   const settled = statuses.filter((status) => status !== 'running');
   const ranked = rankedParameters(scope, filters, settled);
   const organization = ranked.params.organization;
+  const amount = amountOf(ranked, organization);
   const readsRunning = ranked.params.add(statuses.includes('running'));
   const inScope = clusterScope(ranked, filters);
+  const column = `w.${amount.column}`;
   const settledCandidates = topPerBranchSql(
-    // The predicate of the energy indexes, repeated so the planner can use them.
-    workloadBranches(organization, inScope, 'w.energy_microjoules', 'AND w.energy_microjoules IS NOT NULL'),
+    // The predicate of the indexes, repeated so the planner can use them.
+    workloadBranches(organization, inScope, column, `AND ${column} IS NOT NULL`),
     filters.order,
     perInitiative(scope, filters),
     ranked,
   );
   const running = `
-    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, m.energy_microjoules
-    FROM workloads w
-    JOIN metric_aggregates m ON m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0
-    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}`;
+    SELECT w.workload_id, w.name, w.initiative_id, ${prefixed('w', SHARE_COLUMNS)}, ${amount.running}
+    WHERE ${readsRunning} AND w.organization_id = ${organization} AND w.status = 'running' AND ${inScope('w')}
+      AND ${amount.runningCondition}`;
   const candidates = `
     SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, sort_value AS avg_value FROM (${settledCandidates}) s
     UNION ALL
-    SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, energy_microjoules FROM (${running}) r`;
-  const settledTotals = `SELECT coalesce(sum(t.energy_count), 0) AS workload_count, coalesce(sum(t.energy_microjoules_sum), 0) AS energy_sum
+    SELECT * FROM (${running}) r`;
+  const [count, sum] = amount.totals;
+  const settledTotals = `SELECT coalesce(sum(t.${count}), 0) AS workload_count, coalesce(sum(t.${sum}), 0) AS amount_sum
     FROM workload_status_totals t
     WHERE t.organization_id = ${organization} AND t.status = ANY (${ranked.statuses}::text[]) AND ${inScope('t')}`;
   const totals = `
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
-           ${energyKwhSql('(s.energy_sum + r.energy_sum) / nullif(s.workload_count + r.workload_count, 0)')} AS scope_average
+           ${amount.answered('(s.amount_sum + r.amount_sum) / nullif(s.workload_count + r.workload_count, 0)')} AS scope_average
     FROM (${settledTotals}) s
-    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(energy_microjoules), 0) AS energy_sum FROM (${running}) r) r`;
+    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(r.amount), 0) AS amount_sum
+                FROM (${running}) r (workload_id, name, initiative_id, ${SHARE_COLUMNS}, amount)) r`;
   const sql = pageWithTotalsSql(
     candidates,
     totals,
     filters.order,
-    `p.workload_id, p.name, p.initiative_id, ${energyKwhSql('p.avg_value')} AS avg_value, ${energyKwhSql('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
+    `p.workload_id, p.name, p.initiative_id, ${amount.answered('p.avg_value')} AS avg_value, ${amount.answered('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
     '',
     ranked.limit,
   );

@@ -158,6 +158,11 @@ const HOURLY_COLUMNS = HOURLY_AMOUNTS.flatMap((amount) => [
   `energy_${amount}`,
 ]);
 
+/** The rows of the CTEs `expected` and `stored` found in only one, each with the side it is in. */
+const EXPECTED_AGAINST_STORED_SQL = `(SELECT 'expected' AS side, * FROM (SELECT * FROM expected EXCEPT SELECT * FROM stored) missing)
+     UNION ALL
+     (SELECT 'stored', * FROM (SELECT * FROM stored EXCEPT SELECT * FROM expected) extra)`;
+
 /** Sums of `amount` of runs (with their aggregate's count and utilization sum, and their energy) and of its parts. */
 function usageShares(amount: string): string[] {
   return [
@@ -215,9 +220,7 @@ export async function dailyUsageDifferences(
        FROM capacity_usage_daily
        WHERE organization_id = $1 AND (${DAILY_COLUMNS.map((column) => `${column} <> 0`).join(' OR ')})
      )
-     (SELECT 'expected' AS side, * FROM (SELECT * FROM expected EXCEPT SELECT * FROM stored) missing)
-     UNION ALL
-     (SELECT 'stored', * FROM (SELECT * FROM stored EXCEPT SELECT * FROM expected) extra)`,
+     ${EXPECTED_AGAINST_STORED_SQL}`,
     [organizationId],
   );
 }
@@ -257,9 +260,7 @@ export async function hourlyUsageDifferences(
        FROM capacity_usage_hourly
        WHERE organization_id = $1 AND (${HOURLY_COLUMNS.map((column) => `${column} <> 0`).join(' OR ')})
      )
-     (SELECT 'expected' AS side, * FROM (SELECT * FROM expected EXCEPT SELECT * FROM stored) missing)
-     UNION ALL
-     (SELECT 'stored', * FROM (SELECT * FROM stored EXCEPT SELECT * FROM expected) extra)`,
+     ${EXPECTED_AGAINST_STORED_SQL}`,
     [organizationId],
   );
 }

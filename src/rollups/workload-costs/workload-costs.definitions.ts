@@ -1,5 +1,6 @@
 import { overlapMicrosecondsSql } from '../../core/price-overlap';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+import { runningRowSql, settleColumnsSql } from '../../database/definitions/settled-columns';
 
 /** The columns a workload's settled amounts are stored in, in the order gpucap_run_costs returns them. */
 export const SETTLED_COST_COLUMNS = [
@@ -9,22 +10,17 @@ export const SETTLED_COST_COLUMNS = [
   'whole_cost_unit_us',
 ] as const;
 
-/** Whether a workloads row (`row`: NEW, w, …) is running: its amounts accrue at read time instead. */
-const runningSql = (row: string) => `(${row}.started_at IS NOT NULL AND ${row}.completed_at IS NULL)`;
-
 /**
  * An UPDATE that settles the amounts of the workloads `o` (not running) that `conditions` pick, with
- * `from` joined, writing only the rows whose amounts change: their own triggers carry each change on.
+ * `from` joined, writing only the rows whose amounts change.
  */
 export function settleWorkloadsSql(from: string, conditions: string[]): string {
-  const stored = SETTLED_COST_COLUMNS.map((column) => `o.${column}`).join(', ');
-  const settled = SETTLED_COST_COLUMNS.map((column) => `n.${column}`).join(', ');
-  return `UPDATE workloads w SET (${SETTLED_COST_COLUMNS.join(', ')}) = (${settled})
-        FROM ${from}, workloads o
-        CROSS JOIN LATERAL gpucap_run_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at) n
-        WHERE ${conditions.join('\n          AND ')}
-          AND NOT ${runningSql('o')} AND (${stored}) IS DISTINCT FROM (${settled})
-          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id`;
+  return settleColumnsSql(
+    SETTLED_COST_COLUMNS,
+    'gpucap_run_costs(o.organization_id, o.instance_type, o.gpu_share_units, o.started_at, o.completed_at)',
+    from,
+    conditions,
+  );
 }
 
 /** The workloads a transaction's price changes re-costed (a temporary table, gone at commit). */
@@ -79,7 +75,7 @@ export const workloadCostDefinitions: Definition[] = [
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_workload_costs_settle() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
-      IF ${runningSql('NEW')} THEN
+      IF ${runningRowSql('NEW')} THEN
         NEW.cost_unit_us := NULL; NEW.priced_cost_unit_us := NULL; NEW.priced_whole_unit_us := NULL; NEW.whole_cost_unit_us := NULL;
       ELSE
         SELECT c.cost_unit_us, c.priced_cost_unit_us, c.priced_whole_unit_us, c.whole_cost_unit_us
@@ -120,7 +116,7 @@ export const workloadCostDefinitions: Definition[] = [
   ),
   defineTrigger(
     `CREATE OR REPLACE TRIGGER workloads_costs_insert BEFORE INSERT ON workloads FOR EACH ROW
-       WHEN (NOT ${runningSql('NEW')}) EXECUTE FUNCTION gpucap_workload_costs_settle()`,
+       WHEN (NOT ${runningRowSql('NEW')}) EXECUTE FUNCTION gpucap_workload_costs_settle()`,
   ),
   defineTrigger(
     `CREATE OR REPLACE TRIGGER workloads_costs_update BEFORE UPDATE ON workloads FOR EACH ROW

@@ -1,4 +1,5 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+import { runningRowSql, settleColumnsSql } from '../../database/definitions/settled-columns';
 
 /** The columns a workload's settled energy is stored in, in the order gpucap_workload_energy returns them. */
 export const SETTLED_ENERGY_COLUMNS = [
@@ -7,22 +8,17 @@ export const SETTLED_ENERGY_COLUMNS = [
   'uncovered_microjoules',
 ] as const;
 
-/** Whether a workloads row (`row`: NEW, o, …) is running: its energy is read from its aggregate instead. */
-const runningSql = (row: string) => `(${row}.started_at IS NOT NULL AND ${row}.completed_at IS NULL)`;
-
 /**
  * An UPDATE that settles the energy of the workloads `o` (not running) that `conditions` pick, with
- * `from` joined, writing only the rows whose energy changes: their own triggers carry each change on.
+ * `from` joined, writing only the rows whose energy changes.
  */
 export function settleWorkloadEnergySql(from: string, conditions: string[]): string {
-  const stored = SETTLED_ENERGY_COLUMNS.map((column) => `o.${column}`).join(', ');
-  const settled = SETTLED_ENERGY_COLUMNS.map((column) => `n.${column}`).join(', ');
-  return `UPDATE workloads w SET (${SETTLED_ENERGY_COLUMNS.join(', ')}) = (${settled})
-        FROM ${from}, workloads o
-        CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
-        WHERE ${conditions.join('\n          AND ')}
-          AND NOT ${runningSql('o')} AND (${stored}) IS DISTINCT FROM (${settled})
-          AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id`;
+  return settleColumnsSql(
+    SETTLED_ENERGY_COLUMNS,
+    'gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at)',
+    from,
+    conditions,
+  );
 }
 
 /** The aggregates one metric_aggregates statement changed, by event, as rows with the workload's key. */
@@ -87,7 +83,7 @@ export const workloadEnergyDefinitions: Definition[] = [
   defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_workload_energy_settle() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
-      IF ${runningSql('NEW')} THEN
+      IF ${runningRowSql('NEW')} THEN
         NEW.energy_microjoules := NULL; NEW.carbon_microjoule_grams_per_kwh := NULL; NEW.uncovered_microjoules := NULL;
       ELSE
         SELECT e.energy_microjoules, e.carbon_microjoule_grams_per_kwh, e.uncovered_microjoules
@@ -105,7 +101,7 @@ export const workloadEnergyDefinitions: Definition[] = [
     BEGIN
       PERFORM 1 FROM (${changed}) AS c
         JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
-        WHERE NOT ${runningSql('o')} LIMIT 1;
+        WHERE NOT ${runningRowSql('o')} LIMIT 1;
       IF FOUND THEN
         ${settleWorkloadEnergySql(`(${changed}) AS c`, [
           'o.organization_id = c.organization_id AND o.workload_id = c.workload_id',
@@ -117,7 +113,7 @@ export const workloadEnergyDefinitions: Definition[] = [
   ),
   defineTrigger(
     `CREATE OR REPLACE TRIGGER workloads_energy_insert BEFORE INSERT ON workloads FOR EACH ROW
-       WHEN (NOT ${runningSql('NEW')}) EXECUTE FUNCTION gpucap_workload_energy_settle()`,
+       WHEN (NOT ${runningRowSql('NEW')}) EXECUTE FUNCTION gpucap_workload_energy_settle()`,
   ),
   defineTrigger(
     `CREATE OR REPLACE TRIGGER workloads_energy_update BEFORE UPDATE ON workloads FOR EACH ROW
