@@ -4,6 +4,7 @@ import { BulkLoader } from '../import/bulk-loader';
 import type { ImportRecord, SectionName } from '../import/import-sections';
 import { DEFAULT_MAX_SAMPLE_GAP_SECONDS } from '../import/record-validator';
 import {
+  DEMO_CLUSTERS,
   DEMO_ORGANIZATION_ID,
   DEMO_TIMEZONE,
   demoMembers,
@@ -103,6 +104,22 @@ function demoPrices(periodStart: Date, now: Date) {
 }
 
 /**
+ * Carbon intensity of each demo cluster's grid, over the same span as the prices: us-east-1's moves to a
+ * cleaner supply contract at the same hour p5.48xlarge's price changes (runs across it are weighed in
+ * two parts); us-west-2 (mostly hydro) keeps one.
+ */
+function demoCarbonIntensities(periodStart: Date, now: Date) {
+  const from = new Date(periodStart.getTime() - 365 * DAY);
+  const change = new Date(Math.floor((periodStart.getTime() + now.getTime()) / 2 / 3_600_000) * 3_600_000);
+  const [east, west] = DEMO_CLUSTERS;
+  return [
+    { cluster_id: east, effective_from: from, effective_to: change, grams_co2e_per_kwh: 410, pue: 1.2 },
+    { cluster_id: east, effective_from: change, effective_to: null, grams_co2e_per_kwh: 320, pue: 1.2 },
+    { cluster_id: west, effective_from: from, effective_to: null, grams_co2e_per_kwh: 90, pue: 1.1 },
+  ];
+}
+
+/**
  * The current calendar quarter of the organization's time zone, from its local midnight to its local
  * midnight: the burn-down's days then cover the period exactly, none cut at a UTC midnight.
  */
@@ -197,6 +214,9 @@ export function* generateDemoRecords(options: DemoOptions): Generator<ImportReco
   }
   for (const price of demoPrices(period.start, now)) {
     yield record('prices', { organization_id: organizationId, ...price });
+  }
+  for (const intensity of demoCarbonIntensities(period.start, now)) {
+    yield record('carbon_intensity', { organization_id: organizationId, ...intensity });
   }
   const usage = new Map<string, number>();
   for (let index = 0; index < plan.count; index += 1) {
