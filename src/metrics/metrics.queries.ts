@@ -706,9 +706,9 @@ export function rankedByCostQuery(scope: AuthScope, filters: RankedFilters, now:
 export function rankedByEnergyQuery(scope: AuthScope, filters: RankedFilters): ScopedStatement {
   return rankedBySettledAmountQuery(scope, filters, () => ({
     column: 'energy_microjoules',
-    running: `m.energy_microjoules FROM workloads w
-    JOIN metric_aggregates m ON m.organization_id = w.organization_id AND m.workload_id = w.workload_id AND m.sample_count > 0`,
-    runningCondition: 'true',
+    // The running aggregates as one set (their partial index), not every aggregate of the organization.
+    running: `m.energy_microjoules FROM workloads w ${runningAggregateJoinSql('w', 'm')}`,
+    runningCondition: 'm.sample_count > 0',
     totals: ['energy_count', 'energy_microjoules_sum'],
     answered: energyKwhSql,
   }));
