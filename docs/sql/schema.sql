@@ -1197,9 +1197,8 @@ CREATE OR REPLACE FUNCTION public.gpucap_aggregate_energy_delete()
  SET jit TO 'off'
 AS $function$
     BEGIN
-      PERFORM 1 FROM (SELECT organization_id, workload_id FROM old_rows) AS c
-        JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
-        WHERE NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+        PERFORM 1 FROM (SELECT organization_id, workload_id FROM old_rows) AS c, workloads o
+        WHERE o.organization_id = c.organization_id AND o.workload_id = c.workload_id AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
       IF FOUND THEN
         UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
         FROM (SELECT organization_id, workload_id FROM old_rows) AS c, workloads o
@@ -1218,9 +1217,8 @@ CREATE OR REPLACE FUNCTION public.gpucap_aggregate_energy_insert()
  SET jit TO 'off'
 AS $function$
     BEGIN
-      PERFORM 1 FROM (SELECT organization_id, workload_id FROM new_rows) AS c
-        JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
-        WHERE NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+        PERFORM 1 FROM (SELECT organization_id, workload_id FROM new_rows) AS c, workloads o
+        WHERE o.organization_id = c.organization_id AND o.workload_id = c.workload_id AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
       IF FOUND THEN
         UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
         FROM (SELECT organization_id, workload_id FROM new_rows) AS c, workloads o
@@ -1239,16 +1237,17 @@ CREATE OR REPLACE FUNCTION public.gpucap_aggregate_energy_update()
  SET jit TO 'off'
 AS $function$
     BEGIN
-      PERFORM 1 FROM (SELECT n.organization_id, n.workload_id FROM new_rows n JOIN old_rows p USING (organization_id, workload_id)
-        WHERE (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules, n.latest_sampled_at, n.power_usage_latest, n.sample_count > 0)
-          IS DISTINCT FROM (p.energy_microjoules, p.carbon_microjoule_grams_per_kwh, p.uncovered_microjoules, p.latest_sampled_at, p.power_usage_latest, p.sample_count > 0)) AS c
-        JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
-        WHERE NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+        PERFORM 1 FROM (SELECT organization_id, workload_id FROM (
+        SELECT organization_id, workload_id, energy_microjoules, carbon_microjoule_grams_per_kwh,
+        uncovered_microjoules, latest_sampled_at, power_usage_latest, sample_count > 0 FROM new_rows EXCEPT SELECT organization_id, workload_id, energy_microjoules, carbon_microjoule_grams_per_kwh,
+        uncovered_microjoules, latest_sampled_at, power_usage_latest, sample_count > 0 FROM old_rows) AS changed) AS c, workloads o
+        WHERE o.organization_id = c.organization_id AND o.workload_id = c.workload_id AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
       IF FOUND THEN
         UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
-        FROM (SELECT n.organization_id, n.workload_id FROM new_rows n JOIN old_rows p USING (organization_id, workload_id)
-        WHERE (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules, n.latest_sampled_at, n.power_usage_latest, n.sample_count > 0)
-          IS DISTINCT FROM (p.energy_microjoules, p.carbon_microjoule_grams_per_kwh, p.uncovered_microjoules, p.latest_sampled_at, p.power_usage_latest, p.sample_count > 0)) AS c, workloads o
+        FROM (SELECT organization_id, workload_id FROM (
+        SELECT organization_id, workload_id, energy_microjoules, carbon_microjoule_grams_per_kwh,
+        uncovered_microjoules, latest_sampled_at, power_usage_latest, sample_count > 0 FROM new_rows EXCEPT SELECT organization_id, workload_id, energy_microjoules, carbon_microjoule_grams_per_kwh,
+        uncovered_microjoules, latest_sampled_at, power_usage_latest, sample_count > 0 FROM old_rows) AS changed) AS c, workloads o
         CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
         WHERE o.organization_id = c.organization_id AND o.workload_id = c.workload_id
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
@@ -1540,7 +1539,13 @@ AS $function$
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
-      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
+          FROM (SELECT -1 AS sign, * FROM old_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
+          AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+      IF FOUND THEN
+        UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
         FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
           FROM (SELECT -1 AS sign, * FROM old_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
         CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
@@ -1549,6 +1554,7 @@ AS $function$
           AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
+      END IF;
       RETURN NULL;
     END
     $function$;
@@ -1594,7 +1600,13 @@ AS $function$
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
-      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
+          FROM (SELECT 1 AS sign, * FROM new_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
+          AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+      IF FOUND THEN
+        UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
         FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
           FROM (SELECT 1 AS sign, * FROM new_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
         CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
@@ -1603,6 +1615,7 @@ AS $function$
           AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
+      END IF;
       RETURN NULL;
     END
     $function$;
@@ -1649,7 +1662,14 @@ AS $function$
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
-      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
+          FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
+              UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
+          AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+      IF FOUND THEN
+        UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
         FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
           FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
               UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
@@ -1659,6 +1679,7 @@ AS $function$
           AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
+      END IF;
       RETURN NULL;
     END
     $function$;
@@ -3458,12 +3479,20 @@ AS $function$
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id
         AND (d.energy_microjoules <> 0 OR d.carbon_microjoule_grams_per_kwh <> 0 OR d.uncovered_microjoules <> 0);
       -- The last readings' holds until completed_at, which the aggregates leave out, take the cap too.
-      UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
-        FROM (SELECT n.organization_id FROM new_rows n JOIN old_rows p USING (organization_id) WHERE p.max_sample_gap_seconds <> n.max_sample_gap_seconds) AS c, workloads o
+      PERFORM 1 FROM (SELECT organization_id FROM (SELECT organization_id, max_sample_gap_seconds FROM new_rows
+            EXCEPT SELECT organization_id, max_sample_gap_seconds FROM old_rows) AS changed) AS c, metric_aggregates a, workloads o
+        WHERE o.organization_id = c.organization_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count > 0 AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
+      IF FOUND THEN
+        UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
+        FROM (SELECT organization_id FROM (SELECT organization_id, max_sample_gap_seconds FROM new_rows
+            EXCEPT SELECT organization_id, max_sample_gap_seconds FROM old_rows) AS changed) AS c, metric_aggregates a, workloads o
         CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
         WHERE o.organization_id = c.organization_id
+          AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count > 0
           AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) AND (o.energy_microjoules, o.carbon_microjoule_grams_per_kwh, o.uncovered_microjoules) IS DISTINCT FROM (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id;
+      END IF;
       RETURN NULL;
     END
     $function$;
@@ -3914,9 +3943,12 @@ AS $function$
     BEGIN
       WITH moved AS MATERIALIZED (
         SELECT m.*, a.first_sampled_at, a.latest_sampled_at, o.max_sample_gap_seconds AS cap
-        FROM (SELECT n.organization_id, n.workload_id, o.cluster_id AS old_cluster, n.cluster_id AS new_cluster
-            FROM new_rows n JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
-            WHERE o.cluster_id IS DISTINCT FROM n.cluster_id) AS m
+        FROM (SELECT organization_id, workload_id, min(cluster_id) FILTER (WHERE side < 0) AS old_cluster,
+                   min(cluster_id) FILTER (WHERE side > 0) AS new_cluster
+            FROM (SELECT 1 AS side, organization_id, workload_id, cluster_id FROM new_rows
+                  UNION ALL SELECT -1, organization_id, workload_id, cluster_id FROM old_rows) AS sides
+            GROUP BY organization_id, workload_id
+            HAVING min(cluster_id) FILTER (WHERE side < 0) IS DISTINCT FROM min(cluster_id) FILTER (WHERE side > 0)) AS m
         JOIN metric_aggregates a ON a.organization_id = m.organization_id AND a.workload_id = m.workload_id
         JOIN organizations o ON o.organization_id = m.organization_id
       ),
@@ -4758,12 +4790,12 @@ AS $function$
             IS DISTINCT FROM (excluded.sample_count, excluded.sampled_seconds, excluded.p95_gpu_utilization, excluded.p99_memory_utilization, excluded.top_memory_utilization);
       ELSIF TG_OP = 'UPDATE' THEN
       DELETE FROM workload_sample_summaries s
-      USING (SELECT n.organization_id, n.workload_id FROM new_rows n
-        LEFT JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
-        WHERE (o.started_at, o.completed_at) IS DISTINCT FROM (n.started_at, n.completed_at)
+      USING (SELECT organization_id, workload_id FROM (
+          SELECT organization_id, workload_id, started_at, completed_at FROM new_rows
+          EXCEPT SELECT organization_id, workload_id, started_at, completed_at FROM old_rows) AS changed
         UNION ALL
-        SELECT o.organization_id, o.workload_id FROM old_rows o
-        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.organization_id = o.organization_id AND n.workload_id = o.workload_id)) k
+        SELECT organization_id, workload_id FROM (
+          SELECT organization_id, workload_id FROM old_rows EXCEPT SELECT organization_id, workload_id FROM new_rows) AS gone) k
       WHERE s.organization_id = k.organization_id AND s.workload_id = k.workload_id
         AND NOT EXISTS (
           SELECT 1 FROM workloads w LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
@@ -4772,12 +4804,12 @@ AS $function$
             AND (r.samples_before IS NULL OR w.started_at >= r.samples_before));
       INSERT INTO workload_sample_summaries AS a (organization_id, workload_id, sample_count, sampled_seconds, p95_gpu_utilization, p99_memory_utilization, top_memory_utilization)
       SELECT w.organization_id, w.workload_id, e.*
-      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT n.organization_id, n.workload_id FROM new_rows n
-        LEFT JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
-        WHERE (o.started_at, o.completed_at) IS DISTINCT FROM (n.started_at, n.completed_at)
+      FROM (SELECT DISTINCT organization_id, workload_id FROM (SELECT organization_id, workload_id FROM (
+          SELECT organization_id, workload_id, started_at, completed_at FROM new_rows
+          EXCEPT SELECT organization_id, workload_id, started_at, completed_at FROM old_rows) AS changed
         UNION ALL
-        SELECT o.organization_id, o.workload_id FROM old_rows o
-        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.organization_id = o.organization_id AND n.workload_id = o.workload_id)) d) k
+        SELECT organization_id, workload_id FROM (
+          SELECT organization_id, workload_id FROM old_rows EXCEPT SELECT organization_id, workload_id FROM new_rows) AS gone) d) k
       JOIN workloads w ON w.organization_id = k.organization_id AND w.workload_id = k.workload_id
       LEFT JOIN sample_retention r ON r.organization_id = w.organization_id
       CROSS JOIN LATERAL (

@@ -22,7 +22,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     LEFT JOIN LATERAL (
     SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
+    FROM (SELECT workloads.energy_microjoules, workloads.carbon_microjoule_grams_per_kwh, workloads.uncovered_microjoules
+          WHERE NOT (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at)
+          WHERE (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)) AS e
   ) AS energy ON true WHERE organization_id = $1 ORDER BY submitted_at DESC, workload_id DESC LIMIT $2;
 
 -- GET /v1/workloads: page, ORG_ADMIN, every filter, after a page token
@@ -55,7 +59,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     LEFT JOIN LATERAL (
     SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
+    FROM (SELECT workloads.energy_microjoules, workloads.carbon_microjoule_grams_per_kwh, workloads.uncovered_microjoules
+          WHERE NOT (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at)
+          WHERE (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)) AS e
   ) AS energy ON true WHERE organization_id = $1 AND initiative_id = $2 AND status = $3 AND submitted_by = $4 AND is_managed = $5 AND submitted_at >= $6 AND submitted_at < $7 AND (submitted_at, workload_id) < ($8::timestamptz, $9) ORDER BY submitted_at DESC, workload_id DESC LIMIT $10;
 
 -- GET /v1/workloads: page, MEMBER, no filters (merged per initiative)
@@ -83,7 +91,11 @@ SELECT page.* FROM unnest($4::text[]) AS scoped(initiative_id)
     LEFT JOIN LATERAL (
     SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
+    FROM (SELECT workloads.energy_microjoules, workloads.carbon_microjoule_grams_per_kwh, workloads.uncovered_microjoules
+          WHERE NOT (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at)
+          WHERE (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)) AS e
   ) AS energy ON true
       WHERE organization_id = $1 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $2
@@ -114,7 +126,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     LEFT JOIN LATERAL (
     SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
+    FROM (SELECT workloads.energy_microjoules, workloads.carbon_microjoule_grams_per_kwh, workloads.uncovered_microjoules
+          WHERE NOT (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at)
+          WHERE (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)) AS e
   ) AS energy ON true WHERE organization_id = $1 AND initiative_id = $2 AND ($5::text[] IS NULL OR initiative_id = ANY ($5::text[])) ORDER BY submitted_at DESC, workload_id DESC LIMIT $3;
 
 -- GET /v1/workloads: total_count, ORG_ADMIN, no filters
@@ -197,7 +213,11 @@ SELECT page.* FROM unnest($5::text[]) AS scoped(initiative_id)
     LEFT JOIN LATERAL (
     SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
+    FROM (SELECT workloads.energy_microjoules, workloads.carbon_microjoule_grams_per_kwh, workloads.uncovered_microjoules
+          WHERE NOT (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at)
+          WHERE (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)) AS e
   ) AS energy ON true
       WHERE organization_id = $1 AND cluster_id = $2 AND workloads.initiative_id = scoped.initiative_id
       ORDER BY submitted_at DESC, workload_id DESC LIMIT $3
@@ -260,7 +280,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     LEFT JOIN LATERAL (
     SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
+    FROM (SELECT workloads.energy_microjoules, workloads.carbon_microjoule_grams_per_kwh, workloads.uncovered_microjoules
+          WHERE NOT (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at)
+          WHERE (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)) AS e
   ) AS energy ON true
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m
@@ -297,7 +321,11 @@ SELECT workload_id, name, status, submitted_by, initiative_id, instance_type, gp
     LEFT JOIN LATERAL (
     SELECT round(e.energy_microjoules / 3600000000000, 4)::float8 AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN round(e.carbon_microjoule_grams_per_kwh / 3600000000000000, 4)::float8 END AS carbon_kg
-    FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at) e
+    FROM (SELECT workloads.energy_microjoules, workloads.carbon_microjoule_grams_per_kwh, workloads.uncovered_microjoules
+          WHERE NOT (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(workloads.organization_id, workloads.workload_id, workloads.cluster_id, workloads.completed_at)
+          WHERE (workloads.started_at IS NOT NULL AND workloads.completed_at IS NULL)) AS e
   ) AS energy ON true
      LEFT JOIN LATERAL (
        SELECT m.sample_count, m.gpu_utilization_sum FROM metric_aggregates m

@@ -336,3 +336,53 @@ export async function workloadSummaryDifferences(
     [organizationId],
   );
 }
+
+/**
+ * Workloads whose settled energy (src/rollups/workload-energy/) differs from what
+ * gpucap_workload_energy gives from their aggregate now (which aggregateDifferences checks against
+ * the samples): none while running.
+ */
+export async function settledEnergyDifferences(
+  dataSource: DataSource,
+  organizationId: string,
+): Promise<unknown[]> {
+  return dataSource.query(
+    `SELECT w.workload_id, to_jsonb(e) AS expected,
+            jsonb_build_array(w.energy_microjoules, w.carbon_microjoule_grams_per_kwh, w.uncovered_microjoules) AS stored
+     FROM workloads w
+     CROSS JOIN LATERAL gpucap_workload_energy(w.organization_id, w.workload_id, w.cluster_id, w.completed_at) e
+     WHERE w.organization_id = $1
+       AND (w.energy_microjoules, w.carbon_microjoule_grams_per_kwh, w.uncovered_microjoules) IS DISTINCT FROM
+           (CASE WHEN w.started_at IS NOT NULL AND w.completed_at IS NULL THEN (NULL::numeric, NULL::numeric, NULL::numeric)
+                 ELSE (e.energy_microjoules, e.carbon_microjoule_grams_per_kwh, e.uncovered_microjoules) END)`,
+    [organizationId],
+  );
+}
+
+/**
+ * Rows of workload_status_totals that differ from the same totals over the workloads rows: count,
+ * settled GPU-seconds, the settled costs' and energies' counts and sums.
+ */
+export async function statusTotalsDifferences(
+  dataSource: DataSource,
+  organizationId: string,
+): Promise<unknown[]> {
+  return dataSource.query(
+    `WITH expected AS (
+       SELECT initiative_id, status, cluster_id, count(*) AS workload_count,
+              coalesce(sum((gpu_share_units * greatest(0, floor(date_part('epoch', completed_at - started_at))))::bigint), 0) AS gpu_seconds_sum,
+              count(cost_unit_us) AS costed_count, coalesce(sum(cost_unit_us), 0) AS cost_unit_us_sum,
+              count(energy_microjoules) AS energy_count, coalesce(sum(energy_microjoules), 0) AS energy_microjoules_sum
+       FROM workloads WHERE organization_id = $1 GROUP BY 1, 2, 3
+     ),
+     stored AS (
+       SELECT initiative_id, status, cluster_id, workload_count, gpu_seconds_sum, costed_count, cost_unit_us_sum,
+              energy_count, energy_microjoules_sum
+       FROM workload_status_totals
+       WHERE organization_id = $1 AND (workload_count <> 0 OR gpu_seconds_sum <> 0 OR costed_count <> 0
+         OR cost_unit_us_sum <> 0 OR energy_count <> 0 OR energy_microjoules_sum <> 0)
+     )
+     ${EXPECTED_AGAINST_STORED_SQL}`,
+    [organizationId],
+  );
+}

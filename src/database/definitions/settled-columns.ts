@@ -28,3 +28,22 @@ export function settleColumnsSql(
           AND NOT ${runningRowSql('o')} AND (${stored}) IS DISTINCT FROM (${settled})
           AND w.organization_id = o.organization_id AND w.workload_id = o.workload_id`;
 }
+
+/**
+ * settleColumnsSql as plpgsql statements that run the UPDATE only when a workload it could settle
+ * exists. A statement trigger fires for no rows too, and a plan cached for an empty transition table
+ * (a nested loop over two of them) is then reused for large ones: an UPDATE that finds nothing to
+ * settle is skipped instead of firing every workloads trigger with empty tables.
+ */
+export function settleColumnsIfAnySql(
+  columns: readonly string[],
+  settle: string,
+  from: string,
+  conditions: string[],
+): string {
+  return `PERFORM 1 FROM ${from}, workloads o
+        WHERE ${conditions.join('\n          AND ')} AND NOT ${runningRowSql('o')} LIMIT 1;
+      IF FOUND THEN
+        ${settleColumnsSql(columns, settle, from, conditions)};
+      END IF`;
+}

@@ -1,5 +1,5 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
-import { settleWorkloadEnergySql } from '../workload-energy/workload-energy.definitions';
+import { settleWorkloadEnergyIfAnySql } from '../workload-energy/workload-energy.definitions';
 
 /*
  * Energy and carbon per workload, kept in metric_aggregates by the samples' triggers (docs/api.md,
@@ -192,9 +192,13 @@ const CLUSTER_EVENTS = [
   {
     event: 'UPDATE',
     referencing: 'OLD TABLE AS old_rows NEW TABLE AS new_rows',
-    moved: `SELECT n.organization_id, n.workload_id, o.cluster_id AS old_cluster, n.cluster_id AS new_cluster
-            FROM new_rows n JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
-            WHERE o.cluster_id IS DISTINCT FROM n.cluster_id`,
+    // Grouped, not a join of the two tables: hashed whatever their sizes, never a nested loop.
+    moved: `SELECT organization_id, workload_id, min(cluster_id) FILTER (WHERE side < 0) AS old_cluster,
+                   min(cluster_id) FILTER (WHERE side > 0) AS new_cluster
+            FROM (SELECT 1 AS side, organization_id, workload_id, cluster_id FROM new_rows
+                  UNION ALL SELECT -1, organization_id, workload_id, cluster_id FROM old_rows) AS sides
+            GROUP BY organization_id, workload_id
+            HAVING min(cluster_id) FILTER (WHERE side < 0) IS DISTINCT FROM min(cluster_id) FILTER (WHERE side > 0)`,
   },
   {
     event: 'DELETE',
@@ -424,7 +428,7 @@ export const energyDefinitions: Definition[] = [
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
-      ${settleWorkloadEnergySql(
+      ${settleWorkloadEnergyIfAnySql(
         `(SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
           FROM (${changed}) AS c GROUP BY 1, 2) AS c, metric_aggregates a`,
         [
@@ -503,9 +507,13 @@ export const energyDefinitions: Definition[] = [
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id
         AND (d.energy_microjoules <> 0 OR d.carbon_microjoule_grams_per_kwh <> 0 OR d.uncovered_microjoules <> 0);
       -- The last readings' holds until completed_at, which the aggregates leave out, take the cap too.
-      ${settleWorkloadEnergySql(
-        '(SELECT n.organization_id FROM new_rows n JOIN old_rows p USING (organization_id) WHERE p.max_sample_gap_seconds <> n.max_sample_gap_seconds) AS c',
-        ['o.organization_id = c.organization_id'],
+      ${settleWorkloadEnergyIfAnySql(
+        `(SELECT organization_id FROM (SELECT organization_id, max_sample_gap_seconds FROM new_rows
+            EXCEPT SELECT organization_id, max_sample_gap_seconds FROM old_rows) AS changed) AS c, metric_aggregates a`,
+        [
+          'o.organization_id = c.organization_id',
+          'a.organization_id = o.organization_id AND a.workload_id = o.workload_id AND a.sample_count > 0',
+        ],
       )};
       RETURN NULL;
     END

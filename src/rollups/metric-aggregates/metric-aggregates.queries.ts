@@ -1,3 +1,5 @@
+import { runningRowSql } from '../../database/definitions/settled-columns';
+
 /*
  * What readers take of the metric aggregates: a workload's aggregate joined to its row, and the
  * sampled and busy parts of an amount of GPU-time, the way the triggers compute them.
@@ -55,15 +57,20 @@ export const MICROJOULE_GRAMS_PER_KWH_PER_KG = '3600000000000000';
 /**
  * Joins each row of workload `workload` (a table alias) to its energy as answered, as `alias`:
  * `energy_kwh` and `carbon_kg`, exact numerics rounded once to 4 decimals, null without samples;
- * `carbon_kg` is also null while part of the energy has no carbon intensity. gpucap_workload_energy
- * is what the triggers store for a workload that is not running: its aggregate plus its last
- * reading's hold until completed_at (src/rollups/workload-energy/).
+ * `carbon_kg` is also null while part of the energy has no carbon intensity. A workload that is not
+ * running carries its settled energy (src/rollups/workload-energy/); a running one's is its
+ * aggregate's so far, by the function the triggers settle with.
  */
 export function workloadEnergyLateralSql(workload: string, alias: string): string {
+  const running = runningRowSql(workload);
   return `LEFT JOIN LATERAL (
     SELECT ${energyKwhSql('e.energy_microjoules')} AS energy_kwh,
            CASE WHEN e.uncovered_microjoules = 0 THEN ${carbonKgSql('e.carbon_microjoule_grams_per_kwh')} END AS carbon_kg
-    FROM gpucap_workload_energy(${workload}.organization_id, ${workload}.workload_id, ${workload}.cluster_id, ${workload}.completed_at) e
+    FROM (SELECT ${workload}.energy_microjoules, ${workload}.carbon_microjoule_grams_per_kwh, ${workload}.uncovered_microjoules
+          WHERE NOT ${running}
+          UNION ALL
+          SELECT * FROM gpucap_workload_energy(${workload}.organization_id, ${workload}.workload_id, ${workload}.cluster_id, ${workload}.completed_at)
+          WHERE ${running}) AS e
   ) AS ${alias} ON true`;
 }
 

@@ -1,5 +1,9 @@
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
-import { runningRowSql, settleColumnsSql } from '../../database/definitions/settled-columns';
+import {
+  runningRowSql,
+  settleColumnsIfAnySql,
+  settleColumnsSql,
+} from '../../database/definitions/settled-columns';
 
 /** The columns a workload's settled energy is stored in, in the order gpucap_workload_energy returns them. */
 export const SETTLED_ENERGY_COLUMNS = [
@@ -8,18 +12,25 @@ export const SETTLED_ENERGY_COLUMNS = [
   'uncovered_microjoules',
 ] as const;
 
+const SETTLE_ENERGY =
+  'gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at)';
+
 /**
  * An UPDATE that settles the energy of the workloads `o` (not running) that `conditions` pick, with
  * `from` joined, writing only the rows whose energy changes.
  */
 export function settleWorkloadEnergySql(from: string, conditions: string[]): string {
-  return settleColumnsSql(
-    SETTLED_ENERGY_COLUMNS,
-    'gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at)',
-    from,
-    conditions,
-  );
+  return settleColumnsSql(SETTLED_ENERGY_COLUMNS, SETTLE_ENERGY, from, conditions);
 }
+
+/** settleWorkloadEnergySql in a trigger: run only when there is a workload to settle. */
+export function settleWorkloadEnergyIfAnySql(from: string, conditions: string[]): string {
+  return settleColumnsIfAnySql(SETTLED_ENERGY_COLUMNS, SETTLE_ENERGY, from, conditions);
+}
+
+/** What a workload's settled energy reads of its aggregate, with the key. */
+const ENERGY_INPUTS = `organization_id, workload_id, energy_microjoules, carbon_microjoule_grams_per_kwh,
+        uncovered_microjoules, latest_sampled_at, power_usage_latest, sample_count > 0`;
 
 /** The aggregates one metric_aggregates statement changed, by event, as rows with the workload's key. */
 const AGGREGATE_EVENTS = [
@@ -31,10 +42,10 @@ const AGGREGATE_EVENTS = [
   {
     event: 'UPDATE',
     referencing: 'OLD TABLE AS old_rows NEW TABLE AS new_rows',
-    // Only what the energy reads: the triggers also rewrite aggregates for their copied status.
-    changed: `SELECT n.organization_id, n.workload_id FROM new_rows n JOIN old_rows p USING (organization_id, workload_id)
-        WHERE (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules, n.latest_sampled_at, n.power_usage_latest, n.sample_count > 0)
-          IS DISTINCT FROM (p.energy_microjoules, p.carbon_microjoule_grams_per_kwh, p.uncovered_microjoules, p.latest_sampled_at, p.power_usage_latest, p.sample_count > 0)`,
+    // Only what the energy reads (the triggers also rewrite aggregates for their copied status).
+    // EXCEPT, not a join of the two tables: hashed whatever their sizes, never a nested loop.
+    changed: `SELECT organization_id, workload_id FROM (
+        SELECT ${ENERGY_INPUTS} FROM new_rows EXCEPT SELECT ${ENERGY_INPUTS} FROM old_rows) AS changed`,
   },
   {
     event: 'DELETE',
@@ -99,14 +110,9 @@ export const workloadEnergyDefinitions: Definition[] = [
     defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_aggregate_energy_${event.toLowerCase()}() RETURNS trigger LANGUAGE plpgsql SET jit TO 'off' AS $$
     BEGIN
-      PERFORM 1 FROM (${changed}) AS c
-        JOIN workloads o ON o.organization_id = c.organization_id AND o.workload_id = c.workload_id
-        WHERE NOT ${runningRowSql('o')} LIMIT 1;
-      IF FOUND THEN
-        ${settleWorkloadEnergySql(`(${changed}) AS c`, [
+        ${settleWorkloadEnergyIfAnySql(`(${changed}) AS c`, [
           'o.organization_id = c.organization_id AND o.workload_id = c.workload_id',
         ])};
-      END IF;
       RETURN NULL;
     END
     $$`),

@@ -99,12 +99,13 @@ export const workloadSummaryDefinitions: Definition[] = [
   defineFunction(
     triggerFunctionSql('gpucap_workload_summaries_workloads', {
       insert: 'SELECT organization_id, workload_id FROM new_rows WHERE completed_at IS NOT NULL',
-      update: `SELECT n.organization_id, n.workload_id FROM new_rows n
-        LEFT JOIN old_rows o ON o.organization_id = n.organization_id AND o.workload_id = n.workload_id
-        WHERE (o.started_at, o.completed_at) IS DISTINCT FROM (n.started_at, n.completed_at)
+      // EXCEPT, not a join of the two tables: hashed whatever their sizes, never a nested loop.
+      update: `SELECT organization_id, workload_id FROM (
+          SELECT organization_id, workload_id, started_at, completed_at FROM new_rows
+          EXCEPT SELECT organization_id, workload_id, started_at, completed_at FROM old_rows) AS changed
         UNION ALL
-        SELECT o.organization_id, o.workload_id FROM old_rows o
-        WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.organization_id = o.organization_id AND n.workload_id = o.workload_id)`,
+        SELECT organization_id, workload_id FROM (
+          SELECT organization_id, workload_id FROM old_rows EXCEPT SELECT organization_id, workload_id FROM new_rows) AS gone`,
       delete: 'SELECT organization_id, workload_id FROM old_rows',
     }),
   ),

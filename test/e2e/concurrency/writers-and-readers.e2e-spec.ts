@@ -10,7 +10,10 @@ import { authHeaders, createApiToken, importDocument, seedOrganization } from '.
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 import {
   aggregateDifferences,
+  dailyUsageDifferences,
   hourlyUsageDifferences,
+  settledEnergyDifferences,
+  statusTotalsDifferences,
   rankedTotalsDifferences,
   rollupResidue,
   workloadSummaryDifferences,
@@ -417,7 +420,11 @@ describe('writers at once while readers poll every endpoint', () => {
     expect(await rankedTotalsDifferences(db.dataSource, org)).toEqual([]);
     expect(await rollupResidue(db.dataSource, org, AGED)).toEqual({});
     expect(await hourlyUsageDifferences(db.dataSource, org)).toEqual([]);
+    expect(await dailyUsageDifferences(db.dataSource, org)).toEqual([]);
     expect(await workloadSummaryDifferences(db.dataSource, org)).toEqual([]);
+    // The residue check re-settles energy as it deletes samples: the settled amounts are checked here.
+    expect(await settledEnergyDifferences(db.dataSource, org)).toEqual([]);
+    expect(await statusTotalsDifferences(db.dataSource, org)).toEqual([]);
     // The writers left every kind of share behind (units per device: MIG 1g/2g/3g, replicas, whole).
     const kinds = await db.dataSource.query(
       `SELECT DISTINCT gpu_share_units / gpu_count AS units FROM workloads WHERE organization_id = $1 ORDER BY 1`,
