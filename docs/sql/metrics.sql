@@ -500,17 +500,7 @@ WITH ranked AS MATERIALIZED (
 --   $6 = "2026-03-15T12:34:56.789Z"
 --   $7 = true
 --   $8 = null
-    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
-           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
-    FROM (
-    SELECT (s.workload_count + r.workload_count)::int AS total_count,
-           round((s.amount_sum + r.amount_sum) / nullif(s.workload_count + r.workload_count, 0) / 18144000000000, (SELECT max(minor_units) FROM gpu_prices WHERE organization_id = $1))::text AS scope_average
-    FROM (SELECT coalesce(sum(t.costed_count), 0) AS workload_count, coalesce(sum(t.cost_unit_us_sum), 0) AS amount_sum
-    FROM workload_status_totals t
-    WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR t.cluster_id = $8::text)) s
-    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(r.amount), 0) AS amount_sum
-                FROM (
+WITH running (workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, amount) AS MATERIALIZED (
     SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, price.price_unit_us FROM workloads w LEFT JOIN LATERAL (
     SELECT count(*) AS price_count,
       w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz))) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
@@ -524,7 +514,17 @@ WITH ranked AS MATERIALIZED (
     WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)
       AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz)) - w.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL) r (workload_id, name, initiative_id, gpu_count, gpu_share_units, gpu_sharing_mode, gpu_sharing_profile, gpu_sharing_replicas, amount)) r) totals
+    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL)
+    SELECT page.workload_id, page.name, page.initiative_id, page.avg_value, page.current_value,
+           page.gpu_count, page.gpu_share_units, page.gpu_sharing_mode, page.gpu_sharing_profile, page.gpu_sharing_replicas, totals.total_count, totals.scope_average
+    FROM (
+    SELECT (s.workload_count + r.workload_count)::int AS total_count,
+           round((s.amount_sum + r.amount_sum) / nullif(s.workload_count + r.workload_count, 0) / 18144000000000, (SELECT max(minor_units) FROM gpu_prices WHERE organization_id = $1))::text AS scope_average
+    FROM (SELECT coalesce(sum(t.costed_count), 0) AS workload_count, coalesce(sum(t.cost_unit_us_sum), 0) AS amount_sum
+    FROM workload_status_totals t
+    WHERE t.organization_id = $1 AND t.status = ANY ($4::text[]) AND ($2::text[] IS NULL OR t.initiative_id = ANY ($2::text[]))
+       AND ($3::text[] IS NULL OR t.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR t.cluster_id = $8::text)) s
+    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(r.amount), 0) AS amount_sum FROM running r) r) totals
     LEFT JOIN LATERAL (
       SELECT p.workload_id, p.name, p.initiative_id, round(p.avg_value / 18144000000000, (SELECT max(minor_units) FROM gpu_prices WHERE organization_id = $1))::text AS avg_value, round(p.avg_value / 18144000000000, (SELECT max(minor_units) FROM gpu_prices WHERE organization_id = $1))::text AS current_value, p.gpu_count, p.gpu_share_units, p.gpu_sharing_mode, p.gpu_sharing_profile, p.gpu_sharing_replicas
       FROM (
@@ -552,21 +552,7 @@ WITH ranked AS MATERIALIZED (
        AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text) AND w.cost_unit_us = th.threshold ORDER BY w.workload_id COLLATE "C" LIMIT $5)
       ) c) s
     UNION ALL
-    SELECT * FROM (
-    SELECT w.workload_id, w.name, w.initiative_id, w.gpu_count, w.gpu_share_units, w.gpu_sharing_mode, w.gpu_sharing_profile, w.gpu_sharing_replicas, price.price_unit_us FROM workloads w LEFT JOIN LATERAL (
-    SELECT count(*) AS price_count,
-      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz))) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS price_unit_us,
-      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz))) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS priced_us,
-      coalesce(sum(CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_priced_us,
-      w.gpu_share_units * coalesce(sum(p.price_per_gpu_hour * CASE WHEN w.started_at IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), (w.started_at + floor(greatest(0, date_part('epoch', coalesce(w.completed_at, $6::timestamptz) - w.started_at))) * interval '1 second')) - greatest(p.effective_from, w.started_at)) * 1e6))::bigint ELSE 0 END), 0) AS whole_price_unit_us,
-      max(p.minor_units) AS minor_units
-    FROM gpu_prices p
-    WHERE p.organization_id = w.organization_id AND p.instance_type = w.instance_type
-  ) AS price ON true
-    WHERE $7 AND w.organization_id = $1 AND w.status = 'running' AND ($2::text[] IS NULL OR w.initiative_id = ANY ($2::text[]))
-       AND ($3::text[] IS NULL OR w.initiative_id = ANY ($3::text[])) AND ($8::text IS NULL OR w.cluster_id = $8::text)
-      AND CASE WHEN price.price_count > 0 AND price.priced_us >= coalesce(round(date_part('epoch', greatest(w.started_at, coalesce(w.completed_at, $6::timestamptz)) - w.started_at) * 1e6), 0)
-    THEN round(price.price_unit_us / 18144000000000, price.minor_units)::text END IS NOT NULL) r) candidates
+    SELECT * FROM running r) candidates
         ORDER BY avg_value DESC, workload_id COLLATE "C" ASC
         LIMIT $5
       ) p

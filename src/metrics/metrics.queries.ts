@@ -762,7 +762,7 @@ function rankedBySettledAmountQuery(
   const candidates = `
     SELECT workload_id, name, initiative_id, ${SHARE_COLUMNS}, sort_value AS avg_value FROM (${settledCandidates}) s
     UNION ALL
-    SELECT * FROM (${running}) r`;
+    SELECT * FROM running r`;
   const [count, sum] = amount.totals;
   const settledTotals = `SELECT coalesce(sum(t.${count}), 0) AS workload_count, coalesce(sum(t.${sum}), 0) AS amount_sum
     FROM workload_status_totals t
@@ -771,15 +771,16 @@ function rankedBySettledAmountQuery(
     SELECT (s.workload_count + r.workload_count)::int AS total_count,
            ${amount.answered('(s.amount_sum + r.amount_sum) / nullif(s.workload_count + r.workload_count, 0)')} AS scope_average
     FROM (${settledTotals}) s
-    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(r.amount), 0) AS amount_sum
-                FROM (${running}) r (workload_id, name, initiative_id, ${SHARE_COLUMNS}, amount)) r`;
-  const sql = pageWithTotalsSql(
-    candidates,
-    totals,
-    filters.order,
-    `p.workload_id, p.name, p.initiative_id, ${amount.answered('p.avg_value')} AS avg_value, ${amount.answered('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
-    '',
-    ranked.limit,
-  );
+    CROSS JOIN (SELECT count(*) AS workload_count, coalesce(sum(r.amount), 0) AS amount_sum FROM running r) r`;
+  // The running ones valued once, for the page and the totals alike.
+  const sql = `WITH running (workload_id, name, initiative_id, ${SHARE_COLUMNS}, amount) AS MATERIALIZED (${running})
+    ${pageWithTotalsSql(
+      candidates,
+      totals,
+      filters.order,
+      `p.workload_id, p.name, p.initiative_id, ${amount.answered('p.avg_value')} AS avg_value, ${amount.answered('p.avg_value')} AS current_value, ${prefixed('p', SHARE_COLUMNS)}`,
+      '',
+      ranked.limit,
+    )}`;
   return scopedStatement(scope, sql, ranked.params.values);
 }
