@@ -1520,10 +1520,8 @@ AS $function$
       ),
       deltas AS (
         SELECT a.organization_id, a.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0) - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
         FROM clusters c
         JOIN organizations o ON o.organization_id = c.organization_id
         JOIN workloads w ON w.organization_id = c.organization_id AND w.cluster_id = c.cluster_id
@@ -1539,15 +1537,15 @@ AS $function$
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
-      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
-          FROM (SELECT -1 AS sign, * FROM old_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high FROM (SELECT -1 AS sign, * FROM old_rows) AS c GROUP BY 1, 2) AS c,
+          metric_aggregates a, workloads o
         WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
           AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
           AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
       IF FOUND THEN
         UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
-        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
-          FROM (SELECT -1 AS sign, * FROM old_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high FROM (SELECT -1 AS sign, * FROM old_rows) AS c GROUP BY 1, 2) AS c,
+          metric_aggregates a, workloads o
         CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
         WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
           AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
@@ -1581,10 +1579,8 @@ AS $function$
       ),
       deltas AS (
         SELECT a.organization_id, a.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0) - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
         FROM clusters c
         JOIN organizations o ON o.organization_id = c.organization_id
         JOIN workloads w ON w.organization_id = c.organization_id AND w.cluster_id = c.cluster_id
@@ -1600,15 +1596,15 @@ AS $function$
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
-      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
-          FROM (SELECT 1 AS sign, * FROM new_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high FROM (SELECT 1 AS sign, * FROM new_rows) AS c GROUP BY 1, 2) AS c,
+          metric_aggregates a, workloads o
         WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
           AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
           AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
       IF FOUND THEN
         UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
-        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
-          FROM (SELECT 1 AS sign, * FROM new_rows) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high FROM (SELECT 1 AS sign, * FROM new_rows) AS c GROUP BY 1, 2) AS c,
+          metric_aggregates a, workloads o
         CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
         WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
           AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
@@ -1643,10 +1639,8 @@ AS $function$
       ),
       deltas AS (
         SELECT a.organization_id, a.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at), 0) - coalesce(gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(c.removed_froms, c.removed_tos, c.removed_intensities, h.sampled_at) IS NOT NULL)::int - (gpucap_intensity_in(c.added_froms, c.added_tos, c.added_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
         FROM clusters c
         JOIN organizations o ON o.organization_id = c.organization_id
         JOIN workloads w ON w.organization_id = c.organization_id AND w.cluster_id = c.cluster_id
@@ -1662,17 +1656,17 @@ AS $function$
       FROM deltas d
       WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
-      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
-          FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
-              UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+      PERFORM 1 FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
+              UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c GROUP BY 1, 2) AS c,
+          metric_aggregates a, workloads o
         WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
           AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
           AND a.latest_sampled_at >= c.low AND a.latest_sampled_at < c.high AND NOT (o.started_at IS NOT NULL AND o.completed_at IS NULL) LIMIT 1;
       IF FOUND THEN
         UPDATE workloads w SET (energy_microjoules, carbon_microjoule_grams_per_kwh, uncovered_microjoules) = (n.energy_microjoules, n.carbon_microjoule_grams_per_kwh, n.uncovered_microjoules)
-        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
-          FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
-              UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c GROUP BY 1, 2) AS c, metric_aggregates a, workloads o
+        FROM (SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high FROM (SELECT 1 AS sign, * FROM (SELECT * FROM new_rows EXCEPT ALL SELECT * FROM old_rows) AS added
+              UNION ALL SELECT -1, * FROM (SELECT * FROM old_rows EXCEPT ALL SELECT * FROM new_rows) AS removed) AS c GROUP BY 1, 2) AS c,
+          metric_aggregates a, workloads o
         CROSS JOIN LATERAL gpucap_workload_energy(o.organization_id, o.workload_id, o.cluster_id, o.completed_at) n
         WHERE o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id
           AND a.organization_id = o.organization_id AND a.workload_id = o.workload_id
@@ -3875,10 +3869,8 @@ AS $function$
       ),
       deltas AS (
         SELECT p.organization_id, p.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0) - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
         FROM periods p
         CROSS JOIN LATERAL gpucap_held_parts(p.organization_id, p.workload_id, p.first_sampled_at, p.latest_sampled_at, p.cap) h
         -- Neither cluster has a period in the workload's span: nothing to move.
@@ -3916,10 +3908,8 @@ AS $function$
       ),
       deltas AS (
         SELECT p.organization_id, p.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0) - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
         FROM periods p
         CROSS JOIN LATERAL gpucap_held_parts(p.organization_id, p.workload_id, p.first_sampled_at, p.latest_sampled_at, p.cap) h
         -- Neither cluster has a period in the workload's span: nothing to move.
@@ -3962,10 +3952,8 @@ AS $function$
       ),
       deltas AS (
         SELECT p.organization_id, p.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at), 0) - coalesce(gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at), 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((gpucap_intensity_in(p.previous_froms, p.previous_tos, p.previous_intensities, h.sampled_at) IS NOT NULL)::int - (gpucap_intensity_in(p.next_froms, p.next_tos, p.next_intensities, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
         FROM periods p
         CROSS JOIN LATERAL gpucap_held_parts(p.organization_id, p.workload_id, p.first_sampled_at, p.latest_sampled_at, p.cap) h
         -- Neither cluster has a period in the workload's span: nothing to move.

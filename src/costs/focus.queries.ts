@@ -83,7 +83,7 @@ export function focusPageQuery(
     ),
     parts AS (
       SELECT page.workload_id, p.price_per_gpu_hour, p.currency, p.minor_units, p.pricing_model,
-             greatest(page.charged_from, p.effective_from, day.start) AS period_start,
+             ${recordStartSql('page.charged_from', 'p.effective_from', 'day.start')} AS period_start,
              least(page.charged_to, coalesce(p.effective_to, 'infinity'::timestamptz), day.start + interval '1 day') AS period_end
       FROM page
       JOIN gpu_prices p ON p.organization_id = page.organization_id AND p.instance_type = page.instance_type
@@ -120,6 +120,14 @@ export function focusPageQuery(
   return scopedStatement(scope, text, params.values);
 }
 
+/**
+ * Where a record starts: the latest of the workload's charged start, its price period's start and its
+ * UTC day's. The cost rows and the energy sums both key records by it.
+ */
+function recordStartSql(chargedFrom: string, priceFrom: string, day: string): string {
+  return `greatest(${chargedFrom}, ${priceFrom}, ${day})`;
+}
+
 /** Unknown, not 0, without samples, or where a prune has dropped the record's samples. */
 const KNOWN_ENERGY = "page.sampled AND parts.period_start >= coalesce(page.samples_before, '-infinity')";
 
@@ -137,7 +145,7 @@ const KNOWN_ENERGY = "page.sampled AND parts.period_start >= coalesce(page.sampl
 function recordEnergySql(listed: string, organization: string, aggregate: string): string {
   const cap = `${organization}.max_sample_gap_seconds`;
   return `LEFT JOIN LATERAL (
-        SELECT array_agg(greatest(${listed}.charged_from, prices.froms[g.price], g.day) ORDER BY g.day, g.price) AS starts,
+        SELECT array_agg(${recordStartSql(`${listed}.charged_from`, 'prices.froms[g.price]', 'g.day')} ORDER BY g.day, g.price) AS starts,
                array_agg(g.microjoules ORDER BY g.day, g.price) AS microjoules,
                array_agg(g.carbon ORDER BY g.day, g.price) AS carbon,
                array_agg(g.uncovered ORDER BY g.day, g.price) AS uncovered

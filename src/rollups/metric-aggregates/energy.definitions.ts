@@ -165,6 +165,26 @@ function addDeltasSql(deltas: string): string {
 const CHANGED_PERIODS = ['froms', 'tos', 'intensities'];
 const periodArrays = (prefix: string) => CHANGED_PERIODS.map((name) => `${prefix}_${name}`).join(', ');
 
+/**
+ * A re-weighing's deltas over held parts `h`, from the periods under prefix `before` to those under
+ * `after` (periodArrays): the carbon each part gains, and the uncovered energy, as `carbon` and `uncovered`.
+ */
+function reweighedSql(before: string, after: string): string {
+  const intensity = (prefix: string) => `gpucap_intensity_in(${periodArrays(prefix)}, h.sampled_at)`;
+  return `coalesce(sum(h.microjoules * (coalesce(${intensity(after)}, 0) - coalesce(${intensity(before)}, 0))), 0) AS carbon,
+               coalesce(sum(h.microjoules * ((${intensity(before)} IS NOT NULL)::int - (${intensity(after)} IS NOT NULL)::int)), 0) AS uncovered`;
+}
+
+/** Adds the CTE `deltas` of reweighedSql to the aggregates whose carbon or uncovered energy moved. */
+const REWEIGH_SQL = `UPDATE metric_aggregates a
+      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
+          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
+      FROM deltas d
+      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);`;
+
+/** Per cluster, the span a statement's changed periods cover. */
+const CHANGED_SPAN_SQL = "min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high";
+
 /** The changes of one carbon_intensities statement, by event: the transition tables it has. */
 const INTENSITY_EVENTS = [
   {
@@ -398,7 +418,7 @@ export const energyDefinitions: Definition[] = [
         FROM (${changed}) AS c
       ),
       clusters AS (
-        SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high,
+        SELECT organization_id, cluster_id, ${CHANGED_SPAN_SQL},
                array_agg(effective_from ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_froms,
                array_agg(effective_to ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_tos,
                array_agg(intensity ORDER BY effective_from) FILTER (WHERE sign > 0) AS added_intensities,
@@ -409,10 +429,7 @@ export const energyDefinitions: Definition[] = [
       ),
       deltas AS (
         SELECT a.organization_id, a.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(${periodArrays('c.added')}, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(${periodArrays('c.removed')}, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(${periodArrays('c.removed')}, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(${periodArrays('c.added')}, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               ${reweighedSql('c.removed', 'c.added')}
         FROM clusters c
         JOIN organizations o ON o.organization_id = c.organization_id
         JOIN workloads w ON w.organization_id = c.organization_id AND w.cluster_id = c.cluster_id
@@ -422,15 +439,11 @@ export const energyDefinitions: Definition[] = [
         WHERE a.first_sampled_at < c.high AND a.latest_sampled_at >= c.low
         GROUP BY a.organization_id, a.workload_id
       )
-      UPDATE metric_aggregates a
-      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
-          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
-      FROM deltas d
-      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      ${REWEIGH_SQL}
       -- A finished workload's last reading holds at its own time's intensity, which the aggregate leaves out.
       ${settleWorkloadEnergyIfAnySql(
-        `(SELECT organization_id, cluster_id, min(effective_from) AS low, max(coalesce(effective_to, 'infinity')) AS high
-          FROM (${changed}) AS c GROUP BY 1, 2) AS c, metric_aggregates a`,
+        `(SELECT organization_id, cluster_id, ${CHANGED_SPAN_SQL} FROM (${changed}) AS c GROUP BY 1, 2) AS c,
+          metric_aggregates a`,
         [
           'o.organization_id = c.organization_id AND o.cluster_id = c.cluster_id',
           'a.organization_id = o.organization_id AND a.workload_id = o.workload_id',
@@ -463,21 +476,14 @@ export const energyDefinitions: Definition[] = [
       ),
       deltas AS (
         SELECT p.organization_id, p.workload_id,
-               coalesce(sum(h.microjoules * (coalesce(gpucap_intensity_in(${periodArrays('p.next')}, h.sampled_at), 0)
-                                             - coalesce(gpucap_intensity_in(${periodArrays('p.previous')}, h.sampled_at), 0))), 0) AS carbon,
-               coalesce(sum(h.microjoules * ((gpucap_intensity_in(${periodArrays('p.previous')}, h.sampled_at) IS NOT NULL)::int
-                                             - (gpucap_intensity_in(${periodArrays('p.next')}, h.sampled_at) IS NOT NULL)::int)), 0) AS uncovered
+               ${reweighedSql('p.previous', 'p.next')}
         FROM periods p
         CROSS JOIN LATERAL gpucap_held_parts(p.organization_id, p.workload_id, p.first_sampled_at, p.latest_sampled_at, p.cap) h
         -- Neither cluster has a period in the workload's span: nothing to move.
         WHERE p.previous_froms IS NOT NULL OR p.next_froms IS NOT NULL
         GROUP BY p.organization_id, p.workload_id
       )
-      UPDATE metric_aggregates a
-      SET carbon_microjoule_grams_per_kwh = a.carbon_microjoule_grams_per_kwh + d.carbon,
-          uncovered_microjoules = a.uncovered_microjoules + d.uncovered
-      FROM deltas d
-      WHERE a.organization_id = d.organization_id AND a.workload_id = d.workload_id AND (d.carbon <> 0 OR d.uncovered <> 0);
+      ${REWEIGH_SQL}
       RETURN NULL;
     END
     $$`),
