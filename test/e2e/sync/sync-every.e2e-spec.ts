@@ -69,7 +69,8 @@ describe('gpucap sync --every', () => {
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // 'close', not 'exit': the process can exit before its last lines are read from its pipes.
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
     const entries = () =>
       stdout
         .split('\n')
