@@ -33,6 +33,7 @@ import { EnergyInputs1763800037000 } from './1763800037000-energy-inputs';
 import { EnergyAggregates1763800040000 } from './1763800040000-energy-aggregates';
 import { ClusterKeys1763800042000 } from './1763800042000-cluster-keys';
 import { WorkloadEnergy1763800043000 } from './1763800043000-workload-energy';
+import { WaitBlocks1763800044000 } from './1763800044000-wait-blocks';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -71,4 +72,5 @@ export const migrations = [
   EnergyAggregates1763800040000,
   ClusterKeys1763800042000,
   WorkloadEnergy1763800043000,
+  WaitBlocks1763800044000,
 ];

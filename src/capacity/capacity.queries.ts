@@ -22,7 +22,7 @@ import {
   idleSharesSql,
   runningAggregateJoinSql,
 } from '../rollups/metric-aggregates/metric-aggregates.queries';
-import { rollupStarts } from '../rollups/workload-periods/period-split';
+import { waitStarts } from '../rollups/workload-periods/period-split';
 import { WAIT_FACT_COLUMNS, waitFactsSql, waitFiguresSql } from '../rollups/queue-waits/queue-waits.queries';
 
 export interface CapacityFilters {
@@ -341,7 +341,7 @@ export function poolQueueQuery(
     dimension: 'instance_type',
     rollupKey: 'dimension_value',
     rawKey: 'instance_type',
-    ...rollupStarts(window.from, window.to),
+    ...waitStarts([window]),
   }).join('\n UNION ALL ');
   const histogram = `SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
         max(wait_seconds_max) AS largest

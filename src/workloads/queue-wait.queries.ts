@@ -8,7 +8,8 @@ import {
   waitFiguresSql,
 } from '../rollups/queue-waits/queue-waits.queries';
 import { GROUPING, statsConditions, type StatsRequest } from './workload-stats.queries';
-import { bucketedSplit } from './workload-timeline.queries';
+import { readsOnlyRaw, waitStarts } from '../rollups/workload-periods/period-split';
+import { bucketSpans } from './workload-timeline.queries';
 
 /**
  * Queue wait and pending demand of the workloads submitted in a stats range. Waits come from the
@@ -52,7 +53,6 @@ export function queueWaitQuery(
   const params = new StatementParameters(scope);
   const where = statsConditions(params, scope, request);
   const grouping = GROUPING[request.groupBy ?? 'none'];
-  const starts = bucketedSplit(request, boundaries);
   const keys = request.groupBy ? [[], ['group_key']] : [[]];
   const keySets = boundaries ? [...keys, ...keys.map((key) => ['bucket_index', ...key])] : keys;
   const sets = (extra: string[]) => keySets.map((set) => `(${[...set, ...extra].join(', ')})`).join(', ');
@@ -65,23 +65,27 @@ export function queueWaitQuery(
   const setKeys = ['bucket_index', 'is_summary', 'group_key'];
 
   // No histograms per submitter (queue-waits.definitions.ts): their waits are read from the queue index.
-  const waitStarts =
+  const starts =
     request.groupBy === 'submitted_by'
-      ? { days: [], hours: [], raw: [{ from: request.from, to: request.to }] }
-      : starts;
-  const waitFacts = waitFactsSql({ params, where, ...grouping, ...waitStarts }).join('\n UNION ALL ');
+      ? {
+          days: [],
+          hours: [],
+          raw: [{ from: request.from, to: request.to }],
+          blocks: { days16: [], days4: [] },
+        }
+      : waitStarts(bucketSpans(request, boundaries));
+  const waitFacts = waitFactsSql({ params, where, ...grouping, ...starts }).join('\n UNION ALL ');
   const bucketedWaits = `SELECT ${bucketOf('fact_time')} AS bucket_index, facts.*
       FROM (${waitFacts}) AS facts(fact_time, group_key, ${WAIT_FACT_COLUMNS.join(', ')})`;
   // Read raw alone, the waits themselves are cheaper to take exactly than to merge as histograms.
-  const waits =
-    waitStarts.days.length + waitStarts.hours.length === 0
-      ? exactWaitFiguresSql(bucketedWaits, setColumns, sets([]))
-      : waitFiguresSql(
-          `SELECT ${setColumns}, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+  const waits = readsOnlyRaw(starts)
+    ? exactWaitFiguresSql(bucketedWaits, setColumns, sets([]))
+    : waitFiguresSql(
+        `SELECT ${setColumns}, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
              max(wait_seconds_max) AS largest
            FROM (${bucketedWaits}) AS bucketed GROUP BY GROUPING SETS (${sets(['wait_bucket'])})`,
-          setKeys,
-        );
+        setKeys,
+      );
 
   const pending = pendingFactsSql(grouping.rawKey, where, params, request);
   const others = `SELECT ${setColumns}, ${PENDING_FIGURES_SQL}

@@ -16,24 +16,28 @@ import {
 } from './workload-stats.queries';
 
 /**
- * The range cut for the rollups bucket by bucket (no rollup row straddles a bucket boundary), or,
- * without boundaries, as a whole.
+ * The range cut at the buckets' boundaries (no rollup row straddles one), or, without boundaries,
+ * the range whole.
  */
+export function bucketSpans(request: StatsRequest, boundaries?: Date[]): { from: Date; to: Date }[] {
+  const edges = boundaries ?? [request.from, request.to];
+  return edges.slice(0, -1).map((start, index) => {
+    const end = edges[index + 1];
+    return { from: start < request.from ? request.from : start, to: end > request.to ? request.to : end };
+  });
+}
+
+/** The range cut for the rollups bucket by bucket. */
 export function bucketedSplit(request: StatsRequest, boundaries?: Date[]): RollupStarts {
   const days: Date[] = [];
   const hours: Date[] = [];
   const raw: Span[] = [];
-  const edges = boundaries ?? [request.from, request.to];
-  edges.slice(0, -1).forEach((start, index) => {
-    const end = edges[index + 1];
-    const split = rollupStarts(
-      start < request.from ? request.from : start,
-      end > request.to ? request.to : end,
-    );
+  for (const span of bucketSpans(request, boundaries)) {
+    const split = rollupStarts(span.from, span.to);
     days.push(...split.days);
     hours.push(...split.hours);
     raw.push(...split.raw);
-  });
+  }
   return { days, hours, raw };
 }
 

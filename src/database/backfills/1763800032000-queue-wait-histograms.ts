@@ -1,5 +1,9 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { changedBucketsSql } from '../../rollups/queue-waits/queue-waits.definitions';
+import {
+  blocksFromDaysSql,
+  changedBucketsSql,
+  periodLengthSql,
+} from '../../rollups/queue-waits/queue-waits.definitions';
 import type { Backfill } from './backfill';
 
 /** One part: an organization's workloads submitted in one UTC month, whose histogram rows it rebuilds. */
@@ -45,14 +49,18 @@ export const queueWaitHistogramsBackfill: Backfill = {
   },
 };
 
-/** Deletes and recomputes the histogram rows keyed in one organization's UTC month; its writer lock held. */
+/**
+ * Deletes and recomputes the day and hour histogram rows keyed in one organization's UTC month, then
+ * the blocks that overlap it from the days; its writer lock held. A block reaching into a month not
+ * yet rebuilt is rebuilt again with that month.
+ */
 export async function rebuildWaitHistograms(
   runner: QueryRunner,
   { organizationId, from }: MonthPart,
 ): Promise<void> {
   const month = `$2::timestamptz AND bucket_start < (($2::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC'`;
   await runner.query(
-    `DELETE FROM workload_period_waits WHERE organization_id = $1 AND bucket_start >= ${month}`,
+    `DELETE FROM workload_period_waits WHERE organization_id = $1 AND period IN ('day', 'hour') AND bucket_start >= ${month}`,
     [organizationId, from],
   );
   const rows = `(SELECT * FROM workloads WHERE organization_id = $1 AND submitted_at >= $2::timestamptz
@@ -61,7 +69,30 @@ export async function rebuildWaitHistograms(
     `INSERT INTO workload_period_waits (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
      SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
             started_count, wait_seconds_sum, added_max
-     FROM (${changedBucketsSql([{ rows, sign: 1 }])}) AS c`,
+     FROM (${changedBucketsSql([{ rows, sign: 1 }], ['day', 'hour'])}) AS c`,
     [organizationId, from],
+  );
+  const end = new Date(from);
+  end.setUTCMonth(end.getUTCMonth() + 1);
+  await rebuildWaitBlocks(runner, organizationId, from, end);
+}
+
+/** Deletes and recomputes from the day rows an organization's block rows overlapping [from, to); its writer lock held. */
+export async function rebuildWaitBlocks(
+  runner: QueryRunner,
+  organizationId: string,
+  from: Date,
+  to: Date,
+): Promise<void> {
+  await runner.query(
+    `DELETE FROM workload_period_waits
+     WHERE organization_id = $1 AND period NOT IN ('day', 'hour')
+       AND bucket_start < $3 AND bucket_start + ${periodLengthSql('period')} > $2`,
+    [organizationId, from, to],
+  );
+  await runner.query(
+    `INSERT INTO workload_period_waits (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+     ${blocksFromDaysSql()}`,
+    [organizationId, from, to],
   );
 }

@@ -5,6 +5,7 @@ import { settledCostsBackfill } from './1763800036000-settled-costs';
 import { energyBackfill } from './1763800040000-energy';
 import { clusterKeysBackfill } from './1763800042000-cluster-keys';
 import { workloadEnergyBackfill } from './1763800043000-workload-energy';
+import { waitBlocksBackfill } from './1763800044000-wait-blocks';
 
 /** Every backfill, oldest first. */
 export const backfills: Backfill[] = [
@@ -14,4 +15,5 @@ export const backfills: Backfill[] = [
   energyBackfill,
   clusterKeysBackfill,
   workloadEnergyBackfill,
+  waitBlocksBackfill,
 ];

@@ -1,9 +1,12 @@
 import { WAIT_SECONDS_SQL, waitSecondsSql } from '../../core/queue-wait';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
+import { WAIT_BLOCKS } from '../workload-periods/period-split';
 
 /**
  * Queue-wait histograms: per period rollup key (UTC day or hour; dimension none or instance type; cluster),
- * one row per non-empty wait bucket, kept by statement triggers on workloads. None per submitter: a
+ * one row per non-empty wait bucket, kept by statement triggers on workloads. The same for blocks of 4
+ * and 16 UTC days aligned to the epoch (WAIT_BLOCKS), so a month's range merges a few blocks rather
+ * than thirty days of rows: a histogram over many days holds little more than one over a day. None per submitter: a
  * submitter's day holds a few waits, so a histogram there is about a row per wait, no cheaper to read
  * than the workloads' queue index, which statistics read instead.
  *
@@ -28,13 +31,28 @@ export interface WaitSource {
 const ADDED: WaitSource = { rows: 'new_rows', sign: 1 };
 const REMOVED: WaitSource = { rows: 'old_rows', sign: -1 };
 
-/** The signed waits of the started rows of `sources`. */
-function signedWaitsSql(sources: WaitSource[]): string {
+/** Every period a histogram row is kept for: the periods of the other rollups, then the blocks. */
+export const WAIT_PERIODS = ['day', 'hour', ...WAIT_BLOCKS.map((block) => block.period)];
+
+/** The start of the UTC day, hour or block of `period` that `time` falls in. */
+function periodStartSql(period: string, time: string): string {
+  const block = WAIT_BLOCKS.find((candidate) => candidate.period === period);
+  if (!block) return `date_trunc('${period}', ${time} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+  const seconds = block.days * 86_400;
+  return `to_timestamp(floor(date_part('epoch', ${time}) / ${seconds}) * ${seconds})`;
+}
+
+/** The length of a row's period, from its `period` column. */
+export function periodLengthSql(period: string): string {
+  return `CASE ${period} WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' ${WAIT_BLOCKS.map((block) => `WHEN '${block.period}' THEN interval '${block.days} days'`).join(' ')} END`;
+}
+
+/** The signed waits of the started rows of `sources`, with the start of each of `periods` they fall in. */
+function signedWaitsSql(sources: WaitSource[], periods: string[]): string {
   return sources
     .map(
       (source) => `SELECT ${source.sign} AS sign, organization_id, initiative_id, instance_type, cluster_id,
-          date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
-          date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+          ${periods.map((period) => `${periodStartSql(period, 'submitted_at')} AS ${period}`).join(',\n          ')},
           ${WAIT_SECONDS_SQL}::bigint AS wait
         FROM ${source.rows} WHERE started_at IS NOT NULL`,
     )
@@ -42,34 +60,64 @@ function signedWaitsSql(sources: WaitSource[]): string {
 }
 
 /**
- * Per rollup key and wait bucket, what the statement changed (over plain workloads rows: their
- * histogram), netted per wait value first: a wait that leaves and comes back (a status change, a
- * re-import) changes nothing; `removed` says a value left, so the row's largest wait may have to be
- * recomputed.
+ * Per rollup key and wait bucket of `periods` (all of them unless narrowed), what the statement
+ * changed (over plain workloads rows: their histogram), netted per wait value first: a wait that
+ * leaves and comes back (a status change, a re-import) changes nothing; `removed` says a value
+ * left, so the row's largest wait may have to be recomputed.
  */
-export function changedBucketsSql(sources: WaitSource[]): string {
+export function changedBucketsSql(sources: WaitSource[], periods: string[] = WAIT_PERIODS): string {
+  const sets = periods.flatMap((period) => [
+    `(organization_id, cluster_id, ${period}, initiative_id, wait)`,
+    `(organization_id, cluster_id, ${period}, initiative_id, instance_type, wait)`,
+  ]);
   return `SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id,
            gpucap_wait_bucket(wait) AS wait_bucket, sum(net)::bigint AS started_count,
            sum(net * wait)::bigint AS wait_seconds_sum, max(wait) FILTER (WHERE net > 0) AS added_max,
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(day) = 0 THEN 'day' ELSE 'hour' END AS period,
+             CASE ${periods.map((period) => `WHEN grouping(${period}) = 0 THEN '${period}'`).join(' ')} END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(day, hour) AS bucket_start, initiative_id,
+             coalesce(${periods.join(', ')}) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
-      FROM (${signedWaitsSql(sources)}) AS signed
-      GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait), (organization_id, cluster_id, day, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, hour, initiative_id, wait), (organization_id, cluster_id, hour, initiative_id, instance_type, wait))
+      FROM (${signedWaitsSql(sources, periods)}) AS signed
+      GROUP BY GROUPING SETS (${sets.join(',\n        ')})
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)`;
 }
 
-const KEY_MATCH = `r.organization_id = c.organization_id AND r.period = c.period AND r.dimension = c.dimension
-        AND r.bucket_start = c.bucket_start AND r.initiative_id = c.initiative_id
-        AND r.dimension_value = c.dimension_value AND r.cluster_id = c.cluster_id AND r.wait_bucket = c.wait_bucket`;
+/**
+ * The block rows of an organization (`$1`) whose blocks overlap [`$2`, `$3`), as the sums and largest
+ * waits of their days' rows: what a rebuild writes once the days are right.
+ */
+export function blocksFromDaysSql(): string {
+  return WAIT_BLOCKS.map(
+    (
+      block,
+    ) => `SELECT organization_id, '${block.period}' AS period, dimension, ${periodStartSql(block.period, 'bucket_start')} AS bucket_start,
+         initiative_id, dimension_value, cluster_id, wait_bucket, sum(started_count)::bigint AS started_count,
+         sum(wait_seconds_sum)::bigint AS wait_seconds_sum, max(wait_seconds_max) AS wait_seconds_max
+       FROM workload_period_waits
+       WHERE organization_id = $1 AND period = 'day'
+         AND bucket_start >= ${periodStartSql(block.period, '$2::timestamptz')} AND bucket_start < $3::timestamptz + interval '${block.days} days'
+         AND ${periodStartSql(block.period, 'bucket_start')} < $3::timestamptz
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
+  ).join('\n     UNION ALL ');
+}
+
+const KEY_COLUMNS = [
+  'organization_id',
+  'period',
+  'dimension',
+  'bucket_start',
+  'initiative_id',
+  'dimension_value',
+  'cluster_id',
+  'wait_bucket',
+];
+const KEY_MATCH = KEY_COLUMNS.map((column) => `r.${column} = c.${column}`).join(' AND ');
 
 /** The body of a trigger function over `sources`; removals only where old rows exist. */
 function histogramBody(sources: WaitSource[]): string {
@@ -84,21 +132,36 @@ function histogramBody(sources: WaitSource[]): string {
       wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
       wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);`;
   if (sources.every((source) => source.sign > 0)) return upsert;
-  // A removed wait may have been the row's largest: empty rows go, the others are recomputed from
-  // the workloads of their key and bucket (one initiative's hour or day, by an index range).
+  // A removed wait may have been the row's largest: empty rows go, the others are recomputed, a day's
+  // or hour's from the workloads of its key and bucket (one initiative's hour or day, by an index
+  // range), then a block's from its days' rows.
   return `${upsert}
     DELETE FROM workload_period_waits r USING (${changedBucketsSql(sources)}) AS c
     WHERE c.removed AND ${KEY_MATCH} AND r.started_count = 0;
     UPDATE workload_period_waits r SET wait_seconds_max = (
       SELECT max(${waitSecondsSql('w')}::bigint) FROM workloads w
       WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id AND w.cluster_id = r.cluster_id
-        AND w.submitted_at >= r.bucket_start
-        AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' ELSE interval '1 hour' END
+        AND w.submitted_at >= r.bucket_start AND w.submitted_at < r.bucket_start + ${periodLengthSql('r.period')}
         AND w.started_at IS NOT NULL
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(${waitSecondsSql('w')}) = r.wait_bucket)
-    FROM (${changedBucketsSql(sources)}) AS c
-    WHERE c.removed AND ${KEY_MATCH};`;
+    FROM (${changedBucketsSql(sources, ['day', 'hour'])}) AS c
+    WHERE c.removed AND ${KEY_MATCH};
+    UPDATE workload_period_waits r SET wait_seconds_max = c.largest
+    FROM (
+      SELECT ${KEY_COLUMNS.map((column) => `c.${column}`).join(', ')}, max(d.wait_seconds_max) AS largest
+      FROM (${changedBucketsSql(
+        sources,
+        WAIT_BLOCKS.map((block) => block.period),
+      )}) AS c
+      JOIN workload_period_waits d ON d.organization_id = c.organization_id AND d.period = 'day'
+        AND d.dimension = c.dimension AND d.initiative_id = c.initiative_id AND d.dimension_value = c.dimension_value
+        AND d.cluster_id = c.cluster_id AND d.wait_bucket = c.wait_bucket
+        AND d.bucket_start >= c.bucket_start AND d.bucket_start < c.bucket_start + ${periodLengthSql('c.period')}
+      WHERE c.removed
+      GROUP BY ${KEY_COLUMNS.map((column) => `c.${column}`).join(', ')}
+    ) AS c
+    WHERE ${KEY_MATCH};`;
 }
 
 function triggerFunction(name: string, sources: WaitSource[]): Definition {

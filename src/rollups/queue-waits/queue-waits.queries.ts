@@ -1,22 +1,22 @@
 import { WAIT_SECONDS_SQL } from '../../core/queue-wait';
 import type { PeriodFactsRequest } from '../workload-periods/workload-periods.queries';
-import type { RollupStarts, Span } from '../workload-periods/period-split';
+import { WAIT_BLOCKS, type WaitStarts, type Span } from '../workload-periods/period-split';
 
 /** Columns of every wait fact row, after its time and group key (histogram rows and raw rows alike). */
 export const WAIT_FACT_COLUMNS = ['wait_bucket', 'started_count', 'wait_seconds_sum', 'wait_seconds_max'];
 
-/** A period facts request's conditions and keys, with the range as whole days and hours and raw spans. */
-export type WaitFactsRequest = Omit<PeriodFactsRequest, 'withIdle'> & RollupStarts;
+/** A period facts request's conditions and keys, with the range as blocks, whole days and hours, and raw spans. */
+export type WaitFactsRequest = Omit<PeriodFactsRequest, 'withIdle'> & WaitStarts;
 
 /**
  * SELECTs whose rows together hold the wait histogram of every workload submitted in the request's
- * days, hours and raw spans that started: `fact_time` (a bucket start, or the submission), `group_key`,
+ * blocks, days, hours and raw spans that started: `fact_time` (a bucket start, or the submission), `group_key`,
  * then WAIT_FACT_COLUMNS; a raw row is one wait in its own bucket, by the triggers' function. Never
  * empty: an empty range gets a typed source without rows.
  */
 export function waitFactsSql(request: WaitFactsRequest): string[] {
   const { params, where } = request;
-  const rollup = (period: 'day' | 'hour', starts: Date[]) =>
+  const rollup = (period: string, starts: Date[]) =>
     `SELECT bucket_start, ${request.rollupKey}, ${WAIT_FACT_COLUMNS.join(', ')}
        FROM workload_period_waits
        WHERE ${[...where, ...(request.rollupWhere ?? [])].join(' AND ')} AND period = '${period}'
@@ -27,6 +27,9 @@ export function waitFactsSql(request: WaitFactsRequest): string[] {
              WHERE ${[...where, ...(request.rawWhere ?? [])].join(' AND ')} AND started_at IS NOT NULL
                AND submitted_at >= ${params.add(span.from)} AND submitted_at < ${params.add(span.to)}) AS started`;
   const facts = [
+    ...WAIT_BLOCKS.filter(({ period }) => request.blocks[period].length).map(({ period }) =>
+      rollup(period, request.blocks[period]),
+    ),
     ...(request.days.length ? [rollup('day', request.days)] : []),
     ...(request.hours.length ? [rollup('hour', request.hours)] : []),
     ...request.raw.map(raw),

@@ -3,14 +3,15 @@ import type { DataSource } from 'typeorm';
 import { authHeaders, createApiToken, seedOrganization, writeAs } from '../../../test/support/factories';
 import { rollupResidue } from '../../../test/support/rollup-residue';
 import { queueWaitHistogramsBackfill } from '../../database/backfills/1763800032000-queue-wait-histograms';
+import { waitBlocksBackfill } from '../../database/backfills/1763800044000-wait-blocks';
 import { runBackfillParts } from '../../../test/support/backfills';
 import { createTestApp, TestApp } from '../../../test/support/test-app';
 
 /*
  * workload_period_waits equals, row for row, its recomputation from the workloads (each wait's bucket
  * by the formula, not by the triggers' function) after every kind of write; and the statistics it
- * answers hold their bound against percentile_cont over the raw waits, for every scope, filter and
- * group, over ranges that read day rows, hour rows and raw edges.
+ * answers hold their bound against percentile_cont over the raw waits, for every scope, filter,
+ * group and timeline bucket, over ranges that read block rows, day rows, hour rows and raw edges.
  */
 
 const GAMMA = 1.02;
@@ -45,12 +46,15 @@ async function differences(dataSource: DataSource, organizationId: string): Prom
        FROM workloads WHERE organization_id = $1 AND started_at IS NOT NULL),
      raw AS (
        SELECT organization_id, p.period, d.dimension,
-              date_trunc(p.period, submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket_start,
+              CASE WHEN p.block_days IS NULL THEN date_trunc(p.period, submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+                   -- Blocks of whole UTC days counted from the epoch.
+                   ELSE (date '1970-01-01' + ((submitted_at AT TIME ZONE 'UTC')::date - date '1970-01-01') / p.block_days * p.block_days)::timestamp
+                        AT TIME ZONE 'UTC' END AS bucket_start,
               initiative_id, d.dimension_value,
               (CASE WHEN wait = 0 THEN 0 ELSE 1 + ceil(ln(wait) / ln($2::float8)) END)::smallint AS wait_bucket,
               count(*)::bigint, sum(wait)::bigint, max(wait)::bigint, cluster_id
        FROM waits
-       CROSS JOIN (VALUES ('day'), ('hour')) AS p (period)
+       CROSS JOIN (VALUES ('day', NULL), ('hour', NULL), ('days4', 4), ('days16', 16)) AS p (period, block_days)
        CROSS JOIN LATERAL (VALUES ('none', ''), ('instance_type', instance_type))
          AS d (dimension, dimension_value)
        GROUP BY 1, 2, 3, 4, 5, 6, 7, cluster_id),
@@ -183,11 +187,27 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
     expect(await differences(ds, organizationId)).toBe(0);
   });
 
+  it('blocks are rebuilt from the days by their backfill, whatever the table held', async () => {
+    const ds = testApp.dataSource;
+    await ds.query(`DELETE FROM workload_period_waits WHERE organization_id = $1 AND period = 'days16'`, [
+      organizationId,
+    ]);
+    await ds.query(
+      `UPDATE workload_period_waits SET wait_seconds_max = wait_seconds_max + 1 WHERE organization_id = $1 AND period = 'days4'`,
+      [organizationId],
+    );
+    expect(await differences(ds, organizationId)).toBeGreaterThan(0);
+    expect(await runBackfillParts(ds, waitBlocksBackfill, organizationId)).toBe(1);
+    expect(await differences(ds, organizationId)).toBe(0);
+  });
+
   it('answer p50 and p95 within 1 % of percentile_cont, the rest exactly, in every scope, filter and group', async () => {
     const ranges = [
       // Whole days, whole hours of edge days and partial hours.
       { start_date: '2026-10-02T05:17:00Z', end_date: '2026-10-15T19:41:30Z' },
       { start_date: '2026-10-03T00:00:00Z', end_date: '2026-10-04T00:00:00Z' },
+      // Blocks of 16 and 4 days too.
+      { start_date: '2026-09-25T03:00:00Z', end_date: '2026-10-27T10:00:00Z' },
     ];
     const filters: Record<string, string>[] = [{}, { initiative_id: 'init-2' }, { cluster_id: 'c-1' }];
     const groups = [undefined, 'initiative_id', 'submitted_by', 'instance_type', 'cluster_id'];
@@ -235,26 +255,77 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
             const started = entries.filter((entry) => (entry.figures.started ?? 0) > 0);
             expect(started.map((entry) => entry.key).sort()).toEqual(raw.map((row) => row.group_key).sort());
             for (const entry of started) {
-              const exact = raw.find((row) => row.group_key === entry.key)!;
-              expect([entry.figures.started, entry.figures.avg_seconds, entry.figures.max_seconds]).toEqual([
-                exact.started,
-                exact.avg,
-                exact.max,
-              ]);
-              for (const [figure, reference] of [
-                ['p50_seconds', exact.p50],
-                ['p95_seconds', exact.p95],
-              ] as const) {
-                const value = entry.figures[figure]!;
-                const bound = (reference as number) * 0.01 + 0.0001;
-                expect({ figure, off: Math.abs(value - (reference as number)) <= bound }).toEqual({
-                  figure,
-                  off: true,
-                });
-              }
+              expectWithinBound(
+                entry.figures,
+                raw.find((row) => row.group_key === entry.key)!,
+              );
               compared++;
             }
           }
     expect(compared).toBeGreaterThan(150);
   });
+
+  it('answer each timeline bucket within the same bound, buckets cut across blocks', async () => {
+    let compared = 0;
+    for (const scope of scopes)
+      for (const groupBy of [undefined, 'initiative_id']) {
+        const { body } = await request(testApp.server)
+          .get('/v1/workloads/stats')
+          .query({
+            start_date: '2026-09-25T03:00:00Z',
+            end_date: '2026-10-27T10:00:00Z',
+            interval: 'week',
+            ...(groupBy ? { group_by: groupBy } : {}),
+          })
+          .set(scope.headers)
+          .expect(200);
+        for (const bucket of body.data.timeline) {
+          const key = groupBy ?? 'NULL::text';
+          const raw: Record<string, unknown>[] = await testApp.dataSource.query(
+            `SELECT ${key}::text AS group_key, count(*)::int AS started, round(avg(wait)::numeric, 4)::float8 AS avg,
+                    percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50,
+                    percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95, max(wait)::float8 AS max
+             FROM (SELECT *, floor(extract(epoch FROM started_at - submitted_at))::float8 AS wait FROM workloads) w
+             WHERE organization_id = $1 AND started_at IS NOT NULL
+               AND submitted_at >= greatest($2::timestamptz, '2026-09-25T03:00:00Z') AND submitted_at < least($3::timestamptz, '2026-10-27T10:00:00Z')
+               AND ($4::text[] IS NULL OR initiative_id = ANY ($4))
+             GROUP BY ${key}`,
+            [organizationId, bucket.bucket_start, bucket.bucket_end, scope.initiatives],
+          );
+          const entries: { key: string | null; figures: Record<string, number | null> }[] = groupBy
+            ? bucket.grouped.map((entry: Record<string, unknown>) => ({
+                key: entry[groupBy],
+                figures: entry.queue_wait,
+              }))
+            : [{ key: null, figures: bucket.queue_wait }];
+          const started = entries.filter((entry) => (entry.figures.started ?? 0) > 0);
+          expect(started.map((entry) => entry.key).sort()).toEqual(raw.map((row) => row.group_key).sort());
+          for (const entry of started) {
+            expectWithinBound(
+              entry.figures,
+              raw.find((row) => row.group_key === entry.key)!,
+            );
+            compared++;
+          }
+        }
+      }
+    expect(compared).toBeGreaterThan(20);
+  });
 });
+
+/** Started, average and largest exactly; p50 and p95 within 1 % of percentile_cont's (and rounding). */
+function expectWithinBound(figures: Record<string, number | null>, exact: Record<string, unknown>): void {
+  expect([figures.started, figures.avg_seconds, figures.max_seconds]).toEqual([
+    exact.started,
+    exact.avg,
+    exact.max,
+  ]);
+  for (const [figure, reference] of [
+    ['p50_seconds', exact.p50],
+    ['p95_seconds', exact.p95],
+  ] as const) {
+    const value = figures[figure]!;
+    const bound = (reference as number) * 0.01 + 0.0001;
+    expect({ figure, off: Math.abs(value - (reference as number)) <= bound }).toEqual({ figure, off: true });
+  }
+}
