@@ -1064,7 +1064,7 @@ CREATE TABLE workload_period_waits (
     cluster_id text DEFAULT ''::text NOT NULL,
     CONSTRAINT workload_period_waits_pkey PRIMARY KEY (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) INCLUDE (started_count, wait_seconds_sum, wait_seconds_max),
     CONSTRAINT workload_period_waits_dimension_check CHECK (dimension = ANY (ARRAY['none'::text, 'instance_type'::text])),
-    CONSTRAINT workload_period_waits_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text, 'days4'::text, 'days16'::text]))
+    CONSTRAINT workload_period_waits_period_check CHECK (period = ANY (ARRAY['day'::text, 'hour'::text, 'days16'::text]))
 );
 
 -- Table workload_sample_summaries
@@ -4877,16 +4877,15 @@ AS $function$
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' WHEN grouping(days4) = 0 THEN 'days4' END AS period,
+             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(day, hour, days16, days4) AS bucket_start, initiative_id,
+             coalesce(day, hour, days16) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
       FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
       GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait),
@@ -4894,9 +4893,7 @@ AS $function$
         (organization_id, cluster_id, hour, initiative_id, wait),
         (organization_id, cluster_id, hour, initiative_id, instance_type, wait),
         (organization_id, cluster_id, days16, initiative_id, wait),
-        (organization_id, cluster_id, days16, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, days4, initiative_id, wait),
-        (organization_id, cluster_id, days4, initiative_id, instance_type, wait))
+        (organization_id, cluster_id, days16, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
@@ -4912,16 +4909,15 @@ AS $function$
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' WHEN grouping(days4) = 0 THEN 'days4' END AS period,
+             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(day, hour, days16, days4) AS bucket_start, initiative_id,
+             coalesce(day, hour, days16) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
       FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
       GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait),
@@ -4929,9 +4925,7 @@ AS $function$
         (organization_id, cluster_id, hour, initiative_id, wait),
         (organization_id, cluster_id, hour, initiative_id, instance_type, wait),
         (organization_id, cluster_id, days16, initiative_id, wait),
-        (organization_id, cluster_id, days16, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, days4, initiative_id, wait),
-        (organization_id, cluster_id, days4, initiative_id, instance_type, wait))
+        (organization_id, cluster_id, days16, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
@@ -4939,7 +4933,7 @@ AS $function$
     UPDATE workload_period_waits r SET wait_seconds_max = (
       SELECT max(floor(date_part('epoch', w.started_at - w.submitted_at))::bigint) FROM workloads w
       WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id AND w.cluster_id = r.cluster_id
-        AND w.submitted_at >= r.bucket_start AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' WHEN 'days4' THEN interval '4 days' END
+        AND w.submitted_at >= r.bucket_start AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' END
         AND w.started_at IS NOT NULL
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
@@ -4976,27 +4970,24 @@ AS $function$
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(days16) = 0 THEN 'days16' WHEN grouping(days4) = 0 THEN 'days4' END AS period,
+             CASE WHEN grouping(days16) = 0 THEN 'days16' END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(days16, days4) AS bucket_start, initiative_id,
+             coalesce(days16) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
       FROM (SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
       GROUP BY GROUPING SETS ((organization_id, cluster_id, days16, initiative_id, wait),
-        (organization_id, cluster_id, days16, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, days4, initiative_id, wait),
-        (organization_id, cluster_id, days4, initiative_id, instance_type, wait))
+        (organization_id, cluster_id, days16, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
       JOIN workload_period_waits d ON d.organization_id = c.organization_id AND d.period = 'day'
         AND d.dimension = c.dimension AND d.initiative_id = c.initiative_id AND d.dimension_value = c.dimension_value
         AND d.cluster_id = c.cluster_id AND d.wait_bucket = c.wait_bucket
-        AND d.bucket_start >= c.bucket_start AND d.bucket_start < c.bucket_start + CASE c.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' WHEN 'days4' THEN interval '4 days' END
+        AND d.bucket_start >= c.bucket_start AND d.bucket_start < c.bucket_start + CASE c.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' END
       WHERE c.removed
       GROUP BY c.organization_id, c.period, c.dimension, c.bucket_start, c.initiative_id, c.dimension_value, c.cluster_id, c.wait_bucket
     ) AS c
@@ -5020,16 +5011,15 @@ AS $function$
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' WHEN grouping(days4) = 0 THEN 'days4' END AS period,
+             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(day, hour, days16, days4) AS bucket_start, initiative_id,
+             coalesce(day, hour, days16) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
       FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL) AS signed
       GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait),
@@ -5037,9 +5027,7 @@ AS $function$
         (organization_id, cluster_id, hour, initiative_id, wait),
         (organization_id, cluster_id, hour, initiative_id, instance_type, wait),
         (organization_id, cluster_id, days16, initiative_id, wait),
-        (organization_id, cluster_id, days16, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, days4, initiative_id, wait),
-        (organization_id, cluster_id, days4, initiative_id, instance_type, wait))
+        (organization_id, cluster_id, days16, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
@@ -5079,23 +5067,21 @@ AS $function$
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' WHEN grouping(days4) = 0 THEN 'days4' END AS period,
+             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(day, hour, days16, days4) AS bucket_start, initiative_id,
+             coalesce(day, hour, days16) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
       FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
         UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
       GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait),
@@ -5103,9 +5089,7 @@ AS $function$
         (organization_id, cluster_id, hour, initiative_id, wait),
         (organization_id, cluster_id, hour, initiative_id, instance_type, wait),
         (organization_id, cluster_id, days16, initiative_id, wait),
-        (organization_id, cluster_id, days16, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, days4, initiative_id, wait),
-        (organization_id, cluster_id, days4, initiative_id, instance_type, wait))
+        (organization_id, cluster_id, days16, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
@@ -5121,23 +5105,21 @@ AS $function$
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' WHEN grouping(days4) = 0 THEN 'days4' END AS period,
+             CASE WHEN grouping(day) = 0 THEN 'day' WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(days16) = 0 THEN 'days16' END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(day, hour, days16, days4) AS bucket_start, initiative_id,
+             coalesce(day, hour, days16) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
       FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
         UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           date_trunc('day', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day,
           date_trunc('hour', submitted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
       GROUP BY GROUPING SETS ((organization_id, cluster_id, day, initiative_id, wait),
@@ -5145,9 +5127,7 @@ AS $function$
         (organization_id, cluster_id, hour, initiative_id, wait),
         (organization_id, cluster_id, hour, initiative_id, instance_type, wait),
         (organization_id, cluster_id, days16, initiative_id, wait),
-        (organization_id, cluster_id, days16, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, days4, initiative_id, wait),
-        (organization_id, cluster_id, days4, initiative_id, instance_type, wait))
+        (organization_id, cluster_id, days16, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
@@ -5155,7 +5135,7 @@ AS $function$
     UPDATE workload_period_waits r SET wait_seconds_max = (
       SELECT max(floor(date_part('epoch', w.started_at - w.submitted_at))::bigint) FROM workloads w
       WHERE w.organization_id = r.organization_id AND w.initiative_id = r.initiative_id AND w.cluster_id = r.cluster_id
-        AND w.submitted_at >= r.bucket_start AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' WHEN 'days4' THEN interval '4 days' END
+        AND w.submitted_at >= r.bucket_start AND w.submitted_at < r.bucket_start + CASE r.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' END
         AND w.started_at IS NOT NULL
         AND (r.dimension <> 'instance_type' OR w.instance_type = r.dimension_value)
         AND gpucap_wait_bucket(floor(date_part('epoch', w.started_at - w.submitted_at))) = r.wait_bucket)
@@ -5197,32 +5177,28 @@ AS $function$
            bool_or(net < 0) AS removed
     FROM (
       SELECT organization_id,
-             CASE WHEN grouping(days16) = 0 THEN 'days16' WHEN grouping(days4) = 0 THEN 'days4' END AS period,
+             CASE WHEN grouping(days16) = 0 THEN 'days16' END AS period,
              CASE WHEN grouping(instance_type) = 0 THEN 'instance_type' ELSE 'none' END AS dimension,
-             coalesce(days16, days4) AS bucket_start, initiative_id,
+             coalesce(days16) AS bucket_start, initiative_id,
              CASE WHEN grouping(instance_type) = 0 THEN instance_type ELSE '' END AS dimension_value,
              cluster_id, wait, sum(sign) AS net
       FROM (SELECT 1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM new_rows WHERE started_at IS NOT NULL
         UNION ALL SELECT -1 AS sign, organization_id, initiative_id, instance_type, cluster_id,
           to_timestamp(floor(date_part('epoch', submitted_at) / 1382400) * 1382400) AS days16,
-          to_timestamp(floor(date_part('epoch', submitted_at) / 345600) * 345600) AS days4,
           floor(date_part('epoch', started_at - submitted_at))::bigint AS wait
         FROM old_rows WHERE started_at IS NOT NULL) AS signed
       GROUP BY GROUPING SETS ((organization_id, cluster_id, days16, initiative_id, wait),
-        (organization_id, cluster_id, days16, initiative_id, instance_type, wait),
-        (organization_id, cluster_id, days4, initiative_id, wait),
-        (organization_id, cluster_id, days4, initiative_id, instance_type, wait))
+        (organization_id, cluster_id, days16, initiative_id, instance_type, wait))
       HAVING sum(sign) <> 0
     ) AS per_value
     GROUP BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, gpucap_wait_bucket(wait)) AS c
       JOIN workload_period_waits d ON d.organization_id = c.organization_id AND d.period = 'day'
         AND d.dimension = c.dimension AND d.initiative_id = c.initiative_id AND d.dimension_value = c.dimension_value
         AND d.cluster_id = c.cluster_id AND d.wait_bucket = c.wait_bucket
-        AND d.bucket_start >= c.bucket_start AND d.bucket_start < c.bucket_start + CASE c.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' WHEN 'days4' THEN interval '4 days' END
+        AND d.bucket_start >= c.bucket_start AND d.bucket_start < c.bucket_start + CASE c.period WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN 'days16' THEN interval '16 days' END
       WHERE c.removed
       GROUP BY c.organization_id, c.period, c.dimension, c.bucket_start, c.initiative_id, c.dimension_value, c.cluster_id, c.wait_bucket
     ) AS c

@@ -773,15 +773,14 @@ SELECT width_bucket(fact_time, $12::timestamptz[]) AS bucket_index,
 
 -- GET /v1/workloads/stats: queue wait and pending, ORG_ADMIN, last_30_days
 --   $1 = "org-example"
---   $2 = ["2026-02-16T00:00:00.000Z","2026-02-20T00:00:00.000Z","2026-02-24T00:00:00.000Z","2026-02-28T00:00:00.000Z","2026-03-04T00:00:00.000Z","2026-03-08T00:00:00.000Z"]
---   $3 = ["2026-02-14T00:00:00.000Z","2026-02-15T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
---   $4 = ["2026-02-13T13:00:00.000Z","2026-02-13T14:00:00.000Z","2026-02-13T15:00:00.000Z","2026-02-13T16:00:00.000Z","2026-02-13T17:00:00.000Z","2026-02-13T18:00:00.000Z","2026-02-13T19:00:00.000Z","2026-02-13T20:00:00.000Z","2026-02-13T21:00:00.000Z","2026-02-13T22:00:00.000Z","2026-02-13T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
---   $5 = "2026-02-13T12:34:56.789Z"
---   $6 = "2026-02-13T13:00:00.000Z"
---   $7 = "2026-03-15T12:00:00.000Z"
---   $8 = "2026-03-15T12:34:56.789Z"
---   $9 = "2026-02-13T12:34:56.789Z"
---   $10 = "2026-03-15T12:34:56.789Z"
+--   $2 = ["2026-02-14T00:00:00.000Z","2026-02-15T00:00:00.000Z","2026-02-16T00:00:00.000Z","2026-02-17T00:00:00.000Z","2026-02-18T00:00:00.000Z","2026-02-19T00:00:00.000Z","2026-02-20T00:00:00.000Z","2026-02-21T00:00:00.000Z","2026-02-22T00:00:00.000Z","2026-02-23T00:00:00.000Z","2026-02-24T00:00:00.000Z","2026-02-25T00:00:00.000Z","2026-02-26T00:00:00.000Z","2026-02-27T00:00:00.000Z","2026-02-28T00:00:00.000Z","2026-03-01T00:00:00.000Z","2026-03-02T00:00:00.000Z","2026-03-03T00:00:00.000Z","2026-03-04T00:00:00.000Z","2026-03-05T00:00:00.000Z","2026-03-06T00:00:00.000Z","2026-03-07T00:00:00.000Z","2026-03-08T00:00:00.000Z","2026-03-09T00:00:00.000Z","2026-03-10T00:00:00.000Z","2026-03-11T00:00:00.000Z","2026-03-12T00:00:00.000Z","2026-03-13T00:00:00.000Z","2026-03-14T00:00:00.000Z"]
+--   $3 = ["2026-02-13T13:00:00.000Z","2026-02-13T14:00:00.000Z","2026-02-13T15:00:00.000Z","2026-02-13T16:00:00.000Z","2026-02-13T17:00:00.000Z","2026-02-13T18:00:00.000Z","2026-02-13T19:00:00.000Z","2026-02-13T20:00:00.000Z","2026-02-13T21:00:00.000Z","2026-02-13T22:00:00.000Z","2026-02-13T23:00:00.000Z","2026-03-15T00:00:00.000Z","2026-03-15T01:00:00.000Z","2026-03-15T02:00:00.000Z","2026-03-15T03:00:00.000Z","2026-03-15T04:00:00.000Z","2026-03-15T05:00:00.000Z","2026-03-15T06:00:00.000Z","2026-03-15T07:00:00.000Z","2026-03-15T08:00:00.000Z","2026-03-15T09:00:00.000Z","2026-03-15T10:00:00.000Z","2026-03-15T11:00:00.000Z"]
+--   $4 = "2026-02-13T12:34:56.789Z"
+--   $5 = "2026-02-13T13:00:00.000Z"
+--   $6 = "2026-03-15T12:00:00.000Z"
+--   $7 = "2026-03-15T12:34:56.789Z"
+--   $8 = "2026-02-13T12:34:56.789Z"
+--   $9 = "2026-03-15T12:34:56.789Z"
 SELECT bucket_index, is_summary, group_key,
       coalesce(max(started), 0) AS started, max(avg_seconds) AS avg_seconds, max(p50_seconds) AS p50_seconds,
       max(p95_seconds) AS p95_seconds, max(max_seconds) AS max_seconds,
@@ -801,24 +800,20 @@ SELECT bucket_index, is_summary, group_key,
            FROM (SELECT NULL::integer AS bucket_index, facts.*
       FROM (SELECT bucket_start, NULL::text, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
-       WHERE organization_id = $1 AND period = 'days4'
+       WHERE organization_id = $1 AND period = 'day'
          AND dimension = 'none' AND bucket_start = ANY($2::timestamptz[])
  UNION ALL SELECT bucket_start, NULL::text, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
-       WHERE organization_id = $1 AND period = 'day'
-         AND dimension = 'none' AND bucket_start = ANY($3::timestamptz[])
- UNION ALL SELECT bucket_start, NULL::text, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
-       FROM workload_period_waits
        WHERE organization_id = $1 AND period = 'hour'
-         AND dimension = 'none' AND bucket_start = ANY($4::timestamptz[])
+         AND dimension = 'none' AND bucket_start = ANY($3::timestamptz[])
  UNION ALL SELECT submitted_at, NULL::text, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND started_at IS NOT NULL
-               AND submitted_at >= $5 AND submitted_at < $6) AS started
+               AND submitted_at >= $4 AND submitted_at < $5) AS started
  UNION ALL SELECT submitted_at, NULL::text, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND started_at IS NOT NULL
-               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket))) AS hist) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
@@ -830,7 +825,7 @@ SELECT bucket_index, is_summary, group_key,
       FROM (SELECT NULL::integer AS bucket_index, facts.*
             FROM (SELECT NULL::text, submitted_at, true, gpu_count, gpu_share_units
       FROM workloads WHERE organization_id = $1 AND status = 'pending'
-        AND submitted_at >= $9 AND submitted_at < $10) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units)) AS bucketed
+        AND submitted_at >= $8 AND submitted_at < $9) AS facts(group_key, submitted_at, is_pending, gpu_count, gpu_share_units)) AS bucketed
       GROUP BY GROUPING SETS (())) AS others) AS parts
     GROUP BY bucket_index, is_summary, group_key;
 

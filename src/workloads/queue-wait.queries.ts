@@ -71,7 +71,7 @@ export function queueWaitQuery(
           days: [],
           hours: [],
           raw: [{ from: request.from, to: request.to }],
-          blocks: { days16: [], days4: [] },
+          blocks: [],
         }
       : waitStarts(bucketSpans(request, boundaries));
   const waitFacts = waitFactsSql({ params, where, ...grouping, ...starts }).join('\n UNION ALL ');

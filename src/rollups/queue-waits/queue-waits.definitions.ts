@@ -1,12 +1,14 @@
 import { WAIT_SECONDS_SQL, waitSecondsSql } from '../../core/queue-wait';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
-import { WAIT_BLOCKS } from '../workload-periods/period-split';
+import { WAIT_BLOCK } from '../workload-periods/period-split';
 
 /**
  * Queue-wait histograms: per period rollup key (UTC day or hour; dimension none or instance type; cluster),
- * one row per non-empty wait bucket, kept by statement triggers on workloads. The same for blocks of 4
- * and 16 UTC days aligned to the epoch (WAIT_BLOCKS), so a month's range merges a few blocks rather
- * than thirty days of rows: a histogram over many days holds little more than one over a day. None per submitter: a
+ * one row per non-empty wait bucket, kept by statement triggers on workloads. The same for blocks of
+ * 16 UTC days aligned to the epoch (WAIT_BLOCK), so a month's range merges a block or two rather than
+ * thirty days of rows: a histogram over many days holds little more than one over a day (a 16-day
+ * block about four days' rows). One block size only: each costs the writers as much again as the
+ * days, and a smaller one saves readers less than it costs them. None per submitter: a
  * submitter's day holds a few waits, so a histogram there is about a row per wait, no cheaper to read
  * than the workloads' queue index, which statistics read instead.
  *
@@ -32,19 +34,19 @@ const ADDED: WaitSource = { rows: 'new_rows', sign: 1 };
 const REMOVED: WaitSource = { rows: 'old_rows', sign: -1 };
 
 /** Every period a histogram row is kept for: the periods of the other rollups, then the blocks. */
-export const WAIT_PERIODS = ['day', 'hour', ...WAIT_BLOCKS.map((block) => block.period)];
+export const WAIT_PERIODS = ['day', 'hour', WAIT_BLOCK.period];
 
 /** The start of the UTC day, hour or block of `period` that `time` falls in. */
 function periodStartSql(period: string, time: string): string {
-  const block = WAIT_BLOCKS.find((candidate) => candidate.period === period);
-  if (!block) return `date_trunc('${period}', ${time} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
-  const seconds = block.days * 86_400;
+  if (period !== WAIT_BLOCK.period)
+    return `date_trunc('${period}', ${time} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`;
+  const seconds = WAIT_BLOCK.days * 86_400;
   return `to_timestamp(floor(date_part('epoch', ${time}) / ${seconds}) * ${seconds})`;
 }
 
 /** The length of a row's period, from its `period` column. */
 export function periodLengthSql(period: string): string {
-  return `CASE ${period} WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' ${WAIT_BLOCKS.map((block) => `WHEN '${block.period}' THEN interval '${block.days} days'`).join(' ')} END`;
+  return `CASE ${period} WHEN 'day' THEN interval '1 day' WHEN 'hour' THEN interval '1 hour' WHEN '${WAIT_BLOCK.period}' THEN interval '${WAIT_BLOCK.days} days' END`;
 }
 
 /** The signed waits of the started rows of `sources`, with the start of each of `periods` they fall in. */
@@ -93,18 +95,15 @@ export function changedBucketsSql(sources: WaitSource[], periods: string[] = WAI
  * waits of their days' rows: what a rebuild writes once the days are right.
  */
 export function blocksFromDaysSql(): string {
-  return WAIT_BLOCKS.map(
-    (
-      block,
-    ) => `SELECT organization_id, '${block.period}' AS period, dimension, ${periodStartSql(block.period, 'bucket_start')} AS bucket_start,
+  const block = periodStartSql(WAIT_BLOCK.period, 'bucket_start');
+  return `SELECT organization_id, '${WAIT_BLOCK.period}' AS period, dimension, ${block} AS bucket_start,
          initiative_id, dimension_value, cluster_id, wait_bucket, sum(started_count)::bigint AS started_count,
          sum(wait_seconds_sum)::bigint AS wait_seconds_sum, max(wait_seconds_max) AS wait_seconds_max
        FROM workload_period_waits
        WHERE organization_id = $1 AND period = 'day'
-         AND bucket_start >= ${periodStartSql(block.period, '$2::timestamptz')} AND bucket_start < $3::timestamptz + interval '${block.days} days'
-         AND ${periodStartSql(block.period, 'bucket_start')} < $3::timestamptz
-       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
-  ).join('\n     UNION ALL ');
+         AND bucket_start >= ${periodStartSql(WAIT_BLOCK.period, '$2::timestamptz')}
+         AND bucket_start < $3::timestamptz + interval '${WAIT_BLOCK.days} days' AND ${block} < $3::timestamptz
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`;
 }
 
 const KEY_COLUMNS = [
@@ -150,10 +149,7 @@ function histogramBody(sources: WaitSource[]): string {
     UPDATE workload_period_waits r SET wait_seconds_max = c.largest
     FROM (
       SELECT ${KEY_COLUMNS.map((column) => `c.${column}`).join(', ')}, max(d.wait_seconds_max) AS largest
-      FROM (${changedBucketsSql(
-        sources,
-        WAIT_BLOCKS.map((block) => block.period),
-      )}) AS c
+      FROM (${changedBucketsSql(sources, [WAIT_BLOCK.period])}) AS c
       JOIN workload_period_waits d ON d.organization_id = c.organization_id AND d.period = 'day'
         AND d.dimension = c.dimension AND d.initiative_id = c.initiative_id AND d.dimension_value = c.dimension_value
         AND d.cluster_id = c.cluster_id AND d.wait_bucket = c.wait_bucket

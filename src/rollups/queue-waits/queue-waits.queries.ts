@@ -1,6 +1,6 @@
 import { WAIT_SECONDS_SQL } from '../../core/queue-wait';
 import type { PeriodFactsRequest } from '../workload-periods/workload-periods.queries';
-import { WAIT_BLOCKS, type WaitStarts, type Span } from '../workload-periods/period-split';
+import { WAIT_BLOCK, type WaitStarts, type Span } from '../workload-periods/period-split';
 
 /** Columns of every wait fact row, after its time and group key (histogram rows and raw rows alike). */
 export const WAIT_FACT_COLUMNS = ['wait_bucket', 'started_count', 'wait_seconds_sum', 'wait_seconds_max'];
@@ -27,9 +27,7 @@ export function waitFactsSql(request: WaitFactsRequest): string[] {
              WHERE ${[...where, ...(request.rawWhere ?? [])].join(' AND ')} AND started_at IS NOT NULL
                AND submitted_at >= ${params.add(span.from)} AND submitted_at < ${params.add(span.to)}) AS started`;
   const facts = [
-    ...WAIT_BLOCKS.filter(({ period }) => request.blocks[period].length).map(({ period }) =>
-      rollup(period, request.blocks[period]),
-    ),
+    ...(request.blocks.length ? [rollup(WAIT_BLOCK.period, request.blocks)] : []),
     ...(request.days.length ? [rollup('day', request.days)] : []),
     ...(request.hours.length ? [rollup('hour', request.hours)] : []),
     ...request.raw.map(raw),

@@ -75,49 +75,33 @@ export function rollupStarts(from: Date, to: Date): RollupStarts {
 }
 
 /**
- * The queue-wait histograms' multi-day rows (src/rollups/queue-waits/): blocks of 16 and 4 UTC days,
- * aligned to the Unix epoch, so a month's range merges a few blocks instead of a row per day and bucket.
+ * The queue-wait histograms' multi-day rows (src/rollups/queue-waits/): blocks of 16 UTC days aligned
+ * to the Unix epoch, so a month's range merges a block or two instead of a row per day and bucket.
  */
-export const WAIT_BLOCKS = [
-  { period: 'days16', days: 16 },
-  { period: 'days4', days: 4 },
-] as const;
-export type WaitBlockPeriod = (typeof WAIT_BLOCKS)[number]['period'];
+export const WAIT_BLOCK = { period: 'days16', days: 16 } as const;
 
 /** Whole days, hours and raw spans as RollupStarts cuts them, the days taken as blocks where whole ones fit. */
 export interface WaitStarts extends RollupStarts {
-  blocks: Record<WaitBlockPeriod, Date[]>;
-}
-
-/**
- * The days of one run of whole days [from, to) as the largest aligned blocks inside it, tried largest
- * first, and the days no block covers.
- */
-function blockStarts(
-  from: number,
-  to: number,
-  level: number,
-  blocks: Record<WaitBlockPeriod, Date[]>,
-): Date[] {
-  const block = WAIT_BLOCKS[level];
-  if (!block) return from < to ? unitStarts({ from: new Date(from), to: new Date(to) }, DAY_MS) : [];
-  const size = block.days * DAY_MS;
-  const first = Math.ceil(from / size) * size;
-  const last = Math.floor(to / size) * size;
-  if (first >= last) return blockStarts(from, to, level + 1, blocks);
-  for (let at = first; at < last; at += size) blocks[block.period].push(new Date(at));
-  return [...blockStarts(from, first, level + 1, blocks), ...blockStarts(last, to, level + 1, blocks)];
+  blocks: Date[];
 }
 
 /** Each span as rollupStarts cuts it, its whole days as blocks where they fit (no block leaves its span). */
 export function waitStarts(spans: { from: Date; to: Date }[]): WaitStarts {
-  const starts: WaitStarts = { days: [], hours: [], raw: [], blocks: { days16: [], days4: [] } };
+  const starts: WaitStarts = { days: [], hours: [], raw: [], blocks: [] };
+  const size = WAIT_BLOCK.days * DAY_MS;
   for (const { from, to } of spans) {
     const split = splitByPeriod(from, to);
-    if (split.days)
-      starts.days.push(
-        ...blockStarts(split.days.from!.getTime(), split.days.to!.getTime(), 0, starts.blocks),
-      );
+    if (split.days) {
+      const [dayFrom, dayTo] = [split.days.from!.getTime(), split.days.to!.getTime()];
+      const [first, last] = [Math.ceil(dayFrom / size) * size, Math.floor(dayTo / size) * size];
+      const blocked = first < last ? [first, last] : [dayTo, dayTo];
+      for (let at = blocked[0]; at < blocked[1]; at += size) starts.blocks.push(new Date(at));
+      for (const [a, b] of [
+        [dayFrom, blocked[0]],
+        [blocked[1], dayTo],
+      ])
+        if (a < b) starts.days.push(...unitStarts({ from: new Date(a), to: new Date(b) }, DAY_MS));
+    }
     starts.hours.push(...split.hours.flatMap((span) => unitStarts(span, HOUR_MS)));
     starts.raw.push(...split.raw);
   }
@@ -126,8 +110,5 @@ export function waitStarts(spans: { from: Date; to: Date }[]): WaitStarts {
 
 /** Whether a read of these starts takes raw rows alone, no rollup row. */
 export function readsOnlyRaw(starts: WaitStarts): boolean {
-  return (
-    starts.days.length + starts.hours.length === 0 &&
-    WAIT_BLOCKS.every(({ period }) => !starts.blocks[period].length)
-  );
+  return starts.days.length + starts.hours.length + starts.blocks.length === 0;
 }
