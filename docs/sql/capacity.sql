@@ -411,12 +411,15 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
        UNION ALL
        SELECT pool_id, NULL, p95_seconds FROM (SELECT pool_id, max(started)::float8 AS started,
         (sum(total_wait) / max(started))::float8 AS avg_seconds,
-        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        (max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n) + max(part_50) * (max(value) FILTER (WHERE below <= high_50 AND high_50 < below + n) - max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n) + max(part_95) * (max(value) FILTER (WHERE below <= high_95 AND high_95 < below + n) - max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n)))::float8 AS p95_seconds,
         max(largest)::float8 AS max_seconds
-      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
-                   sum(n) OVER (PARTITION BY pool_id ORDER BY wait_bucket) - n AS below,
-                   sum(n) OVER (PARTITION BY pool_id) AS started
-            FROM (SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+      FROM (SELECT *, (50 * (started - 1)) / 100 AS low_50, (50 * (started - 1)) / 100 + ((50 * (started - 1)) % 100 <> 0)::int AS high_50,
+          ((50 * (started - 1)) % 100)::float8 / 100 AS part_50, (95 * (started - 1)) / 100 AS low_95, (95 * (started - 1)) / 100 + ((95 * (started - 1)) % 100 <> 0)::int AS high_95,
+          ((95 * (started - 1)) % 100)::float8 / 100 AS part_95
+            FROM (SELECT pool_id, n, total_wait, largest, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                         (sum(n) OVER (PARTITION BY pool_id ORDER BY wait_bucket))::bigint - n AS below,
+                         (sum(n) OVER (PARTITION BY pool_id))::bigint AS started
+                  FROM (SELECT pool_id, wait_bucket, n::bigint AS n, total_wait, largest FROM (SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
         max(wait_seconds_max) AS largest
       FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
@@ -436,7 +439,8 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
                AND submitted_at >= $10 AND submitted_at < $11) AS started) AS facts(fact_time, instance_type, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
       JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = facts.instance_type
       WHERE $4::text IS NULL OR p.pool_id = $4::text
-      GROUP BY p.pool_id, wait_bucket) AS hist) AS ranked
+      GROUP BY p.pool_id, wait_bucket) AS hist) AS hist
+                 ) AS counted) AS ranked
       GROUP BY pool_id) AS waits
      ) AS parts
      GROUP BY pool_id;
@@ -466,12 +470,15 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
        UNION ALL
        SELECT pool_id, NULL, p95_seconds FROM (SELECT pool_id, max(started)::float8 AS started,
         (sum(total_wait) / max(started))::float8 AS avg_seconds,
-        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        (max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n) + max(part_50) * (max(value) FILTER (WHERE below <= high_50 AND high_50 < below + n) - max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n) + max(part_95) * (max(value) FILTER (WHERE below <= high_95 AND high_95 < below + n) - max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n)))::float8 AS p95_seconds,
         max(largest)::float8 AS max_seconds
-      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
-                   sum(n) OVER (PARTITION BY pool_id ORDER BY wait_bucket) - n AS below,
-                   sum(n) OVER (PARTITION BY pool_id) AS started
-            FROM (SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
+      FROM (SELECT *, (50 * (started - 1)) / 100 AS low_50, (50 * (started - 1)) / 100 + ((50 * (started - 1)) % 100 <> 0)::int AS high_50,
+          ((50 * (started - 1)) % 100)::float8 / 100 AS part_50, (95 * (started - 1)) / 100 AS low_95, (95 * (started - 1)) / 100 + ((95 * (started - 1)) % 100 <> 0)::int AS high_95,
+          ((95 * (started - 1)) % 100)::float8 / 100 AS part_95
+            FROM (SELECT pool_id, n, total_wait, largest, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                         (sum(n) OVER (PARTITION BY pool_id ORDER BY wait_bucket))::bigint - n AS below,
+                         (sum(n) OVER (PARTITION BY pool_id))::bigint AS started
+                  FROM (SELECT pool_id, wait_bucket, n::bigint AS n, total_wait, largest FROM (SELECT p.pool_id, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
         max(wait_seconds_max) AS largest
       FROM (SELECT bucket_start, dimension_value, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max
        FROM workload_period_waits
@@ -491,7 +498,8 @@ SELECT pool_id, coalesce(sum(pending_share_units), 0)::float8 AS pending_share_u
                AND submitted_at >= $10 AND submitted_at < $11) AS started) AS facts(fact_time, instance_type, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
       JOIN pool_instance_types p ON p.organization_id = $1 AND p.instance_type = facts.instance_type
       WHERE $4::text IS NULL OR p.pool_id = $4::text
-      GROUP BY p.pool_id, wait_bucket) AS hist) AS ranked
+      GROUP BY p.pool_id, wait_bucket) AS hist) AS hist
+                 ) AS counted) AS ranked
       GROUP BY pool_id) AS waits
      ) AS parts
      GROUP BY pool_id;

@@ -789,12 +789,15 @@ SELECT bucket_index, is_summary, group_key,
     FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at
           FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
         (sum(total_wait) / max(started))::float8 AS avg_seconds,
-        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        (max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n) + max(part_50) * (max(value) FILTER (WHERE below <= high_50 AND high_50 < below + n) - max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n) + max(part_95) * (max(value) FILTER (WHERE below <= high_95 AND high_95 < below + n) - max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n)))::float8 AS p95_seconds,
         max(largest)::float8 AS max_seconds
-      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
-            FROM (SELECT NULL::integer AS bucket_index, true AS is_summary,
+      FROM (SELECT *, (50 * (started - 1)) / 100 AS low_50, (50 * (started - 1)) / 100 + ((50 * (started - 1)) % 100 <> 0)::int AS high_50,
+          ((50 * (started - 1)) % 100)::float8 / 100 AS part_50, (95 * (started - 1)) / 100 AS low_95, (95 * (started - 1)) / 100 + ((95 * (started - 1)) % 100 <> 0)::int AS high_95,
+          ((95 * (started - 1)) % 100)::float8 / 100 AS part_95
+            FROM (SELECT bucket_index, is_summary, group_key, n, total_wait, largest, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                         (sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket))::bigint - n AS below,
+                         (sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key))::bigint AS started
+                  FROM (SELECT bucket_index, is_summary, group_key, wait_bucket, n::bigint AS n, total_wait, largest FROM (SELECT NULL::integer AS bucket_index, true AS is_summary,
       NULL::text AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
              max(wait_seconds_max) AS largest
            FROM (SELECT NULL::integer AS bucket_index, facts.*
@@ -813,7 +816,8 @@ SELECT bucket_index, is_summary, group_key,
  UNION ALL SELECT submitted_at, NULL::text, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND started_at IS NOT NULL
-               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $6 AND submitted_at < $7) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket))) AS hist) AS hist
+                 ) AS counted) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
@@ -848,12 +852,15 @@ SELECT bucket_index, is_summary, group_key,
     FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at
           FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
         (sum(total_wait) / max(started))::float8 AS avg_seconds,
-        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        (max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n) + max(part_50) * (max(value) FILTER (WHERE below <= high_50 AND high_50 < below + n) - max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n) + max(part_95) * (max(value) FILTER (WHERE below <= high_95 AND high_95 < below + n) - max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n)))::float8 AS p95_seconds,
         max(largest)::float8 AS max_seconds
-      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
-            FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      FROM (SELECT *, (50 * (started - 1)) / 100 AS low_50, (50 * (started - 1)) / 100 + ((50 * (started - 1)) % 100 <> 0)::int AS high_50,
+          ((50 * (started - 1)) % 100)::float8 / 100 AS part_50, (95 * (started - 1)) / 100 AS low_95, (95 * (started - 1)) / 100 + ((95 * (started - 1)) % 100 <> 0)::int AS high_95,
+          ((95 * (started - 1)) % 100)::float8 / 100 AS part_95
+            FROM (SELECT bucket_index, is_summary, group_key, n, total_wait, largest, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                         (sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket))::bigint - n AS below,
+                         (sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key))::bigint AS started
+                  FROM (SELECT bucket_index, is_summary, group_key, wait_bucket, n::bigint AS n, total_wait, largest FROM (SELECT NULL::integer AS bucket_index, GROUPING(group_key) = 1 AS is_summary,
       group_key AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
              max(wait_seconds_max) AS largest
            FROM (SELECT NULL::integer AS bucket_index, facts.*
@@ -872,7 +879,8 @@ SELECT bucket_index, is_summary, group_key,
  UNION ALL SELECT submitted_at, instance_type, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
-               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket))) AS hist) AS hist
+                 ) AS counted) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at
@@ -909,12 +917,15 @@ SELECT bucket_index, is_summary, group_key,
     FROM (SELECT bucket_index, is_summary, group_key, started, avg_seconds, p50_seconds, p95_seconds, max_seconds, NULL AS pending_count, NULL AS pending_gpus, NULL AS pending_share_units, NULL AS oldest_submitted_at
           FROM (SELECT bucket_index, is_summary, group_key, max(started)::float8 AS started,
         (sum(total_wait) / max(started))::float8 AS avg_seconds,
-        (max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n) + (max(0.5 * (started - 1)) - floor(max(0.5 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.5 * (started - 1)) AND ceil(0.5 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.5 * (started - 1)) AND floor(0.5 * (started - 1)) < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n) + (max(0.95 * (started - 1)) - floor(max(0.95 * (started - 1)))) * (max(value) FILTER (WHERE below <= ceil(0.95 * (started - 1)) AND ceil(0.95 * (started - 1)) < below + n) - max(value) FILTER (WHERE below <= floor(0.95 * (started - 1)) AND floor(0.95 * (started - 1)) < below + n)))::float8 AS p95_seconds,
+        (max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n) + max(part_50) * (max(value) FILTER (WHERE below <= high_50 AND high_50 < below + n) - max(value) FILTER (WHERE below <= low_50 AND low_50 < below + n)))::float8 AS p50_seconds, (max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n) + max(part_95) * (max(value) FILTER (WHERE below <= high_95 AND high_95 < below + n) - max(value) FILTER (WHERE below <= low_95 AND low_95 < below + n)))::float8 AS p95_seconds,
         max(largest)::float8 AS max_seconds
-      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket) - n AS below,
-                   sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key) AS started
-            FROM (SELECT bucket_index, GROUPING(group_key) = 1 AS is_summary,
+      FROM (SELECT *, (50 * (started - 1)) / 100 AS low_50, (50 * (started - 1)) / 100 + ((50 * (started - 1)) % 100 <> 0)::int AS high_50,
+          ((50 * (started - 1)) % 100)::float8 / 100 AS part_50, (95 * (started - 1)) / 100 AS low_95, (95 * (started - 1)) / 100 + ((95 * (started - 1)) % 100 <> 0)::int AS high_95,
+          ((95 * (started - 1)) % 100)::float8 / 100 AS part_95
+            FROM (SELECT bucket_index, is_summary, group_key, n, total_wait, largest, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                         (sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key ORDER BY wait_bucket))::bigint - n AS below,
+                         (sum(n) OVER (PARTITION BY bucket_index, is_summary, group_key))::bigint AS started
+                  FROM (SELECT bucket_index, is_summary, group_key, wait_bucket, n::bigint AS n, total_wait, largest FROM (SELECT bucket_index, GROUPING(group_key) = 1 AS is_summary,
       group_key AS group_key, wait_bucket, sum(started_count) AS n, sum(wait_seconds_sum) AS total_wait,
              max(wait_seconds_max) AS largest
            FROM (SELECT width_bucket(fact_time, $9::timestamptz[]) AS bucket_index, facts.*
@@ -933,7 +944,8 @@ SELECT bucket_index, is_summary, group_key,
  UNION ALL SELECT submitted_at, initiative_id, gpucap_wait_bucket(wait), 1, wait, wait
        FROM (SELECT *, floor(date_part('epoch', started_at - submitted_at))::bigint AS wait FROM workloads
              WHERE organization_id = $1 AND ($2::text[] IS NULL OR initiative_id = ANY ($2::text[])) AND started_at IS NOT NULL
-               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket), (bucket_index, wait_bucket), (bucket_index, group_key, wait_bucket))) AS hist) AS ranked
+               AND submitted_at >= $7 AND submitted_at < $8) AS started) AS facts(fact_time, group_key, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)) AS bucketed GROUP BY GROUPING SETS ((wait_bucket), (group_key, wait_bucket), (bucket_index, wait_bucket), (bucket_index, group_key, wait_bucket))) AS hist) AS hist
+                 ) AS counted) AS ranked
       GROUP BY bucket_index, is_summary, group_key) AS waits
           UNION ALL
           SELECT bucket_index, is_summary, group_key, NULL AS started, NULL AS avg_seconds, NULL AS p50_seconds, NULL AS p95_seconds, NULL AS max_seconds, pending_count, pending_gpus, pending_share_units, oldest_submitted_at

@@ -40,16 +40,27 @@ export function waitFactsSql(request: WaitFactsRequest): string[] {
       ];
 }
 
+/** The percentiles the figures take, in percent. */
+const PERCENTILES = [50, 95];
+
 /**
- * percentile_cont(`fraction`) over merged histogram rows (`n` waits of `value` each, `below` waits
- * in lower buckets, `started` in all): the values at the ranks either side of fraction × (started − 1),
- * interpolated as percentile_cont interpolates. Ranks are numeric: exact at any count.
+ * The ranks either side of percent × (started − 1) / 100 among `started` waits and how far between
+ * them the percentile lies, as columns of every histogram row: integers, exact at any count and
+ * compared per row without numeric arithmetic.
  */
-function percentileSql(fraction: string): string {
-  const rank = `${fraction} * (started - 1)`;
-  const at = (position: string) =>
-    `max(value) FILTER (WHERE below <= ${position}(${rank}) AND ${position}(${rank}) < below + n)`;
-  return `(${at('floor')} + (max(${rank}) - floor(max(${rank}))) * (${at('ceil')} - ${at('floor')}))::float8`;
+function rankColumnsSql(percent: number): string {
+  const scaled = `${percent} * (started - 1)`;
+  return `(${scaled}) / 100 AS low_${percent}, (${scaled}) / 100 + ((${scaled}) % 100 <> 0)::int AS high_${percent},
+          ((${scaled}) % 100)::float8 / 100 AS part_${percent}`;
+}
+
+/**
+ * percentile_cont at `percent` % over ranked histogram rows (`n` waits of `value` each, `below` waits
+ * in lower buckets): the values at the ranks either side, interpolated as percentile_cont interpolates.
+ */
+function percentileSql(percent: number): string {
+  const at = (rank: string) => `max(value) FILTER (WHERE below <= ${rank} AND ${rank} < below + n)`;
+  return `(${at(`low_${percent}`)} + max(part_${percent}) * (${at(`high_${percent}`)} - ${at(`low_${percent}`)}))::float8`;
 }
 
 /**
@@ -61,12 +72,14 @@ export function waitFiguresSql(hist: string, setKeys: string[]): string {
   const partition = setKeys.join(', ');
   return `SELECT ${partition}, max(started)::float8 AS started,
         (sum(total_wait) / max(started))::float8 AS avg_seconds,
-        ${percentileSql('0.5')} AS p50_seconds, ${percentileSql('0.95')} AS p95_seconds,
+        ${PERCENTILES.map((percent) => `${percentileSql(percent)} AS p${percent}_seconds`).join(', ')},
         max(largest)::float8 AS max_seconds
-      FROM (SELECT *, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
-                   sum(n) OVER (PARTITION BY ${partition} ORDER BY wait_bucket) - n AS below,
-                   sum(n) OVER (PARTITION BY ${partition}) AS started
-            FROM (${hist}) AS hist) AS ranked
+      FROM (SELECT *, ${PERCENTILES.map(rankColumnsSql).join(', ')}
+            FROM (SELECT ${partition}, n, total_wait, largest, gpucap_wait_bucket_value(wait_bucket, largest) AS value,
+                         (sum(n) OVER (PARTITION BY ${partition} ORDER BY wait_bucket))::bigint - n AS below,
+                         (sum(n) OVER (PARTITION BY ${partition}))::bigint AS started
+                  FROM (SELECT ${partition}, wait_bucket, n::bigint AS n, total_wait, largest FROM (${hist}) AS hist) AS hist
+                 ) AS counted) AS ranked
       GROUP BY ${partition}`;
 }
 
