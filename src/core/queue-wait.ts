@@ -13,3 +13,9 @@ export function waitSecondsSql(row?: string): string {
 
 /** waitSecondsSql of the row in scope, unqualified. */
 export const WAIT_SECONDS_SQL = waitSecondsSql();
+
+/**
+ * The wait histograms' multi-day rows (src/rollups/queue-waits/): blocks of 16 UTC days aligned to the
+ * Unix epoch, so a month's range merges a block or two instead of a row per day and bucket.
+ */
+export const WAIT_BLOCK = { period: 'days16', days: 16 } as const;

@@ -1,14 +1,13 @@
-import { WAIT_SECONDS_SQL, waitSecondsSql } from '../../core/queue-wait';
+import { WAIT_BLOCK, WAIT_SECONDS_SQL, waitSecondsSql } from '../../core/queue-wait';
 import { defineFunction, defineTrigger, type Definition } from '../../database/definitions/definition';
-import { WAIT_BLOCK } from '../workload-periods/period-split';
 
 /**
  * Queue-wait histograms: per period rollup key (UTC day or hour; dimension none or instance type; cluster),
  * one row per non-empty wait bucket, kept by statement triggers on workloads. The same for blocks of
  * 16 UTC days aligned to the epoch (WAIT_BLOCK), so a month's range merges a block or two rather than
  * thirty days of rows: a histogram over many days holds little more than one over a day (a 16-day
- * block about four days' rows). One block size only: each costs the writers as much again as the
- * days, and a smaller one saves readers less than it costs them. None per submitter: a
+ * block about four days' rows). One block size only: each size adds about a third to the rows a
+ * writer upserts here, and a second, smaller one saved readers little. None per submitter: a
  * submitter's day holds a few waits, so a histogram there is about a row per wait, no cheaper to read
  * than the workloads' queue index, which statistics read instead.
  *

@@ -1,6 +1,6 @@
-import { WAIT_SECONDS_SQL } from '../../core/queue-wait';
+import { WAIT_BLOCK, WAIT_SECONDS_SQL } from '../../core/queue-wait';
 import type { PeriodFactsRequest } from '../workload-periods/workload-periods.queries';
-import { WAIT_BLOCK, type WaitStarts, type Span } from '../workload-periods/period-split';
+import type { WaitStarts, Span } from '../workload-periods/period-split';
 
 /** Columns of every wait fact row, after its time and group key (histogram rows and raw rows alike). */
 export const WAIT_FACT_COLUMNS = ['wait_bucket', 'started_count', 'wait_seconds_sum', 'wait_seconds_max'];

@@ -1,3 +1,5 @@
+import { WAIT_BLOCK } from '../../core/queue-wait';
+
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
@@ -73,12 +75,6 @@ export function rollupStarts(from: Date, to: Date): RollupStarts {
     raw: split.raw,
   };
 }
-
-/**
- * The queue-wait histograms' multi-day rows (src/rollups/queue-waits/): blocks of 16 UTC days aligned
- * to the Unix epoch, so a month's range merges a block or two instead of a row per day and bucket.
- */
-export const WAIT_BLOCK = { period: 'days16', days: 16 } as const;
 
 /** Whole days, hours and raw spans as RollupStarts cuts them, the days taken as blocks where whole ones fit. */
 export interface WaitStarts extends RollupStarts {
