@@ -72,8 +72,11 @@ export async function rebuildWaitHistograms(
      FROM (${changedBucketsSql([{ rows, sign: 1 }], ['day', 'hour'])}) AS c`,
     [organizationId, from],
   );
-  const end = new Date(from);
-  end.setUTCMonth(end.getUTCMonth() + 1);
+  // The month's end as PostgreSQL computes it: a month part may start at 'infinity'.
+  const [{ end }]: { end: Date }[] = await runner.query(
+    `SELECT (($1::timestamptz AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC' AS end`,
+    [from],
+  );
   await rebuildWaitBlocks(runner, organizationId, from, end);
 }
 

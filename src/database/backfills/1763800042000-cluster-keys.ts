@@ -24,7 +24,9 @@ export const clusterKeysBackfill: Backfill = {
       `SELECT organization_id, month AT TIME ZONE 'UTC' AS month
        FROM (SELECT organization_id, date_trunc('month', min(submitted_at) AT TIME ZONE 'UTC') AS first_month,
                     date_trunc('month', greatest(max(submitted_at), max(completed_at)) AT TIME ZONE 'UTC') AS last_month
-             FROM workloads GROUP BY organization_id) AS span
+             -- A time written past the importer ('infinity') would make the months endless.
+             FROM workloads WHERE isfinite(submitted_at) AND (completed_at IS NULL OR isfinite(completed_at))
+             GROUP BY organization_id) AS span
        CROSS JOIN LATERAL generate_series(first_month, last_month, interval '1 month') AS month
        ORDER BY 1, 2`,
     );
