@@ -228,91 +228,101 @@ describe('queue-wait histograms: exact equality with raw rows', () => {
               .query({ ...range, ...filter, ...(groupBy ? { group_by: groupBy } : {}) })
               .set(scope.headers)
               .expect(200);
-            const key = groupBy ?? 'NULL::text';
-            const raw: Record<string, unknown>[] = await testApp.dataSource.query(
-              `SELECT ${key}::text AS group_key, count(*)::int AS started, round(avg(wait)::numeric, 4)::float8 AS avg,
-                      percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50,
-                      percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95, max(wait)::float8 AS max
-               FROM (SELECT *, floor(extract(epoch FROM started_at - submitted_at))::float8 AS wait FROM workloads) w
-               WHERE organization_id = $1 AND started_at IS NOT NULL AND submitted_at >= $2 AND submitted_at < $3
-                 AND ($4::text[] IS NULL OR initiative_id = ANY ($4)) AND ($5::text IS NULL OR initiative_id = $5)
-                 AND ($6::text IS NULL OR cluster_id = $6)
-               GROUP BY ${key}`,
-              [
-                organizationId,
-                range.start_date,
-                range.end_date,
-                scope.initiatives,
-                filter.initiative_id ?? null,
-                filter.cluster_id ?? null,
-              ],
+            const raw = await rawWaitFigures(
+              testApp.dataSource,
+              organizationId,
+              groupBy,
+              range.start_date,
+              range.end_date,
+              {
+                initiatives: scope.initiatives,
+                initiativeId: filter.initiative_id,
+                clusterId: filter.cluster_id,
+              },
             );
-            const entries: { key: string | null; figures: Record<string, number | null> }[] = groupBy
-              ? body.data.grouped.map((entry: Record<string, unknown>) => ({
-                  key: entry[groupBy],
-                  figures: entry.queue_wait,
-                }))
-              : [{ key: null, figures: body.data.summary.queue_wait }];
-            const started = entries.filter((entry) => (entry.figures.started ?? 0) > 0);
-            expect(started.map((entry) => entry.key).sort()).toEqual(raw.map((row) => row.group_key).sort());
-            for (const entry of started) {
-              expectWithinBound(
-                entry.figures,
-                raw.find((row) => row.group_key === entry.key)!,
-              );
-              compared++;
-            }
+            compared += compareWithRaw(body.data.summary.queue_wait, body.data.grouped, groupBy, raw);
           }
     expect(compared).toBeGreaterThan(150);
   });
 
   it('answer each timeline bucket within the same bound, buckets cut across blocks', async () => {
+    const RANGE = { start_date: '2026-09-25T03:00:00Z', end_date: '2026-10-27T10:00:00Z' };
     let compared = 0;
     for (const scope of scopes)
       for (const groupBy of [undefined, 'initiative_id']) {
         const { body } = await request(testApp.server)
           .get('/v1/workloads/stats')
           .query({
-            start_date: '2026-09-25T03:00:00Z',
-            end_date: '2026-10-27T10:00:00Z',
+            ...RANGE,
             interval: 'week',
             ...(groupBy ? { group_by: groupBy } : {}),
           })
           .set(scope.headers)
           .expect(200);
         for (const bucket of body.data.timeline) {
-          const key = groupBy ?? 'NULL::text';
-          const raw: Record<string, unknown>[] = await testApp.dataSource.query(
-            `SELECT ${key}::text AS group_key, count(*)::int AS started, round(avg(wait)::numeric, 4)::float8 AS avg,
-                    percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50,
-                    percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95, max(wait)::float8 AS max
-             FROM (SELECT *, floor(extract(epoch FROM started_at - submitted_at))::float8 AS wait FROM workloads) w
-             WHERE organization_id = $1 AND started_at IS NOT NULL
-               AND submitted_at >= greatest($2::timestamptz, '2026-09-25T03:00:00Z') AND submitted_at < least($3::timestamptz, '2026-10-27T10:00:00Z')
-               AND ($4::text[] IS NULL OR initiative_id = ANY ($4))
-             GROUP BY ${key}`,
-            [organizationId, bucket.bucket_start, bucket.bucket_end, scope.initiatives],
+          const raw = await rawWaitFigures(
+            testApp.dataSource,
+            organizationId,
+            groupBy,
+            bucket.bucket_start < RANGE.start_date ? RANGE.start_date : bucket.bucket_start,
+            bucket.bucket_end > RANGE.end_date ? RANGE.end_date : bucket.bucket_end,
+            { initiatives: scope.initiatives },
           );
-          const entries: { key: string | null; figures: Record<string, number | null> }[] = groupBy
-            ? bucket.grouped.map((entry: Record<string, unknown>) => ({
-                key: entry[groupBy],
-                figures: entry.queue_wait,
-              }))
-            : [{ key: null, figures: bucket.queue_wait }];
-          const started = entries.filter((entry) => (entry.figures.started ?? 0) > 0);
-          expect(started.map((entry) => entry.key).sort()).toEqual(raw.map((row) => row.group_key).sort());
-          for (const entry of started) {
-            expectWithinBound(
-              entry.figures,
-              raw.find((row) => row.group_key === entry.key)!,
-            );
-            compared++;
-          }
+          compared += compareWithRaw(bucket.queue_wait, bucket.grouped, groupBy, raw);
         }
       }
     expect(compared).toBeGreaterThan(20);
   });
 });
+
+/**
+ * Started, average, percentile_cont and largest of the raw waits submitted in [from, to), in the
+ * scope's initiatives and the filters, per `groupBy` (one row without).
+ */
+async function rawWaitFigures(
+  dataSource: DataSource,
+  organizationId: string,
+  groupBy: string | undefined,
+  from: string,
+  to: string,
+  filters: { initiatives: string[] | null; initiativeId?: string; clusterId?: string },
+): Promise<Record<string, unknown>[]> {
+  const key = groupBy ?? 'NULL::text';
+  return dataSource.query(
+    `SELECT ${key}::text AS group_key, count(*)::int AS started, round(avg(wait)::numeric, 4)::float8 AS avg,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY wait) AS p50,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY wait) AS p95, max(wait)::float8 AS max
+     FROM (SELECT *, floor(extract(epoch FROM started_at - submitted_at))::float8 AS wait FROM workloads) w
+     WHERE organization_id = $1 AND started_at IS NOT NULL AND submitted_at >= $2 AND submitted_at < $3
+       AND ($4::text[] IS NULL OR initiative_id = ANY ($4)) AND ($5::text IS NULL OR initiative_id = $5)
+       AND ($6::text IS NULL OR cluster_id = $6)
+     GROUP BY ${key}`,
+    [organizationId, from, to, filters.initiatives, filters.initiativeId ?? null, filters.clusterId ?? null],
+  );
+}
+
+/** An answer's queue figures (its summary's, or each group's) against the raw ones: how many were compared. */
+function compareWithRaw(
+  summary: Record<string, number | null>,
+  grouped: Record<string, unknown>[] | undefined,
+  groupBy: string | undefined,
+  raw: Record<string, unknown>[],
+): number {
+  const entries = groupBy
+    ? grouped!.map((entry) => ({
+        key: entry[groupBy] as string,
+        figures: entry.queue_wait as Record<string, number | null>,
+      }))
+    : [{ key: null, figures: summary }];
+  const started = entries.filter((entry) => (entry.figures.started ?? 0) > 0);
+  expect(started.map((entry) => entry.key).sort()).toEqual(raw.map((row) => row.group_key).sort());
+  for (const entry of started)
+    expectWithinBound(
+      entry.figures,
+      raw.find((row) => row.group_key === entry.key)!,
+    );
+  return started.length;
+}
 
 /** Started, average and largest exactly; p50 and p95 within 1 % of percentile_cont's (and rounding). */
 function expectWithinBound(figures: Record<string, number | null>, exact: Record<string, unknown>): void {
