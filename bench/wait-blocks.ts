@@ -9,7 +9,7 @@
  * readers' side is measured end to end by bench/warm-cold.ts.
  */
 import { Client } from 'pg';
-import { changedBucketsSql, WAIT_PERIODS } from '../src/rollups/queue-waits/queue-waits.definitions';
+import { histogramUpsertSql, WAIT_PERIODS } from '../src/rollups/queue-waits/queue-waits.definitions';
 import { ensureDataset } from './dataset';
 import { ORGANIZATION_ID } from './fixtures';
 import { parseOptions, takeOption } from './options';
@@ -23,18 +23,7 @@ function log(line: string): void {
 }
 
 /** The trigger's upsert of the rows in `new_rows`, over `periods`. */
-function upsertSql(periods: string[]): string {
-  return `INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
-    SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
-           started_count, wait_seconds_sum, coalesce(added_max, 0)
-    FROM (${changedBucketsSql([{ rows: 'new_rows', sign: 1 }], periods)}) AS c
-    WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
-    ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket
-    ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) DO UPDATE SET
-      started_count = r.started_count + excluded.started_count,
-      wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
-      wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max)`;
-}
+const upsertSql = (periods: string[]) => histogramUpsertSql([{ rows: 'new_rows', sign: 1 }], periods);
 
 const WORKLOAD_COLUMNS = `workload_id, initiative_id, name, status, submitted_by, instance_type, gpu_count,
   is_managed, cluster_id, namespace, submitted_at, started_at, completed_at, exit_code`;

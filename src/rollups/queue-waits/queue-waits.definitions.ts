@@ -117,18 +117,26 @@ const KEY_COLUMNS = [
 ];
 const KEY_MATCH = KEY_COLUMNS.map((column) => `r.${column} = c.${column}`).join(' AND ');
 
-/** The body of a trigger function over `sources`; removals only where old rows exist. */
-function histogramBody(sources: WaitSource[]): string {
-  const upsert = `INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
+/**
+ * The upsert of what a statement's `sources` changed in the rows of `periods` (all unless narrowed):
+ * counts and sums added, the largest raised.
+ */
+export function histogramUpsertSql(sources: WaitSource[], periods: string[] = WAIT_PERIODS): string {
+  return `INSERT INTO workload_period_waits AS r (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket, started_count, wait_seconds_sum, wait_seconds_max)
     SELECT organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket,
            started_count, wait_seconds_sum, coalesce(added_max, 0)
-    FROM (${changedBucketsSql(sources)}) AS c
+    FROM (${changedBucketsSql(sources, periods)}) AS c
     WHERE started_count <> 0 OR wait_seconds_sum <> 0 OR removed
     ORDER BY organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket
     ON CONFLICT (organization_id, period, dimension, bucket_start, initiative_id, dimension_value, cluster_id, wait_bucket) DO UPDATE SET
       started_count = r.started_count + excluded.started_count,
       wait_seconds_sum = r.wait_seconds_sum + excluded.wait_seconds_sum,
-      wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max);`;
+      wait_seconds_max = greatest(r.wait_seconds_max, excluded.wait_seconds_max)`;
+}
+
+/** The body of a trigger function over `sources`; removals only where old rows exist. */
+function histogramBody(sources: WaitSource[]): string {
+  const upsert = `${histogramUpsertSql(sources)};`;
   if (sources.every((source) => source.sign > 0)) return upsert;
   // A removed wait may have been the row's largest: empty rows go, the others are recomputed, a day's
   // or hour's from the workloads of its key and bucket (one initiative's hour or day, by an index

@@ -86,20 +86,16 @@ export function waitStarts(spans: { from: Date; to: Date }[]): WaitStarts {
   const starts: WaitStarts = { days: [], hours: [], raw: [], blocks: [] };
   const size = WAIT_BLOCK.days * DAY_MS;
   for (const { from, to } of spans) {
-    const split = splitByPeriod(from, to);
-    if (split.days) {
-      const [dayFrom, dayTo] = [split.days.from!.getTime(), split.days.to!.getTime()];
-      const [first, last] = [Math.ceil(dayFrom / size) * size, Math.floor(dayTo / size) * size];
-      const blocked = first < last ? [first, last] : [dayTo, dayTo];
-      for (let at = blocked[0]; at < blocked[1]; at += size) starts.blocks.push(new Date(at));
-      for (const [a, b] of [
-        [dayFrom, blocked[0]],
-        [blocked[1], dayTo],
-      ])
-        if (a < b) starts.days.push(...unitStarts({ from: new Date(a), to: new Date(b) }, DAY_MS));
-    }
-    starts.hours.push(...split.hours.flatMap((span) => unitStarts(span, HOUR_MS)));
-    starts.raw.push(...split.raw);
+    const { days, hours, raw } = rollupStarts(from, to);
+    // The span's days are consecutive: a day is in a whole block when its block's first and last days are.
+    const first = days[0]?.getTime() ?? 0;
+    const end = (days.at(-1)?.getTime() ?? 0) + DAY_MS;
+    const blockOf = (day: Date) => Math.floor(day.getTime() / size) * size;
+    const inBlock = (day: Date) => blockOf(day) >= first && blockOf(day) + size <= end;
+    starts.blocks.push(...days.filter((day) => inBlock(day) && blockOf(day) === day.getTime()));
+    starts.days.push(...days.filter((day) => !inBlock(day)));
+    starts.hours.push(...hours);
+    starts.raw.push(...raw);
   }
   return starts;
 }
