@@ -59,6 +59,8 @@ export const syncCommand: Command = async (args, context) => {
       },
     });
     logger.info({ organization_id: config.organizationId }, 'sync stopped');
+    // The logger writes asynchronously and the CLI exits on return: its last lines go out first.
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
     return 0;
   });
 };
