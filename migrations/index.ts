@@ -34,6 +34,7 @@ import { EnergyAggregates1763800040000 } from './1763800040000-energy-aggregates
 import { ClusterKeys1763800042000 } from './1763800042000-cluster-keys';
 import { WorkloadEnergy1763800043000 } from './1763800043000-workload-energy';
 import { WaitBlocks1763800044000 } from './1763800044000-wait-blocks';
+import { HourTails1763800045000 } from './1763800045000-hour-tails';
 
 /** Every migration, in order. Listed explicitly so ts-node, jest and the compiled build load the same set. */
 export const migrations = [
@@ -73,4 +74,5 @@ export const migrations = [
   ClusterKeys1763800042000,
   WorkloadEnergy1763800043000,
   WaitBlocks1763800044000,
+  HourTails1763800045000,
 ];

@@ -6,6 +6,7 @@ import { energyBackfill } from './1763800040000-energy';
 import { clusterKeysBackfill } from './1763800042000-cluster-keys';
 import { workloadEnergyBackfill } from './1763800043000-workload-energy';
 import { waitBlocksBackfill } from './1763800044000-wait-blocks';
+import { hourTailsBackfill } from './1763800045000-hour-tails';
 
 /** Every backfill, oldest first. */
 export const backfills: Backfill[] = [
@@ -16,4 +17,5 @@ export const backfills: Backfill[] = [
   clusterKeysBackfill,
   workloadEnergyBackfill,
   waitBlocksBackfill,
+  hourTailsBackfill,
 ];

@@ -44,6 +44,25 @@ export const SAMPLE_HOUR_COLUMNS = [
 ];
 
 /**
+ * The metrics whose largest readings each hour keeps (`<metric>_top`, largest first), and how many:
+ * ⌊count / divisor⌋ + 1. A window's p95 needs its top 5 %, its p99 and risk its top 1 %, and a
+ * daily rhythm puts far more than an hour's share of them into its busiest hours: a third (an
+ * eighth) and one leaves room for that, and an hour holding more still is read whole
+ * (gpucap_window_evidence).
+ */
+export const HOUR_TAILS = [
+  { metric: 'gpu_utilization', divisor: 3 },
+  { metric: 'memory_utilization', divisor: 8 },
+] as const;
+
+/** The tail columns of an hour, as the trigger and the backfill write them from the block `d` and hour `h`. */
+export const hourTailsSql = (d: string, h: string): string =>
+  HOUR_TAILS.map(
+    ({ metric, divisor }) =>
+      `gpucap_top_readings(${d}.${metric}[${h}.first_index : ${h}.first_index + ${h}.sample_count - 1], ${h}.sample_count / ${divisor} + 1)`,
+  ).join(', ');
+
+/**
  * Per-hour summaries of the day blocks (metric_sample_hours): each block's hours are rewritten by
  * the statement that writes the block (seal, import, prune's detach aside), so they describe exactly
  * the readings the blocks hold, under the writer's locks.
@@ -71,6 +90,10 @@ export const sampleHourDefinitions: Definition[] = [
     GROUP BY r.hour
     $$`),
   defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_top_readings(readings double precision[], k integer) RETURNS double precision[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT ARRAY(SELECT v FROM unnest(readings) AS v ORDER BY v DESC LIMIT k)
+    $$`),
+  defineFunction(`
     CREATE OR REPLACE FUNCTION gpucap_sample_hours_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       TRUNCATE metric_sample_hours;
@@ -87,8 +110,8 @@ export const sampleHourDefinitions: Definition[] = [
         WHERE h.organization_id = o.organization_id AND h.workload_id = o.workload_id AND h.day_start = o.day_start;
       END IF;
       IF TG_OP <> 'DELETE' THEN
-        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, ${SAMPLE_HOUR_COLUMNS.join(', ')})
-        SELECT n.organization_id, n.workload_id, n.day_start, s.*
+        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, ${SAMPLE_HOUR_COLUMNS.join(', ')}, ${HOUR_TAILS.map(({ metric }) => `${metric}_top`).join(', ')})
+        SELECT n.organization_id, n.workload_id, n.day_start, s.*, ${hourTailsSql('n', 's')}
         FROM new_rows n
         CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
         ORDER BY 1, 2, 3, 4;
@@ -203,6 +226,111 @@ ${WINDOW_SLICES}
         WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
       ) r
       ORDER BY r.day_start, r.first_index, r.k;
+    END
+    $$`),
+  // A window's right-sizing evidence, equal to SAMPLE_EVIDENCE_SQL over the same readings
+  // (src/rollups/workload-summaries/): count and span from the hours and the edge readings, and the
+  // percentiles and top memory readings from the largest readings only. A whole hour offers its tail
+  // unless the tail is missing or ends above the limit given, then it offers every reading; the edge
+  // hours and open rows offer every reading. Take the top k of the offers, k what percentile_cont
+  // reaches from the top (and the risk: ⌊count / 100⌋ + 1): they are the window's top k when no tail
+  // offered in part ends above the k-th, since each hour's other readings are at most its tail's last.
+  // Otherwise a second pass, with that k-th as the limit, reads those hours whole: its offers include
+  // the first pass's, so its k-th is no lower and every tail still offered ends at or below it. The
+  // interpolation is percentile_cont's, in the same float8 steps. A generic plan, as above.
+  defineFunction(`
+    CREATE OR REPLACE FUNCTION gpucap_window_evidence(org text, wl text, low timestamp with time zone, high timestamp with time zone) RETURNS TABLE(sample_count integer, sampled_seconds double precision, p95_gpu_utilization double precision, p99_memory_utilization double precision, top_memory_utilization double precision[]) LANGUAGE plpgsql STABLE SET plan_cache_mode TO 'force_generic_plan' AS $$
+    #variable_conflict use_column
+    DECLARE
+      g_limit double precision := 'infinity';
+      m_limit double precision := 'infinity';
+      found_evidence record;
+    BEGIN
+      FOR pass IN 1..3 LOOP
+        WITH hours AS MATERIALIZED (
+          SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, h.first_sampled_at, h.last_sampled_at,
+                 h.gpu_utilization_top AS g_top, h.memory_utilization_top AS m_top,
+                 h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+          FROM metric_sample_hours h
+          WHERE h.organization_id = org AND h.workload_id = wl
+            AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+            AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+            AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+        ),
+        tails AS MATERIALIZED (
+          SELECT h.*,
+                 h.g_top IS NULL OR (h.sample_count > cardinality(h.g_top) AND h.g_top[cardinality(h.g_top)] > g_limit) AS g_read,
+                 h.m_top IS NULL OR (h.sample_count > cardinality(h.m_top) AND h.m_top[cardinality(h.m_top)] > m_limit) AS m_read
+          FROM hours h WHERE h.whole
+        ),
+        readings AS MATERIALIZED (
+          SELECT false AS edge, NULL::timestamptz AS sampled_at, t.g_read AS g_in, t.m_read AS m_in, u.g, u.m
+          FROM tails t
+          JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = t.day_start
+                                   AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+          CROSS JOIN LATERAL unnest(d.gpu_utilization[t.first_index : t.first_index + t.sample_count - 1],
+                                    d.memory_utilization[t.first_index : t.first_index + t.sample_count - 1]) AS u(g, m)
+          WHERE t.g_read OR t.m_read
+          UNION ALL
+          SELECT true, e.sampled_at, true, true, e.gpu_utilization, e.memory_utilization
+          FROM hours h
+          JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                   AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+          CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1],
+                                                d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1],
+                                                d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1], '{}', '{}') e
+          WHERE NOT h.whole AND e.sampled_at >= low AND e.sampled_at <= high
+          UNION ALL
+          SELECT true, m.sampled_at, true, true, m.gpu_utilization, m.memory_utilization
+          FROM metric_samples m
+          WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+        ),
+        total AS MATERIALIZED (
+          SELECT n, 0.95::float8 * (n - 1) AS g_at, 0.99::float8 * (n - 1) AS m_at, first_at, last_at
+          FROM (
+            SELECT (SELECT coalesce(sum(t.sample_count), 0) FROM tails t) + (SELECT count(*) FROM readings r WHERE r.edge) AS n,
+                   least((SELECT min(t.first_sampled_at) FROM tails t), (SELECT min(r.sampled_at) FROM readings r WHERE r.edge)) AS first_at,
+                   greatest((SELECT max(t.last_sampled_at) FROM tails t), (SELECT max(r.sampled_at) FROM readings r WHERE r.edge)) AS last_at
+          ) c
+        ),
+        need AS (
+          SELECT t.*,
+                 CASE WHEN n > 0 THEN (n - floor(g_at))::int ELSE 0 END AS g_k,
+                 CASE WHEN n > 0 THEN greatest(n - floor(m_at), n / 100 + 1)::int ELSE 0 END AS m_k
+          FROM total t
+        ),
+        tops AS MATERIALIZED (
+          SELECT k.*,
+                 ARRAY(SELECT v FROM (SELECT unnest(t.g_top) FROM tails t WHERE NOT t.g_read
+                                      UNION ALL SELECT r.g FROM readings r WHERE r.g_in) AS o(v)
+                       ORDER BY v DESC LIMIT k.g_k) AS g,
+                 ARRAY(SELECT v FROM (SELECT unnest(t.m_top) FROM tails t WHERE NOT t.m_read
+                                      UNION ALL SELECT r.m FROM readings r WHERE r.m_in) AS o(v)
+                       ORDER BY v DESC LIMIT k.m_k) AS m
+          FROM need k
+        )
+        SELECT o.n::int AS sample_count,
+               date_part('epoch', o.last_at - o.first_at)::float8 AS sampled_seconds,
+               CASE WHEN o.n = 0 THEN NULL WHEN floor(o.g_at) = ceil(o.g_at) THEN o.g[o.g_k]
+                    ELSE o.g[o.g_k] + (o.g_at - floor(o.g_at)) * (o.g[o.g_k - 1] - o.g[o.g_k]) END AS p95,
+               CASE WHEN o.n = 0 THEN NULL WHEN floor(o.m_at) = ceil(o.m_at) THEN o.m[(o.n - floor(o.m_at))::int]
+                    ELSE o.m[(o.n - floor(o.m_at))::int] + (o.m_at - floor(o.m_at)) * (o.m[(o.n - floor(o.m_at))::int - 1] - o.m[(o.n - floor(o.m_at))::int]) END AS p99,
+               CASE WHEN o.n > 0 THEN o.m[1 : (o.n / 100 + 1)::int] END AS top_memory,
+               cardinality(o.g) >= o.g_k AND cardinality(o.m) >= o.m_k AND NOT EXISTS (
+                 SELECT 1 FROM tails t
+                 WHERE (NOT t.g_read AND t.sample_count > cardinality(t.g_top) AND t.g_top[cardinality(t.g_top)] > o.g[o.g_k])
+                    OR (NOT t.m_read AND t.sample_count > cardinality(t.m_top) AND t.m_top[cardinality(t.m_top)] > o.m[o.m_k])) AS exact,
+               coalesce(o.g[o.g_k], '-infinity') AS g_next,
+               coalesce(o.m[o.m_k], '-infinity') AS m_next
+        INTO found_evidence
+        FROM tops o;
+        EXIT WHEN found_evidence.exact;
+        -- Unreachable by the argument above; a third pass reads every hour whole all the same.
+        g_limit := CASE WHEN pass = 1 THEN found_evidence.g_next ELSE '-infinity' END;
+        m_limit := CASE WHEN pass = 1 THEN found_evidence.m_next ELSE '-infinity' END;
+      END LOOP;
+      RETURN QUERY SELECT found_evidence.sample_count, found_evidence.sampled_seconds, found_evidence.p95,
+                          found_evidence.p99, found_evidence.top_memory;
     END
     $$`),
   defineTrigger(

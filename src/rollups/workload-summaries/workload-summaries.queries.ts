@@ -1,5 +1,3 @@
-import { SAMPLE_EVIDENCE_SQL } from './workload-summaries.definitions';
-
 /** Where a right-sizing read takes a workload's evidence from; every field is SQL text. */
 export interface SampleEvidenceSource {
   /** The workloads row's alias. */
@@ -20,9 +18,11 @@ export interface SampleEvidenceSource {
  * A workload's right-sizing evidence inside a range, one row as `alias`. A finished run wholly in
  * the range (started at or after `from`, completed before `to`) reads every sample of its run, so
  * its stored summary is that evidence: one primary-key read. Runs crossing an edge of the range,
- * running workloads and those without a summary (started before the retention boundary) read their
- * samples inside the range, by the same SAMPLE_EVIDENCE_SQL; the planner skips that read (a
- * one-time filter) for a workload answered by its summary.
+ * running workloads and those without a summary (started before the retention boundary) take it
+ * from their window's hours (gpucap_window_evidence: the same figures as SAMPLE_EVIDENCE_SQL over
+ * the window's samples, from each hour's largest readings); the planner skips that read (a
+ * one-time filter) for a workload answered by its summary or not read at all (a count of 0).
+ * Samples at the run's end count, those at `to` do not: the window ends a microsecond before it.
  */
 export function sampleEvidenceSql(source: SampleEvidenceSource): string {
   const { workload: w, alias } = source;
@@ -34,14 +34,14 @@ export function sampleEvidenceSql(source: SampleEvidenceSource): string {
   return `LEFT JOIN workload_sample_summaries ${stored}
        ON ${stored}.organization_id = ${w}.organization_id AND ${stored}.workload_id = ${w}.workload_id
       AND ${w}.started_at >= ${source.from} AND ${w}.completed_at < ${source.to} AND (${source.read})
-     CROSS JOIN LATERAL (
-       SELECT ${SAMPLE_EVIDENCE_SQL}
-       FROM gpucap_workload_samples(${w}.organization_id, ${w}.workload_id, ${source.runFrom}, ${source.runTo}) s
-       WHERE ${stored}.workload_id IS NULL AND s.sampled_at < ${source.to} AND (${source.read})
-     ) ${sampled}
+     LEFT JOIN LATERAL (
+       SELECT x.* FROM gpucap_window_evidence(${w}.organization_id, ${w}.workload_id, ${source.runFrom},
+                                              least(${source.runTo}, ${source.to} - interval '1 microsecond')) x
+       WHERE ${stored}.workload_id IS NULL AND (${source.read})
+     ) ${sampled} ON true
      CROSS JOIN LATERAL (
        SELECT ${columns(stored)} WHERE ${stored}.workload_id IS NOT NULL
        UNION ALL
-       SELECT ${columns(sampled)} WHERE ${stored}.workload_id IS NULL
+       SELECT coalesce(${sampled}.sample_count, 0), ${columns(sampled).replace(`${sampled}.sample_count, `, '')} WHERE ${stored}.workload_id IS NULL
      ) ${alias}`;
 }
