@@ -25,19 +25,15 @@ SELECT w.workload_id, w.name, w.initiative_id, w.submitted_by, w.status, w.insta
      LEFT JOIN workload_sample_summaries e_stored
        ON e_stored.organization_id = w.organization_id AND e_stored.workload_id = w.workload_id
       AND w.started_at >= $2::timestamptz AND w.completed_at < $3::timestamptz AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
-     CROSS JOIN LATERAL (
-       SELECT count(*)::int AS sample_count,
-  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
-  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
-  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
-  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
-       FROM gpucap_workload_samples(w.organization_id, w.workload_id, r.run_from, r.run_to) s
-       WHERE e_stored.workload_id IS NULL AND s.sampled_at < $3::timestamptz AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
-     ) e_sampled
+     LEFT JOIN LATERAL (
+       SELECT x.* FROM gpucap_window_evidence(w.organization_id, w.workload_id, r.run_from,
+                                              least(r.run_to, $3::timestamptz - interval '1 microsecond')) x
+       WHERE e_stored.workload_id IS NULL AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
+     ) e_sampled ON true
      CROSS JOIN LATERAL (
        SELECT e_stored.sample_count, e_stored.sampled_seconds, e_stored.p95_gpu_utilization, e_stored.p99_memory_utilization, e_stored.top_memory_utilization WHERE e_stored.workload_id IS NOT NULL
        UNION ALL
-       SELECT e_sampled.sample_count, e_sampled.sampled_seconds, e_sampled.p95_gpu_utilization, e_sampled.p99_memory_utilization, e_sampled.top_memory_utilization WHERE e_stored.workload_id IS NULL
+       SELECT coalesce(e_sampled.sample_count, 0), e_sampled.sampled_seconds, e_sampled.p95_gpu_utilization, e_sampled.p99_memory_utilization, e_sampled.top_memory_utilization WHERE e_stored.workload_id IS NULL
      ) e
      LEFT JOIN LATERAL (
        SELECT count(*) AS price_count, coalesce(sum(p.price_per_gpu_hour * CASE WHEN r.run_from IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), r.run_to) - greatest(p.effective_from, r.run_from)) * 1e6))::bigint ELSE 0 END), 0) AS price_us,
@@ -71,19 +67,15 @@ SELECT w.workload_id, w.name, w.initiative_id, w.submitted_by, w.status, w.insta
      LEFT JOIN workload_sample_summaries e_stored
        ON e_stored.organization_id = w.organization_id AND e_stored.workload_id = w.workload_id
       AND w.started_at >= $2::timestamptz AND w.completed_at < $3::timestamptz AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
-     CROSS JOIN LATERAL (
-       SELECT count(*)::int AS sample_count,
-  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
-  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
-  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
-  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
-       FROM gpucap_workload_samples(w.organization_id, w.workload_id, r.run_from, r.run_to) s
-       WHERE e_stored.workload_id IS NULL AND s.sampled_at < $3::timestamptz AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
-     ) e_sampled
+     LEFT JOIN LATERAL (
+       SELECT x.* FROM gpucap_window_evidence(w.organization_id, w.workload_id, r.run_from,
+                                              least(r.run_to, $3::timestamptz - interval '1 microsecond')) x
+       WHERE e_stored.workload_id IS NULL AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
+     ) e_sampled ON true
      CROSS JOIN LATERAL (
        SELECT e_stored.sample_count, e_stored.sampled_seconds, e_stored.p95_gpu_utilization, e_stored.p99_memory_utilization, e_stored.top_memory_utilization WHERE e_stored.workload_id IS NOT NULL
        UNION ALL
-       SELECT e_sampled.sample_count, e_sampled.sampled_seconds, e_sampled.p95_gpu_utilization, e_sampled.p99_memory_utilization, e_sampled.top_memory_utilization WHERE e_stored.workload_id IS NULL
+       SELECT coalesce(e_sampled.sample_count, 0), e_sampled.sampled_seconds, e_sampled.p95_gpu_utilization, e_sampled.p99_memory_utilization, e_sampled.top_memory_utilization WHERE e_stored.workload_id IS NULL
      ) e
      LEFT JOIN LATERAL (
        SELECT count(*) AS price_count, coalesce(sum(p.price_per_gpu_hour * CASE WHEN r.run_from IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), r.run_to) - greatest(p.effective_from, r.run_from)) * 1e6))::bigint ELSE 0 END), 0) AS price_us,
@@ -113,19 +105,15 @@ SELECT w.workload_id, w.name, w.initiative_id, w.submitted_by, w.status, w.insta
      LEFT JOIN workload_sample_summaries e_stored
        ON e_stored.organization_id = w.organization_id AND e_stored.workload_id = w.workload_id
       AND w.started_at >= $2::timestamptz AND w.completed_at < $3::timestamptz AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
-     CROSS JOIN LATERAL (
-       SELECT count(*)::int AS sample_count,
-  date_part('epoch', max(s.sampled_at) - min(s.sampled_at))::float8 AS sampled_seconds,
-  percentile_cont(0.95) WITHIN GROUP (ORDER BY s.gpu_utilization) AS p95_gpu_utilization,
-  percentile_cont(0.99) WITHIN GROUP (ORDER BY s.memory_utilization) AS p99_memory_utilization,
-  (array_agg(s.memory_utilization ORDER BY s.memory_utilization DESC))[1:(count(*) / 100 + 1)::int] AS top_memory_utilization
-       FROM gpucap_workload_samples(w.organization_id, w.workload_id, r.run_from, r.run_to) s
-       WHERE e_stored.workload_id IS NULL AND s.sampled_at < $3::timestamptz AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
-     ) e_sampled
+     LEFT JOIN LATERAL (
+       SELECT x.* FROM gpucap_window_evidence(w.organization_id, w.workload_id, r.run_from,
+                                              least(r.run_to, $3::timestamptz - interval '1 microsecond')) x
+       WHERE e_stored.workload_id IS NULL AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
+     ) e_sampled ON true
      CROSS JOIN LATERAL (
        SELECT e_stored.sample_count, e_stored.sampled_seconds, e_stored.p95_gpu_utilization, e_stored.p99_memory_utilization, e_stored.top_memory_utilization WHERE e_stored.workload_id IS NOT NULL
        UNION ALL
-       SELECT e_sampled.sample_count, e_sampled.sampled_seconds, e_sampled.p95_gpu_utilization, e_sampled.p99_memory_utilization, e_sampled.top_memory_utilization WHERE e_stored.workload_id IS NULL
+       SELECT coalesce(e_sampled.sample_count, 0), e_sampled.sampled_seconds, e_sampled.p95_gpu_utilization, e_sampled.p99_memory_utilization, e_sampled.top_memory_utilization WHERE e_stored.workload_id IS NULL
      ) e
      LEFT JOIN LATERAL (
        SELECT count(*) AS price_count, coalesce(sum(p.price_per_gpu_hour * CASE WHEN r.run_from IS NOT NULL THEN greatest(0, round(date_part('epoch', least(coalesce(p.effective_to, 'infinity'::timestamptz), r.run_to) - greatest(p.effective_from, r.run_from)) * 1e6))::bigint ELSE 0 END), 0) AS price_us,

@@ -345,6 +345,8 @@ CREATE TABLE metric_sample_hours (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -380,6 +382,8 @@ CREATE TABLE metric_sample_hours_w2026_35 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_35_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -415,6 +419,8 @@ CREATE TABLE metric_sample_hours_w2026_36 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_36_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -450,6 +456,8 @@ CREATE TABLE metric_sample_hours_w2026_37 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_37_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -485,6 +493,8 @@ CREATE TABLE metric_sample_hours_w2026_38 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_38_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -520,6 +530,8 @@ CREATE TABLE metric_sample_hours_w2026_39 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_39_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -555,6 +567,8 @@ CREATE TABLE metric_sample_hours_w2026_40 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_40_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -590,6 +604,8 @@ CREATE TABLE metric_sample_hours_w2026_41 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_41_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -625,6 +641,8 @@ CREATE TABLE metric_sample_hours_w2026_42 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_42_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -660,6 +678,8 @@ CREATE TABLE metric_sample_hours_w2026_43 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_43_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -695,6 +715,8 @@ CREATE TABLE metric_sample_hours_w2026_44 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_44_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -730,6 +752,8 @@ CREATE TABLE metric_sample_hours_w2026_45 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_45_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -765,6 +789,8 @@ CREATE TABLE metric_sample_hours_w2026_46 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_46_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -800,6 +826,8 @@ CREATE TABLE metric_sample_hours_w2026_47 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_47_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -835,6 +863,8 @@ CREATE TABLE metric_sample_hours_w2026_48 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_48_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -870,6 +900,8 @@ CREATE TABLE metric_sample_hours_w2026_49 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_49_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -905,6 +937,8 @@ CREATE TABLE metric_sample_hours_w2026_50 (
     power_usage_min double precision NOT NULL,
     power_usage_max double precision NOT NULL,
     power_usage_last double precision NOT NULL,
+    gpu_utilization_top double precision[],
+    memory_utilization_top double precision[],
     CONSTRAINT metric_sample_hours_w2026_50_pkey PRIMARY KEY (organization_id, workload_id, day_start, hour_start),
     CONSTRAINT metric_sample_hours_check CHECK (hour_start >= day_start AND hour_start < (day_start + '1 day'::interval)),
     CONSTRAINT metric_sample_hours_check1 CHECK (first_sampled_at >= hour_start AND last_sampled_at < (hour_start + '01:00:00'::interval) AND last_sampled_at >= first_sampled_at),
@@ -3534,8 +3568,8 @@ AS $function$
         WHERE h.organization_id = o.organization_id AND h.workload_id = o.workload_id AND h.day_start = o.day_start;
       END IF;
       IF TG_OP <> 'DELETE' THEN
-        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, hour_start, first_index, sample_count, steps_before, first_sampled_at, last_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last)
-        SELECT n.organization_id, n.workload_id, n.day_start, s.*
+        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, hour_start, first_index, sample_count, steps_before, first_sampled_at, last_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last, gpu_utilization_top, memory_utilization_top)
+        SELECT n.organization_id, n.workload_id, n.day_start, s.*, gpucap_top_readings(n.gpu_utilization[s.first_index : s.first_index + s.sample_count - 1], s.sample_count / 3 + 1), gpucap_top_readings(n.memory_utilization[s.first_index : s.first_index + s.sample_count - 1], s.sample_count / 8 + 1)
         FROM new_rows n
         CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
         ORDER BY 1, 2, 3, 4;
@@ -3622,6 +3656,14 @@ AS $function$
     SELECT coalesce(current_setting('gpucap.sealing', true), '') = 'on'
     $function$;
 
+CREATE OR REPLACE FUNCTION public.gpucap_top_readings(readings double precision[], k integer)
+ RETURNS double precision[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    SELECT ARRAY(SELECT v FROM unnest(readings) AS v ORDER BY v DESC LIMIT k)
+    $function$;
+
 CREATE OR REPLACE FUNCTION public.gpucap_unpack_hour(day_start timestamp with time zone, steps_before bigint, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[])
  RETURNS TABLE(sampled_at timestamp with time zone, gpu_utilization double precision, memory_utilization double precision, temperature double precision, power_usage double precision)
  LANGUAGE sql
@@ -3694,6 +3736,106 @@ CREATE OR REPLACE FUNCTION public.gpucap_wait_bucket_value(wait_bucket smallint,
 AS $function$
     SELECT CASE WHEN wait_bucket = 0 THEN 0
                 ELSE least(largest, 2 * power(1.02::float8, wait_bucket - 1) / (1 + 1.02::float8)) END
+    $function$;
+
+CREATE OR REPLACE FUNCTION public.gpucap_window_evidence(org text, wl text, low timestamp with time zone, high timestamp with time zone)
+ RETURNS TABLE(sample_count integer, sampled_seconds double precision, p95_gpu_utilization double precision, p99_memory_utilization double precision, top_memory_utilization double precision[])
+ LANGUAGE plpgsql
+ STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+    #variable_conflict use_column
+    DECLARE
+      g_limit double precision := 'infinity';
+      m_limit double precision := 'infinity';
+      found_evidence record;
+    BEGIN
+      FOR pass IN 1..3 LOOP
+        WITH hours AS MATERIALIZED (
+          SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, h.first_sampled_at, h.last_sampled_at,
+                 h.gpu_utilization_top AS g_top, h.memory_utilization_top AS m_top,
+                 h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
+          FROM metric_sample_hours h
+          WHERE h.organization_id = org AND h.workload_id = wl
+            AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+            AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+            AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+        ),
+        tails AS MATERIALIZED (
+          SELECT h.*,
+                 h.g_top IS NULL OR (h.sample_count > cardinality(h.g_top) AND h.g_top[cardinality(h.g_top)] > g_limit) AS g_read,
+                 h.m_top IS NULL OR (h.sample_count > cardinality(h.m_top) AND h.m_top[cardinality(h.m_top)] > m_limit) AS m_read
+          FROM hours h WHERE h.whole
+        ),
+        readings AS MATERIALIZED (
+          SELECT false AS edge, NULL::timestamptz AS sampled_at, t.g_read AS g_in, t.m_read AS m_in, u.g, u.m
+          FROM tails t
+          JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = t.day_start
+                                   AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+          CROSS JOIN LATERAL unnest(d.gpu_utilization[t.first_index : t.first_index + t.sample_count - 1],
+                                    d.memory_utilization[t.first_index : t.first_index + t.sample_count - 1]) AS u(g, m)
+          WHERE t.g_read OR t.m_read
+          UNION ALL
+          SELECT true, e.sampled_at, true, true, e.gpu_utilization, e.memory_utilization
+          FROM hours h
+          JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = h.day_start
+                                   AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+          CROSS JOIN LATERAL gpucap_unpack_hour(h.day_start, h.steps_before, d.step_us[h.first_index : h.first_index + h.sample_count - 1],
+                                                d.gpu_utilization[h.first_index : h.first_index + h.sample_count - 1],
+                                                d.memory_utilization[h.first_index : h.first_index + h.sample_count - 1], '{}', '{}') e
+          WHERE NOT h.whole AND e.sampled_at >= low AND e.sampled_at <= high
+          UNION ALL
+          SELECT true, m.sampled_at, true, true, m.gpu_utilization, m.memory_utilization
+          FROM metric_samples m
+          WHERE m.organization_id = org AND m.workload_id = wl AND m.sampled_at >= low AND m.sampled_at <= high
+        ),
+        total AS MATERIALIZED (
+          SELECT n, 0.95::float8 * (n - 1) AS g_at, 0.99::float8 * (n - 1) AS m_at, first_at, last_at
+          FROM (
+            SELECT (SELECT coalesce(sum(t.sample_count), 0) FROM tails t) + (SELECT count(*) FROM readings r WHERE r.edge) AS n,
+                   least((SELECT min(t.first_sampled_at) FROM tails t), (SELECT min(r.sampled_at) FROM readings r WHERE r.edge)) AS first_at,
+                   greatest((SELECT max(t.last_sampled_at) FROM tails t), (SELECT max(r.sampled_at) FROM readings r WHERE r.edge)) AS last_at
+          ) c
+        ),
+        need AS (
+          SELECT t.*,
+                 CASE WHEN n > 0 THEN (n - floor(g_at))::int ELSE 0 END AS g_k,
+                 CASE WHEN n > 0 THEN greatest(n - floor(m_at), n / 100 + 1)::int ELSE 0 END AS m_k
+          FROM total t
+        ),
+        tops AS MATERIALIZED (
+          SELECT k.*,
+                 ARRAY(SELECT v FROM (SELECT unnest(t.g_top) FROM tails t WHERE NOT t.g_read
+                                      UNION ALL SELECT r.g FROM readings r WHERE r.g_in) AS o(v)
+                       ORDER BY v DESC LIMIT k.g_k) AS g,
+                 ARRAY(SELECT v FROM (SELECT unnest(t.m_top) FROM tails t WHERE NOT t.m_read
+                                      UNION ALL SELECT r.m FROM readings r WHERE r.m_in) AS o(v)
+                       ORDER BY v DESC LIMIT k.m_k) AS m
+          FROM need k
+        )
+        SELECT o.n::int AS sample_count,
+               date_part('epoch', o.last_at - o.first_at)::float8 AS sampled_seconds,
+               CASE WHEN o.n = 0 THEN NULL WHEN floor(o.g_at) = ceil(o.g_at) THEN o.g[o.g_k]
+                    ELSE o.g[o.g_k] + (o.g_at - floor(o.g_at)) * (o.g[o.g_k - 1] - o.g[o.g_k]) END AS p95,
+               CASE WHEN o.n = 0 THEN NULL WHEN floor(o.m_at) = ceil(o.m_at) THEN o.m[(o.n - floor(o.m_at))::int]
+                    ELSE o.m[(o.n - floor(o.m_at))::int] + (o.m_at - floor(o.m_at)) * (o.m[(o.n - floor(o.m_at))::int - 1] - o.m[(o.n - floor(o.m_at))::int]) END AS p99,
+               CASE WHEN o.n > 0 THEN o.m[1 : (o.n / 100 + 1)::int] END AS top_memory,
+               cardinality(o.g) >= o.g_k AND cardinality(o.m) >= o.m_k AND NOT EXISTS (
+                 SELECT 1 FROM tails t
+                 WHERE (NOT t.g_read AND t.sample_count > cardinality(t.g_top) AND t.g_top[cardinality(t.g_top)] > o.g[o.g_k])
+                    OR (NOT t.m_read AND t.sample_count > cardinality(t.m_top) AND t.m_top[cardinality(t.m_top)] > o.m[o.m_k])) AS exact,
+               coalesce(o.g[o.g_k], '-infinity') AS g_next,
+               coalesce(o.m[o.m_k], '-infinity') AS m_next
+        INTO found_evidence
+        FROM tops o;
+        EXIT WHEN found_evidence.exact;
+        -- Unreachable by the argument above; a third pass reads every hour whole all the same.
+        g_limit := CASE WHEN pass = 1 THEN found_evidence.g_next ELSE '-infinity' END;
+        m_limit := CASE WHEN pass = 1 THEN found_evidence.m_next ELSE '-infinity' END;
+      END LOOP;
+      RETURN QUERY SELECT found_evidence.sample_count, found_evidence.sampled_seconds, found_evidence.p95,
+                          found_evidence.p99, found_evidence.top_memory;
+    END
     $function$;
 
 CREATE OR REPLACE FUNCTION public.gpucap_window_hour_stats(org text, wl text, low timestamp with time zone, high timestamp with time zone)

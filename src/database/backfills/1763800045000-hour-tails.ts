@@ -23,7 +23,10 @@ export const hourTailsBackfill: Backfill = {
        FROM metric_sample_hours WHERE gpu_utilization_top IS NULL OR memory_utilization_top IS NULL
        ORDER BY 1, 2`,
     );
-    return rows.map((row) => ({ organizationId: row.organization_id, weekStart: row.week_start.toISOString() }));
+    return rows.map((row) => ({
+      organizationId: row.organization_id,
+      weekStart: row.week_start.toISOString(),
+    }));
   },
   async up(runner: QueryRunner, part: unknown): Promise<void> {
     const { organizationId, weekStart } = part as WeekPart;

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { pruneSamples } from '../../cli/commands/prune.command';
 import { sampleHoursBackfill } from '../../database/backfills/1763800035000-sample-hours';
+import { hourTailsBackfill } from '../../database/backfills/1763800045000-hour-tails';
 import { BACKFILLS_TABLE, runBackfills } from '../../database/backfills/backfill';
 import type { AuthScope } from '../../common/auth/auth-scope';
 import { round4 } from '../../common/http/decimal';
@@ -20,6 +21,8 @@ import {
 import { createOwnDatabase, type OwnDatabase } from '../../../test/support/own-database';
 import { rollupResidue } from '../../../test/support/rollup-residue';
 import { sealForStore, unsealOrganizations } from '../../../test/support/samples';
+import { SAMPLE_EVIDENCE_SQL } from '../workload-summaries/workload-summaries.definitions';
+import { HOUR_TAILS } from './sample-hours.definitions';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -43,13 +46,15 @@ async function hourDifferences(dataSource: DataSource, organizationId: string): 
     `${prefix}first_index, ${prefix}sample_count, ${prefix}first_sampled_at, ${prefix}last_sampled_at, ` +
     METRICS.map((m) => `${prefix}${m}_sum, ${prefix}${m}_min, ${prefix}${m}_max, ${prefix}${m}_last`).join(
       ', ',
-    );
+    ) +
+    HOUR_TAILS.map(({ metric }) => `, ${prefix}${metric}_top`).join('');
   return dataSource.query(
     `WITH recomputed AS (
        SELECT workload_id, day_start, date_trunc('hour', sampled_at, 'UTC') AS hour_start,
               min(i)::int AS first_index, count(*)::int AS sample_count,
               min(sampled_at) AS first_sampled_at, max(sampled_at) AS last_sampled_at,
-              ${METRICS.map((m) => `sum(${m} ORDER BY sampled_at) AS ${m}_sum, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m} ORDER BY sampled_at DESC))[1] AS ${m}_last`).join(',\n              ')}
+              ${METRICS.map((m) => `sum(${m} ORDER BY sampled_at) AS ${m}_sum, min(${m}) AS ${m}_min, max(${m}) AS ${m}_max, (array_agg(${m} ORDER BY sampled_at DESC))[1] AS ${m}_last`).join(',\n              ')},
+              ${HOUR_TAILS.map(({ metric, divisor }) => `(array_agg(${metric} ORDER BY ${metric} DESC))[1 : count(*)::int / ${divisor} + 1] AS ${metric}_top`).join(', ')}
        FROM ${BLOCK_READINGS} r GROUP BY 1, 2, 3
      ),
      stored AS (
@@ -90,6 +95,17 @@ function reading(workloadId: string, at: number, k: number, salt = 0) {
     power_usage: ((k * 104729 + salt) % 100000) / 137,
   };
 }
+
+type EvidenceRow = Record<string, unknown>;
+
+const EVIDENCE_OF_WINDOW = 'SELECT * FROM gpucap_window_evidence($1, $2, $3, $4)';
+/** The rule's evidence from every reading of the window, as the summaries settle it. */
+const RAW_EVIDENCE_OF_WINDOW = `SELECT ${SAMPLE_EVIDENCE_SQL} FROM gpucap_workload_samples($1, $2, $3, $4) s`;
+
+const windowEvidence = (dataSource: DataSource, org: string, workloadId: string, bounds: readonly string[]) =>
+  dataSource.query<EvidenceRow[]>(EVIDENCE_OF_WINDOW, [org, workloadId, ...bounds]);
+const rawEvidence = (dataSource: DataSource, org: string, workloadId: string, bounds: readonly string[]) =>
+  dataSource.query<EvidenceRow[]>(RAW_EVIDENCE_OF_WINDOW, [org, workloadId, ...bounds]);
 
 describe('metric_sample_hours', () => {
   let db: OwnDatabase;
@@ -230,6 +246,9 @@ describe('metric_sample_hours', () => {
         expect(await percentiles('gpucap_window_readings')).toEqual(
           await percentiles('gpucap_workload_samples'),
         );
+        expect(await windowEvidence(db.dataSource, org, workloadId, bounds)).toEqual(
+          await rawEvidence(db.dataSource, org, workloadId, bounds),
+        );
         const answers = (average: number) => [round4(average), round4(average * 0.08)];
         const stats = statsFromHours(hours, (_, average) => answers(average));
         if (!stats) continue;
@@ -243,6 +262,79 @@ describe('metric_sample_hours', () => {
     expect(settled).toBeGreaterThan(windows.length * workloads.length * 0.9);
   }, 120_000);
 
+  it('give the right-sizing evidence of any window exactly, through hours holding more than their tails', async () => {
+    // 'spike': one hour of 48 at 99 % holds more of the top 5 % and 1 % than its tails, so the whole
+    // range needs the second pass; 'ties': a handful of values, so every rank lands on a tie.
+    const spikeHour = 30;
+    await insertWorkloads(
+      db.dataSource,
+      org,
+      ['spike', 'ties'].map((workloadId) => ({
+        workloadId,
+        status: 'running' as const,
+        submittedAt: new Date(base - DAY),
+        startedAt: new Date(base - DAY),
+      })),
+    );
+    await load([
+      ...Array.from({ length: 48 * 60 }, (_, k) => ({
+        ...reading('spike', base + k * 60_000 + 500, k),
+        gpu_utilization:
+          Math.floor(k / 60) === spikeHour ? 99 - (k % 60) / 100 : 10 + ((k * 37) % 1000) / 100,
+        memory_utilization:
+          Math.floor(k / 60) === spikeHour ? 90 + (k % 60) / 10 : 20 + ((k * 53) % 1000) / 100,
+      })),
+      ...Array.from({ length: 30 * 20 }, (_, k) => ({
+        ...reading('ties', base + k * 180_000, k),
+        gpu_utilization: 50,
+        memory_utilization: k % 2 === 0 ? 40 : 60,
+      })),
+    ]);
+    const whole = [new Date(base).toISOString(), new Date(base + 2 * DAY).toISOString()] as const;
+    const [{ tail_last }] = await db.dataSource.query(
+      `SELECT gpu_utilization_top[cardinality(gpu_utilization_top)] AS tail_last FROM metric_sample_hours
+       WHERE organization_id = $1 AND workload_id = 'spike' AND hour_start = $2`,
+      [org, new Date(base + spikeHour * HOUR)],
+    );
+    const [spike] = await rawEvidence(db.dataSource, org, 'spike', whole);
+    expect(tail_last).toBeGreaterThan(spike.p95_gpu_utilization as number);
+
+    const windows: [number, number][] = [
+      [base, base + 2 * DAY],
+      [base + spikeHour * HOUR, base + (spikeHour + 1) * HOUR - 1],
+    ];
+    for (let k = 0; k < 30; k += 1) {
+      const low = base + ((k * 5_555_557) % (2 * DAY));
+      windows.push([low, low + ((k * 7_654_321) % (40 * HOUR)) + 1]);
+    }
+    const expectEvidence = async (query: (text: string, values: unknown[]) => Promise<EvidenceRow[]>) => {
+      for (const workloadId of ['spike', 'ties']) {
+        for (const [low, high] of windows) {
+          const bounds = [new Date(low).toISOString(), new Date(high).toISOString()] as const;
+          const served = await query(EVIDENCE_OF_WINDOW, [org, workloadId, ...bounds]);
+          const raw = await query(RAW_EVIDENCE_OF_WINDOW, [org, workloadId, ...bounds]);
+          expect({ workloadId, bounds, evidence: served }).toEqual({ workloadId, bounds, evidence: raw });
+        }
+      }
+    };
+    await expectEvidence((text, values) => db.dataSource.query(text, values));
+
+    // Hours without tails, as before their backfill: read whole, the same answers.
+    const runner = db.dataSource.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(
+        `UPDATE metric_sample_hours SET gpu_utilization_top = NULL, memory_utilization_top = NULL
+         WHERE organization_id = $1 AND workload_id IN ('spike', 'ties') AND hour_start < $2`,
+        [org, new Date(base + DAY)],
+      );
+      await expectEvidence((text, values) => runner.query(text, values));
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }, 120_000);
+
   it('are dropped with their days by prune', async () => {
     await load(workloads.map((workloadId, k) => reading(workloadId, base - 30 * DAY + k * HOUR, k)));
     const old = `SELECT count(*)::int AS count FROM metric_sample_hours WHERE organization_id = $1 AND day_start < $2`;
@@ -254,11 +346,14 @@ describe('metric_sample_hours', () => {
     await expectExact();
   }, 120_000);
 
-  it('are filled by the backfill for blocks stored before them', async () => {
+  it('are filled by the backfills for blocks stored before them, and their tails for hours without', async () => {
+    const backfills = [sampleHoursBackfill, hourTailsBackfill];
     await db.dataSource.query('DELETE FROM metric_sample_hours');
-    await db.dataSource.query(`DELETE FROM ${BACKFILLS_TABLE} WHERE name = $1`, [sampleHoursBackfill.name]);
+    await db.dataSource.query(`DELETE FROM ${BACKFILLS_TABLE} WHERE name = ANY ($1)`, [
+      backfills.map((backfill) => backfill.name),
+    ]);
     expect(await hourDifferences(db.dataSource, org)).not.toEqual([]);
-    expect(await runBackfills(db.dataSource, [sampleHoursBackfill])).toEqual([sampleHoursBackfill.name]);
+    expect(await runBackfills(db.dataSource, backfills)).toEqual(backfills.map((backfill) => backfill.name));
     await expectExact();
   }, 120_000);
 });

@@ -28,8 +28,8 @@ export function sampleEvidenceSql(source: SampleEvidenceSource): string {
   const { workload: w, alias } = source;
   const stored = `${alias}_stored`;
   const sampled = `${alias}_sampled`;
-  const columns = (table: string) =>
-    `${table}.sample_count, ${table}.sampled_seconds, ${table}.p95_gpu_utilization, ` +
+  const columns = (table: string, count = `${table}.sample_count`) =>
+    `${count}, ${table}.sampled_seconds, ${table}.p95_gpu_utilization, ` +
     `${table}.p99_memory_utilization, ${table}.top_memory_utilization`;
   return `LEFT JOIN workload_sample_summaries ${stored}
        ON ${stored}.organization_id = ${w}.organization_id AND ${stored}.workload_id = ${w}.workload_id
@@ -42,6 +42,6 @@ export function sampleEvidenceSql(source: SampleEvidenceSource): string {
      CROSS JOIN LATERAL (
        SELECT ${columns(stored)} WHERE ${stored}.workload_id IS NOT NULL
        UNION ALL
-       SELECT coalesce(${sampled}.sample_count, 0), ${columns(sampled).replace(`${sampled}.sample_count, `, '')} WHERE ${stored}.workload_id IS NULL
+       SELECT ${columns(sampled, `coalesce(${sampled}.sample_count, 0)`)} WHERE ${stored}.workload_id IS NULL
      ) ${alias}`;
 }
