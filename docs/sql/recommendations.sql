@@ -29,6 +29,9 @@ SELECT w.workload_id, w.name, w.initiative_id, w.submitted_by, w.status, w.insta
        SELECT x.* FROM gpucap_window_evidence(w.organization_id, w.workload_id, r.run_from,
                                               least(r.run_to, $3::timestamptz - interval '1 microsecond')) x
        WHERE e_stored.workload_id IS NULL AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
+       -- Kept a subquery, so the condition gates the call (a one-time filter): pulled up into the
+       -- join, it would filter the function's row after calling it for every workload.
+       OFFSET 0
      ) e_sampled ON true
      CROSS JOIN LATERAL (
        SELECT e_stored.sample_count, e_stored.sampled_seconds, e_stored.p95_gpu_utilization, e_stored.p99_memory_utilization, e_stored.top_memory_utilization WHERE e_stored.workload_id IS NOT NULL
@@ -71,6 +74,9 @@ SELECT w.workload_id, w.name, w.initiative_id, w.submitted_by, w.status, w.insta
        SELECT x.* FROM gpucap_window_evidence(w.organization_id, w.workload_id, r.run_from,
                                               least(r.run_to, $3::timestamptz - interval '1 microsecond')) x
        WHERE e_stored.workload_id IS NULL AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
+       -- Kept a subquery, so the condition gates the call (a one-time filter): pulled up into the
+       -- join, it would filter the function's row after calling it for every workload.
+       OFFSET 0
      ) e_sampled ON true
      CROSS JOIN LATERAL (
        SELECT e_stored.sample_count, e_stored.sampled_seconds, e_stored.p95_gpu_utilization, e_stored.p99_memory_utilization, e_stored.top_memory_utilization WHERE e_stored.workload_id IS NOT NULL
@@ -109,6 +115,9 @@ SELECT w.workload_id, w.name, w.initiative_id, w.submitted_by, w.status, w.insta
        SELECT x.* FROM gpucap_window_evidence(w.organization_id, w.workload_id, r.run_from,
                                               least(r.run_to, $3::timestamptz - interval '1 microsecond')) x
        WHERE e_stored.workload_id IS NULL AND (w.instance_type = ANY ($5::text[]) AND (w.gpu_sharing_mode IS NULL OR w.gpu_sharing_mode = 'mig'))
+       -- Kept a subquery, so the condition gates the call (a one-time filter): pulled up into the
+       -- join, it would filter the function's row after calling it for every workload.
+       OFFSET 0
      ) e_sampled ON true
      CROSS JOIN LATERAL (
        SELECT e_stored.sample_count, e_stored.sampled_seconds, e_stored.p95_gpu_utilization, e_stored.p99_memory_utilization, e_stored.top_memory_utilization WHERE e_stored.workload_id IS NOT NULL

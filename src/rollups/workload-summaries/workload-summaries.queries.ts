@@ -38,6 +38,9 @@ export function sampleEvidenceSql(source: SampleEvidenceSource): string {
        SELECT x.* FROM gpucap_window_evidence(${w}.organization_id, ${w}.workload_id, ${source.runFrom},
                                               least(${source.runTo}, ${source.to} - interval '1 microsecond')) x
        WHERE ${stored}.workload_id IS NULL AND (${source.read})
+       -- Kept a subquery, so the condition gates the call (a one-time filter): pulled up into the
+       -- join, it would filter the function's row after calling it for every workload.
+       OFFSET 0
      ) ${sampled} ON true
      CROSS JOIN LATERAL (
        SELECT ${columns(stored)} WHERE ${stored}.workload_id IS NOT NULL
