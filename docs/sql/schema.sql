@@ -3525,8 +3525,8 @@ AS $function$
     END
     $function$;
 
-CREATE OR REPLACE FUNCTION public.gpucap_sample_hours(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[])
- RETURNS TABLE(hour_start timestamp with time zone, first_index integer, sample_count integer, steps_before bigint, first_sampled_at timestamp with time zone, last_sampled_at timestamp with time zone, gpu_utilization_sum double precision, gpu_utilization_min double precision, gpu_utilization_max double precision, gpu_utilization_last double precision, memory_utilization_sum double precision, memory_utilization_min double precision, memory_utilization_max double precision, memory_utilization_last double precision, temperature_sum double precision, temperature_min double precision, temperature_max double precision, temperature_last double precision, power_usage_sum double precision, power_usage_min double precision, power_usage_max double precision, power_usage_last double precision)
+CREATE OR REPLACE FUNCTION public.gpucap_sample_hour_rows(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[])
+ RETURNS TABLE(hour_start timestamp with time zone, first_index integer, sample_count integer, steps_before bigint, first_sampled_at timestamp with time zone, last_sampled_at timestamp with time zone, gpu_utilization_sum double precision, gpu_utilization_min double precision, gpu_utilization_max double precision, gpu_utilization_last double precision, memory_utilization_sum double precision, memory_utilization_min double precision, memory_utilization_max double precision, memory_utilization_last double precision, temperature_sum double precision, temperature_min double precision, temperature_max double precision, temperature_last double precision, power_usage_sum double precision, power_usage_min double precision, power_usage_max double precision, power_usage_last double precision, gpu_utilization_top double precision[], memory_utilization_top double precision[])
  LANGUAGE sql
  IMMUTABLE PARALLEL SAFE
 AS $function$
@@ -3535,7 +3535,9 @@ AS $function$
            sum(r.v0 ORDER BY r.i), min(r.v0), max(r.v0), g[max(r.i)],
            sum(r.v1 ORDER BY r.i), min(r.v1), max(r.v1), m[max(r.i)],
            sum(r.v2 ORDER BY r.i), min(r.v2), max(r.v2), t[max(r.i)],
-           sum(r.v3 ORDER BY r.i), min(r.v3), max(r.v3), p[max(r.i)]
+           sum(r.v3 ORDER BY r.i), min(r.v3), max(r.v3), p[max(r.i)],
+           (array_agg(r.v0 ORDER BY r.v0 DESC))[1 : count(*)::integer / 3 + 1],
+           (array_agg(r.v1 ORDER BY r.v1 DESC))[1 : count(*)::integer / 8 + 1]
     FROM (
       SELECT u.i, u.v0, u.v1, u.v2, u.v3,
              day_start + sum(u.step::float8) OVER w * interval '1 microsecond' AS sampled_at,
@@ -3569,9 +3571,9 @@ AS $function$
       END IF;
       IF TG_OP <> 'DELETE' THEN
         INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, hour_start, first_index, sample_count, steps_before, first_sampled_at, last_sampled_at, gpu_utilization_sum, gpu_utilization_min, gpu_utilization_max, gpu_utilization_last, memory_utilization_sum, memory_utilization_min, memory_utilization_max, memory_utilization_last, temperature_sum, temperature_min, temperature_max, temperature_last, power_usage_sum, power_usage_min, power_usage_max, power_usage_last, gpu_utilization_top, memory_utilization_top)
-        SELECT n.organization_id, n.workload_id, n.day_start, s.*, gpucap_top_readings(n.gpu_utilization[s.first_index : s.first_index + s.sample_count - 1], s.sample_count / 3 + 1), gpucap_top_readings(n.memory_utilization[s.first_index : s.first_index + s.sample_count - 1], s.sample_count / 8 + 1)
+        SELECT n.organization_id, n.workload_id, n.day_start, s.*
         FROM new_rows n
-        CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
+        CROSS JOIN LATERAL gpucap_sample_hour_rows(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
         ORDER BY 1, 2, 3, 4;
       END IF;
       RETURN NULL;

@@ -17,7 +17,7 @@ export const sampleHoursBackfill: Backfill = {
       INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, ${SAMPLE_HOUR_COLUMNS.join(', ')})
       SELECT d.organization_id, d.workload_id, d.day_start, s.*
       FROM metric_sample_days d
-      CROSS JOIN LATERAL gpucap_sample_hours(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) s
+      CROSS JOIN LATERAL gpucap_sample_hour_rows(d.day_start, d.step_us, d.gpu_utilization, d.memory_utilization, d.temperature, d.power_usage) s
       WHERE NOT EXISTS (
         SELECT 1 FROM metric_sample_hours h
         WHERE h.organization_id = d.organization_id AND h.workload_id = d.workload_id AND h.day_start = d.day_start)

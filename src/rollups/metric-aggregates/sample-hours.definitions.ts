@@ -32,17 +32,6 @@ const WINDOW_SLICES = `      WITH hours AS MATERIALIZED (
                                  AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
       )`;
 
-/** The summary columns of metric_sample_hours after its day, in the order gpucap_sample_hours returns them. */
-export const SAMPLE_HOUR_COLUMNS = [
-  'hour_start',
-  'first_index',
-  'sample_count',
-  'steps_before',
-  'first_sampled_at',
-  'last_sampled_at',
-  ...METRICS.flatMap((m) => [`${m}_sum`, `${m}_min`, `${m}_max`, `${m}_last`]),
-];
-
 /**
  * The metrics whose largest readings each hour keeps (`<metric>_top`, largest first), and how many:
  * ⌊count / divisor⌋ + 1. A window's p95 needs its top 5 %, its p99 and risk its top 1 %, and a
@@ -55,12 +44,24 @@ export const HOUR_TAILS = [
   { metric: 'memory_utilization', divisor: 8 },
 ] as const;
 
-/** The tail columns of an hour, as the trigger and the backfill write them from the block `d` and hour `h`. */
+/** The tail columns of a stored hour `h` from its block `d`, as the backfill of hours stored without them writes them. */
 export const hourTailsSql = (d: string, h: string): string =>
   HOUR_TAILS.map(
     ({ metric, divisor }) =>
       `gpucap_top_readings(${d}.${metric}[${h}.first_index : ${h}.first_index + ${h}.sample_count - 1], ${h}.sample_count / ${divisor} + 1)`,
   ).join(', ');
+
+/** The summary columns of metric_sample_hours after its day, in the order gpucap_sample_hour_rows returns them. */
+export const SAMPLE_HOUR_COLUMNS = [
+  'hour_start',
+  'first_index',
+  'sample_count',
+  'steps_before',
+  'first_sampled_at',
+  'last_sampled_at',
+  ...METRICS.flatMap((m) => [`${m}_sum`, `${m}_min`, `${m}_max`, `${m}_last`]),
+  ...HOUR_TAILS.map(({ metric }) => `${metric}_top`),
+];
 
 /**
  * Per-hour summaries of the day blocks (metric_sample_hours): each block's hours are rewritten by
@@ -73,12 +74,14 @@ export const sampleHourDefinitions: Definition[] = [
   weeklyPartitionsFunction('gpucap_ensure_sample_hour_partitions', 'metric_sample_hours', 2),
   // Times as gpucap_unpack_samples computes them (the same float8 running sum from the day's start),
   // so an hour's first and last times are the ones readers compare with a window's bounds; sums in
-  // time order, so a recomputation from the readings gives the same float8.
+  // time order, so a recomputation from the readings gives the same float8; the tails from the same
+  // pass over the readings, so a block's arrays are read once for all its hours.
   defineFunction(`
-    CREATE OR REPLACE FUNCTION gpucap_sample_hours(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[]) RETURNS TABLE(hour_start timestamp with time zone, first_index integer, sample_count integer, steps_before bigint, first_sampled_at timestamp with time zone, last_sampled_at timestamp with time zone, ${METRICS.map((m) => `${m}_sum double precision, ${m}_min double precision, ${m}_max double precision, ${m}_last double precision`).join(', ')}) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    CREATE OR REPLACE FUNCTION gpucap_sample_hour_rows(day_start timestamp with time zone, step_us bigint[], g double precision[], m double precision[], t double precision[], p double precision[]) RETURNS TABLE(hour_start timestamp with time zone, first_index integer, sample_count integer, steps_before bigint, first_sampled_at timestamp with time zone, last_sampled_at timestamp with time zone, ${METRICS.map((m) => `${m}_sum double precision, ${m}_min double precision, ${m}_max double precision, ${m}_last double precision`).join(', ')}, ${HOUR_TAILS.map(({ metric }) => `${metric}_top double precision[]`).join(', ')}) LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT day_start + r.hour::float8 * interval '1 hour', min(r.i)::integer, count(*)::integer, min(r.before_us)::bigint,
            min(r.sampled_at), max(r.sampled_at),
-           ${METRICS.map((m, k) => `sum(r.v${k} ORDER BY r.i), min(r.v${k}), max(r.v${k}), ${m.charAt(0)}[max(r.i)]`).join(',\n           ')}
+           ${METRICS.map((m, k) => `sum(r.v${k} ORDER BY r.i), min(r.v${k}), max(r.v${k}), ${m.charAt(0)}[max(r.i)]`).join(',\n           ')},
+           ${HOUR_TAILS.map(({ metric, divisor }) => `(array_agg(r.v${METRICS.indexOf(metric)} ORDER BY r.v${METRICS.indexOf(metric)} DESC))[1 : count(*)::integer / ${divisor} + 1]`).join(',\n           ')}
     FROM (
       SELECT u.i, u.v0, u.v1, u.v2, u.v3,
              day_start + sum(u.step::float8) OVER w * interval '1 microsecond' AS sampled_at,
@@ -110,10 +113,10 @@ export const sampleHourDefinitions: Definition[] = [
         WHERE h.organization_id = o.organization_id AND h.workload_id = o.workload_id AND h.day_start = o.day_start;
       END IF;
       IF TG_OP <> 'DELETE' THEN
-        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, ${SAMPLE_HOUR_COLUMNS.join(', ')}, ${HOUR_TAILS.map(({ metric }) => `${metric}_top`).join(', ')})
-        SELECT n.organization_id, n.workload_id, n.day_start, s.*, ${hourTailsSql('n', 's')}
+        INSERT INTO metric_sample_hours (organization_id, workload_id, day_start, ${SAMPLE_HOUR_COLUMNS.join(', ')})
+        SELECT n.organization_id, n.workload_id, n.day_start, s.*
         FROM new_rows n
-        CROSS JOIN LATERAL gpucap_sample_hours(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
+        CROSS JOIN LATERAL gpucap_sample_hour_rows(n.day_start, n.step_us, n.gpu_utilization, n.memory_utilization, n.temperature, n.power_usage) s
         ORDER BY 1, 2, 3, 4;
       END IF;
       RETURN NULL;
