@@ -6,7 +6,8 @@
  * capacity, and the ranked page by cost beside the same by GPU-hours, first with the dataset's prices,
  * then with them deleted (restored after). Clusters: the same reads unfiltered, filtered by the
  * dataset's largest cluster, and grouped by cluster. Energy (this build only): the ranked page by
- * energy beside those by GPU-hours and cost. With --before, the money and cluster reads on that
+ * energy beside those by GPU-hours and cost. Recommendations: the rule over the last 7 and 30 days,
+ * for everyone and one team. With --before, the money, cluster and recommendation reads on that
  * commit's service and its own dataset (same size and seed).
  */
 import { Client } from 'pg';
@@ -45,6 +46,13 @@ const CLUSTER_REQUESTS = [
   ['ranked by GPU-hours', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20'],
   ['the same, one cluster', '/v1/workloads/metrics?sort_by=gpu_hours&limit=20&cluster_id={cluster}'],
   ['ranked by cost, one cluster', '/v1/workloads/metrics?sort_by=cost&limit=20&cluster_id={cluster}'],
+] as const;
+
+/** The right-sizing rule over every workload of a range: `{initiative}` is the dataset's largest team. */
+const RECOMMENDATION_REQUESTS = [
+  ['recommendations, last 7 days', '/v1/recommendations?time_range=last_7_days'],
+  ['the same, one team', '/v1/recommendations?time_range=last_7_days&initiative_id={initiative}'],
+  ['recommendations, last 30 days', '/v1/recommendations?time_range=last_30_days'],
 ] as const;
 
 /** Energy's rankings, which only this build answers, beside the GPU-hours and cost pages they mirror. */
@@ -113,11 +121,16 @@ async function measure(build: ServiceBuild, argv: string[], runs: number): Promi
   const headers = roleHeaders(
     await createToken(dataset.url, ORGANIZATION_ID, 'ORG_ADMIN', [], log, build.sourceDir),
   );
-  const cluster = await largestCluster(dataset.url);
+  const cluster = await largest(dataset.url, 'cluster_id');
+  const initiative = await largest(dataset.url, 'initiative_id');
   process.env.RESPONSE_CACHE_TTL_SECONDS = '0';
   const timeAll = async (requests: readonly (readonly [string, string])[]) =>
     withServer(await startService(dataset.url, false, log, build), async (server) => {
-      const paths = requests.map(([, path]) => path.replace('{cluster}', encodeURIComponent(cluster)));
+      const paths = requests.map(([, path]) =>
+        path
+          .replace('{cluster}', encodeURIComponent(cluster))
+          .replace('{initiative}', encodeURIComponent(initiative)),
+      );
       // The first requests of a fresh process pay for its warm-up: a round of every request first.
       for (const path of paths) await median(server, headers, path, 2);
       const medians: number[] = [];
@@ -128,25 +141,27 @@ async function measure(build: ServiceBuild, argv: string[], runs: number): Promi
       return medians;
     });
   const clusters = await timeAll(CLUSTER_REQUESTS);
+  const recommendations = await timeAll(RECOMMENDATION_REQUESTS);
   const priced = await timeAll(MONEY_REQUESTS);
   const energy = build === CURRENT ? await timeAll(ENERGY_REQUESTS) : [];
   const restore = await withoutPrices(dataset.url);
   try {
-    return [priced, await timeAll(MONEY_REQUESTS), clusters, energy];
+    return [priced, await timeAll(MONEY_REQUESTS), clusters, energy, recommendations];
   } finally {
     await restore();
   }
 }
 
-async function largestCluster(url: string): Promise<string> {
+/** The dataset's value of `column` with the most workloads. */
+async function largest(url: string, column: 'cluster_id' | 'initiative_id'): Promise<string> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ cluster_id: string }>(
-      'SELECT cluster_id FROM workloads WHERE organization_id = $1 GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1',
+    const { rows } = await client.query<{ value: string }>(
+      `SELECT ${column} AS value FROM workloads WHERE organization_id = $1 GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`,
       [ORGANIZATION_ID],
     );
-    return rows[0].cluster_id;
+    return rows[0].value;
   } finally {
     await client.end();
   }
@@ -176,12 +191,18 @@ async function main(): Promise<void> {
   const moneyColumns: string[] = [];
   const money: number[][] = [];
   const clusters: number[][] = [];
+  const recommendations: number[][] = [];
   let energy: number[] = [];
   for (const build of builds) {
-    const [priced, unpriced, clusterReads, energyReads] = await measure(build, runsOption.rest, runs);
+    const [priced, unpriced, clusterReads, energyReads, recommendationReads] = await measure(
+      build,
+      runsOption.rest,
+      runs,
+    );
     moneyColumns.push(`${build.label}, with prices`, `${build.label}, prices deleted`);
     money.push(priced, unpriced);
     clusters.push(clusterReads);
+    recommendations.push(recommendationReads);
     if (build === CURRENT) energy = energyReads;
   }
   const labels = (requests: readonly (readonly [string, string])[]) => requests.map(([label]) => label);
@@ -191,6 +212,12 @@ async function main(): Promise<void> {
       builds.map((build) => build.label),
       labels(CLUSTER_REQUESTS),
       clusters,
+      runs,
+    )}\n\n${table(
+      'recommendations',
+      builds.map((build) => build.label),
+      labels(RECOMMENDATION_REQUESTS),
+      recommendations,
       runs,
     )}\n\n${table('energy', [CURRENT.label], labels(ENERGY_REQUESTS), [energy], runs)}\n`,
   );
