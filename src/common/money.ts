@@ -16,10 +16,18 @@ export function isCurrency(code: string): boolean {
   return CURRENCIES.has(code);
 }
 
+/** Decimals per currency code (three letters: a bounded map); a formatter costs tens of µs to build, and one answer rounds many amounts. */
+const MINOR_UNITS = new Map<string, number>();
+
 /** The currency's decimals, ICU's (EUR 2, JPY 0, BHD 3). */
 export function currencyMinorUnits(currency: string): number {
-  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-    .maximumFractionDigits as number;
+  let minorUnits = MINOR_UNITS.get(currency);
+  if (minorUnits === undefined) {
+    minorUnits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
+      .maximumFractionDigits as number;
+    MINOR_UNITS.set(currency, minorUnits);
+  }
+  return minorUnits;
 }
 
 /** A price as the import takes it: a decimal string or a number, at least 0, at most 12 + 10 digits. */
