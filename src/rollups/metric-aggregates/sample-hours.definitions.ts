@@ -266,13 +266,23 @@ ${WINDOW_SLICES}
                  h.m_top IS NULL OR (h.sample_count > cardinality(h.m_top) AND h.m_top[cardinality(h.m_top)] > m_limit) AS m_read
           FROM hours h WHERE h.whole
         ),
+        -- The hours read whole, a slice of each day's arrays spanning them: a block decompressed once.
+        read_days AS MATERIALIZED (
+          SELECT k.day_start, k.low_index, d.gpu_utilization[k.low_index : k.high_index] AS g,
+                 d.memory_utilization[k.low_index : k.high_index] AS m
+          FROM (
+            SELECT t.day_start, min(t.first_index) AS low_index, max(t.first_index + t.sample_count - 1) AS high_index
+            FROM tails t WHERE t.g_read OR t.m_read GROUP BY t.day_start
+          ) k
+          JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = k.day_start
+                                   AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
+        ),
         readings AS MATERIALIZED (
           SELECT false AS edge, NULL::timestamptz AS sampled_at, t.g_read AS g_in, t.m_read AS m_in, u.g, u.m
           FROM tails t
-          JOIN metric_sample_days d ON d.organization_id = org AND d.workload_id = wl AND d.day_start = t.day_start
-                                   AND d.day_start >= date_trunc('day', low, 'UTC') AND d.day_start <= high
-          CROSS JOIN LATERAL unnest(d.gpu_utilization[t.first_index : t.first_index + t.sample_count - 1],
-                                    d.memory_utilization[t.first_index : t.first_index + t.sample_count - 1]) AS u(g, m)
+          JOIN read_days y ON y.day_start = t.day_start
+          CROSS JOIN LATERAL unnest(y.g[t.first_index - y.low_index + 1 : t.first_index - y.low_index + t.sample_count],
+                                    y.m[t.first_index - y.low_index + 1 : t.first_index - y.low_index + t.sample_count]) AS u(g, m)
           WHERE t.g_read OR t.m_read
           UNION ALL
           SELECT true, e.sampled_at, true, true, e.gpu_utilization, e.memory_utilization
