@@ -16,7 +16,10 @@ export function isCurrency(code: string): boolean {
   return CURRENCIES.has(code);
 }
 
-/** Decimals per currency code (three letters: a bounded map); a formatter costs tens of µs to build, and one answer rounds many amounts. */
+/**
+ * Decimals per currency code (three letters: a bounded map): a formatter costs tens of microseconds
+ * to build, and one answer rounds many amounts.
+ */
 const MINOR_UNITS = new Map<string, number>();
 
 /** The currency's decimals, ICU's (EUR 2, JPY 0, BHD 3). */

@@ -44,7 +44,7 @@ export const HOUR_TAILS = [
   { metric: 'memory_utilization', divisor: 8 },
 ] as const;
 
-/** The tail columns of a stored hour `h` from its block `d`, as the backfill of hours stored without them writes them. */
+/** The tail columns of a stored hour `h` from its block `d`: the backfill of hours stored without them. */
 export const hourTailsSql = (d: string, h: string): string =>
   HOUR_TAILS.map(
     ({ metric, divisor }) =>
@@ -338,7 +338,8 @@ ${WINDOW_SLICES}
         INTO found_evidence
         FROM tops o;
         EXIT WHEN found_evidence.exact;
-        -- Unreachable by the argument above; a third pass reads every hour whole all the same.
+        -- The first pass's k-ths are the second's limits; a third pass, unreachable by the argument
+        -- above, would read every hour whole.
         g_limit := CASE WHEN pass = 1 THEN found_evidence.g_next ELSE '-infinity' END;
         m_limit := CASE WHEN pass = 1 THEN found_evidence.m_next ELSE '-infinity' END;
       END LOOP;
