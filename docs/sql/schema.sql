@@ -3758,10 +3758,10 @@ AS $function$
                  h.gpu_utilization_top AS g_top, h.memory_utilization_top AS m_top,
                  h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
           FROM metric_sample_hours h
-          WHERE h.organization_id = org AND h.workload_id = wl
-            AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
-            AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
-            AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
         ),
         tails AS MATERIALIZED (
           SELECT h.*,
@@ -3841,7 +3841,8 @@ AS $function$
         INTO found_evidence
         FROM tops o;
         EXIT WHEN found_evidence.exact;
-        -- Unreachable by the argument above; a third pass reads every hour whole all the same.
+        -- The first pass's k-ths are the second's limits; a third pass, unreachable by the argument
+        -- above, would read every hour whole.
         g_limit := CASE WHEN pass = 1 THEN found_evidence.g_next ELSE '-infinity' END;
         m_limit := CASE WHEN pass = 1 THEN found_evidence.m_next ELSE '-infinity' END;
       END LOOP;

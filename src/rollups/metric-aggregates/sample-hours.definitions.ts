@@ -4,6 +4,16 @@ import { weeklyPartitionsFunction } from '../../database/definitions/sample-stor
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'] as const;
 
 /**
+ * The hours a window reaches (org, wl, low, high: the window functions' parameters), a FROM clause;
+ * an hour is whole when every reading of it lies inside the window.
+ */
+const WINDOW_HOURS = `FROM metric_sample_hours h
+        WHERE h.organization_id = org AND h.workload_id = wl
+          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
+          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
+          AND h.last_sampled_at >= low AND h.first_sampled_at <= high`;
+
+/**
  * The window's sealed readings as slices of their day blocks (org, wl, low, high: the function's
  * parameters): per day, its run of hours wholly inside the window as one slice (whole hours of a day
  * are consecutive, and so are their readings), and each other hour in the window as its own, to be
@@ -12,11 +22,7 @@ const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_
 const WINDOW_SLICES = `      WITH hours AS MATERIALIZED (
         SELECT h.day_start, h.first_index, h.sample_count, h.steps_before,
                h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
-        FROM metric_sample_hours h
-        WHERE h.organization_id = org AND h.workload_id = wl
-          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
-          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
-          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+        ${WINDOW_HOURS}
       ),
       runs AS (
         SELECT h.day_start, min(h.first_index) AS first_index, sum(h.sample_count)::integer AS sample_count,
@@ -140,11 +146,7 @@ export const sampleHourDefinitions: Definition[] = [
       RETURN QUERY
       WITH hours AS MATERIALIZED (
         SELECT h.*, h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
-        FROM metric_sample_hours h
-        WHERE h.organization_id = org AND h.workload_id = wl
-          AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
-          AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
-          AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+        ${WINDOW_HOURS}
       ),
       pieces (n, last_at, ${METRICS.map((m) => `${m}_sum, ${m}_min, ${m}_max, ${m}_last`).join(', ')}) AS (
         SELECT h.sample_count, h.last_sampled_at, ${METRICS.map((m) => `h.${m}_sum, h.${m}_min, h.${m}_max, h.${m}_last`).join(', ')}
@@ -254,11 +256,7 @@ ${WINDOW_SLICES}
           SELECT h.day_start, h.first_index, h.sample_count, h.steps_before, h.first_sampled_at, h.last_sampled_at,
                  h.gpu_utilization_top AS g_top, h.memory_utilization_top AS m_top,
                  h.first_sampled_at >= low AND h.last_sampled_at <= high AS whole
-          FROM metric_sample_hours h
-          WHERE h.organization_id = org AND h.workload_id = wl
-            AND h.day_start >= date_trunc('day', low, 'UTC') AND h.day_start <= high
-            AND h.hour_start >= date_trunc('hour', low, 'UTC') AND h.hour_start <= high
-            AND h.last_sampled_at >= low AND h.first_sampled_at <= high
+          ${WINDOW_HOURS}
         ),
         tails AS MATERIALIZED (
           SELECT h.*,
