@@ -24,12 +24,11 @@ const MINOR_UNITS = new Map<string, number>();
 
 /** The currency's decimals, ICU's (EUR 2, JPY 0, BHD 3). */
 export function currencyMinorUnits(currency: string): number {
-  let minorUnits = MINOR_UNITS.get(currency);
-  if (minorUnits === undefined) {
-    minorUnits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
-      .maximumFractionDigits as number;
-    MINOR_UNITS.set(currency, minorUnits);
-  }
+  const known = MINOR_UNITS.get(currency);
+  if (known !== undefined) return known;
+  const minorUnits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions()
+    .maximumFractionDigits as number;
+  MINOR_UNITS.set(currency, minorUnits);
   return minorUnits;
 }
 
