@@ -6,6 +6,7 @@
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
 const READING_COLUMNS = ['organization_id', 'workload_id', 'sampled_at', ...METRICS].join(', ');
+const MERGED_COLUMNS = ['organization_id', 'workload_id', 'sampled_at', ...METRICS, 'day_start'];
 
 /**
  * One statement that merges the readings of `source` (a relation or CTE with the columns of
@@ -34,10 +35,17 @@ export function mergeIntoDaysSql(prefix: string, source: string): string {
     JOIN (SELECT DISTINCT organization_id, workload_id, day_start FROM staged) k USING (organization_id, workload_id, day_start)
     CROSS JOIN LATERAL gpucap_unpack_samples(d.day_start, d.step_us, ${METRICS.map((m) => `d.${m}`).join(', ')}) u
   ),
+  -- Full joins, here and in the count below, are hashed or merged, never a nested loop: a seal's
+  -- source (a DELETE ... RETURNING from a partition without statistics) is estimated at a row, and
+  -- a loop over it read the stored readings of its days once per moved reading, quadratic in the
+  -- hours of a UTC day already sealed. Without stored days (most imports) the source passes as it
+  -- is: the join is not run, nor the count.
   merged AS (
-    SELECT * FROM staged
+    SELECT * FROM staged WHERE NOT EXISTS (SELECT FROM stored)
     UNION ALL
-    SELECT * FROM stored t WHERE NOT EXISTS (SELECT 1 FROM staged s WHERE ${key} = ${stored})
+    SELECT ${MERGED_COLUMNS.map((c) => `CASE WHEN s.sampled_at IS NULL THEN t.${c} ELSE s.${c} END`).join(',\n           ')}
+    FROM stored t FULL JOIN staged s ON ${stored} = ${key}
+    WHERE EXISTS (SELECT FROM stored)
   ),
   -- Each day's arrays sorted by time within the day alone: many small sorts on a timestamp cost a
   -- fraction of one sort of every reading by its text keys, and leave the grouping free to hash.
@@ -58,8 +66,10 @@ export function mergeIntoDaysSql(prefix: string, source: string): string {
             IS DISTINCT FROM (excluded.step_us, ${METRICS.map((m) => `excluded.${m}`).join(', ')})
     RETURNING 1
   )
-  SELECT r.readings, r.readings - (
-           SELECT count(*) FROM stored t JOIN staged s ON ${stored} = ${key} AND ${values('t')} = ${values('s')}
-         )::float8 AS changed
+  -- FILTER, not WHERE: a WHERE on both sides would turn the full join into an inner one.
+  SELECT r.readings, r.readings - CASE WHEN EXISTS (SELECT FROM stored) THEN (
+           SELECT count(*) FILTER (WHERE ${values('t')} = ${values('s')})
+           FROM stored t FULL JOIN staged s ON ${stored} = ${key}
+         ) ELSE 0 END::float8 AS changed
   FROM (SELECT count(*)::float8 AS readings FROM staged) r`;
 }

@@ -178,6 +178,23 @@ async function batchEnd(
   return rows.length ? [rows[0].organization_id, rows[0].workload_id] : null;
 }
 
+/**
+ * One batch's move: the rows of [$1, $2) of the organizations $3 after workload ($4, $5) and, when
+ * `bounded`, up to workload ($6, $7), deleted and merged into their day blocks (mergeIntoDaysSql).
+ */
+export function moveBatchSql(bounded: boolean): string {
+  return mergeIntoDaysSql(
+    `moved AS (
+       DELETE FROM metric_samples
+       WHERE sampled_at >= $1 AND sampled_at < $2 AND organization_id = ANY ($3::text[])
+         AND (organization_id, workload_id) > ($4, $5)
+         ${bounded ? 'AND (organization_id, workload_id) <= ($6, $7)' : ''}
+       RETURNING *
+     ),`,
+    'moved',
+  );
+}
+
 async function moveBatch(
   manager: EntityManager,
   organizationIds: string[],
@@ -187,19 +204,14 @@ async function moveBatch(
   upTo: [string, string] | null,
 ): Promise<number> {
   await manager.query(`SELECT set_config('gpucap.sealing', 'on', true)`);
-  const [{ readings }] = await manager.query(
-    mergeIntoDaysSql(
-      `moved AS (
-         DELETE FROM metric_samples
-         WHERE sampled_at >= $1 AND sampled_at < $2 AND organization_id = ANY ($3::text[])
-           AND (organization_id, workload_id) > ($4, $5)
-           ${upTo ? 'AND (organization_id, workload_id) <= ($6, $7)' : ''}
-         RETURNING *
-       ),`,
-      'moved',
-    ),
-    [start, end, organizationIds, after[0], after[1], ...(upTo ?? [])],
-  );
+  const [{ readings }] = await manager.query(moveBatchSql(upTo !== null), [
+    start,
+    end,
+    organizationIds,
+    after[0],
+    after[1],
+    ...(upTo ?? []),
+  ]);
   await manager.query(`SELECT set_config('gpucap.sealing', 'off', true)`);
   return readings as number;
 }
