@@ -206,7 +206,8 @@ function listFiles(dir: string): string[] {
   });
 }
 
-async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+/** A client of its own on `url` for `work`, ended after it. */
+export async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {

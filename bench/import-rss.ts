@@ -13,8 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
-import { Client } from 'pg';
-import { databaseUrl } from './dataset';
+import { databaseUrl, withClient } from './dataset';
 import { ROOT, runCli } from './processes';
 
 const DATABASE = 'gpucap_bench_import_rss';
@@ -211,16 +210,6 @@ async function generate(file: string, format: Format, options: Options): Promise
   await out.close();
 }
 
-async function admin<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** The process and its descendants (`bin/gpucap.js` re-runs an import under a heap cap in a child). */
 function processTree(root: number): number[] {
   const parents = new Map<number, number>();
@@ -271,7 +260,7 @@ function importWithPeakRss(file: string, url: string): Promise<{ code: number | 
 }
 
 async function countRows(url: string): Promise<{ workloads: number; samples: number }> {
-  return admin(url, async (client) => {
+  return withClient(url, async (client) => {
     const { rows } = await client.query<{ workloads: number; samples: number }>(
       `SELECT (SELECT count(*)::int FROM workloads) AS workloads, (SELECT coalesce(sum(sample_count), 0)::int FROM metric_aggregates) AS samples`,
     );
@@ -286,7 +275,7 @@ async function measure(format: Format, options: Options, url: string): Promise<v
     await generate(file, format, options);
     const megabytes = statSync(file).size / 1e6;
     log(`${format}: generated ${megabytes.toFixed(0)} MB in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    await admin(options.adminUrl, async (client) => {
+    await withClient(options.adminUrl, async (client) => {
       await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
       await client.query(`CREATE DATABASE ${DATABASE}`);
     });
@@ -318,7 +307,7 @@ async function main(): Promise<void> {
   try {
     for (const format of settings.formats) await measure(format, settings, url);
   } finally {
-    await admin(settings.adminUrl, (client) =>
+    await withClient(settings.adminUrl, (client) =>
       client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`),
     );
   }

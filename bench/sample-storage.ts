@@ -15,8 +15,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres); the databases are dropped at the end.
  */
 import { parseArgs } from 'node:util';
-import { Client } from 'pg';
-import { databaseUrl } from './dataset';
+import { databaseUrl, withClient } from './dataset';
 import { ROOT, runCli, serviceAtCommit } from './processes';
 
 const DATABASE_PREFIX = 'gpucap_storage_';
@@ -54,16 +53,6 @@ function options(): Options {
     now: new Date(values.now ?? Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString(),
     adminUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
-}
-
-async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);

@@ -12,8 +12,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client } from 'pg';
-import { databaseUrl } from './dataset';
+import { databaseUrl, withClient } from './dataset';
 import { buildService, CURRENT, runCli, serviceAtCommit, type ServiceBuild } from './processes';
 
 const HOUR_MS = 3_600_000;
@@ -61,16 +60,6 @@ function sealWith(build: ServiceBuild, url: string, before: Date): Promise<Seale
   });
 }
 
-async function admin<T>(adminUrl: string, use: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -86,14 +75,14 @@ async function main(): Promise<void> {
 
   const now = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   const target = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS);
-  await admin(adminUrl, (client) =>
+  await withClient(adminUrl, (client) =>
     client.query(`DROP DATABASE IF EXISTS ${LOADED}`).then(() => client.query(`CREATE DATABASE ${LOADED}`)),
   );
   const loadedUrl = databaseUrl(adminUrl, LOADED);
   await runCli(['migrate'], { DATABASE_URL: loadedUrl }, log);
   const load = ['demo-data', '--workloads', values.workloads, '--samples', values.samples, '--seed', '7'];
   await runCli([...load, '--now', now.toISOString()], { DATABASE_URL: loadedUrl }, log);
-  const rows = await admin(loadedUrl, async (client) => {
+  const rows = await withClient(loadedUrl, async (client) => {
     const {
       rows: [counted],
     } = await client.query<{ readings: number; workloads: number }>(
@@ -108,7 +97,7 @@ async function main(): Promise<void> {
   const results = new Map<string, Sealed[]>(builds.map((build) => [build.label, []]));
   for (let run = 0; run < Number(values.runs); run += 1) {
     for (const build of builds) {
-      await admin(adminUrl, async (client) => {
+      await withClient(adminUrl, async (client) => {
         await client.query(`DROP DATABASE IF EXISTS ${COPY}`);
         await client.query(`CREATE DATABASE ${COPY} TEMPLATE ${LOADED}`);
       });
@@ -119,7 +108,7 @@ async function main(): Promise<void> {
       results.get(build.label)?.push(sealed);
     }
   }
-  await admin(adminUrl, async (client) => {
+  await withClient(adminUrl, async (client) => {
     await client.query(`DROP DATABASE IF EXISTS ${COPY}`);
     await client.query(`DROP DATABASE IF EXISTS ${LOADED}`);
   });
