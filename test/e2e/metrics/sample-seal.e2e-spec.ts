@@ -9,13 +9,6 @@ import { ALL_SAMPLES_SQL, unsealOrganizations } from '../../support/samples';
 import { TEST_JWT_SECRET } from '../../support/test-app';
 
 const DAY = 86_400_000;
-
-interface PlanNode {
-  'Node Type': string;
-  'Actual Rows': number;
-  'Actual Loops': number;
-  Plans?: PlanNode[];
-}
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const WORKLOADS = ['seal-a', 'seal-b', 'seal-c', 'seal-d'];
@@ -31,6 +24,14 @@ function reading(workloadId: string, k: number, now: number) {
     temperature: 40 + (k % 30) / 4,
     powerUsage: 100 + ((k * 13) % 400) / 8,
   };
+}
+
+/** A node of EXPLAIN (ANALYZE, FORMAT JSON). */
+interface PlanNode {
+  'Node Type': string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
 }
 
 /**
