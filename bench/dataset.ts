@@ -238,10 +238,17 @@ function quoteIdentifier(name: string): string {
   return `"${name}"`;
 }
 
-async function recreateDatabase(adminUrl: string, databaseName: string): Promise<void> {
+/** `databaseName` made anew: empty, or a copy of `template`. */
+export async function recreateDatabase(
+  adminUrl: string,
+  databaseName: string,
+  template?: string,
+): Promise<void> {
   await withClient(adminUrl, async (client) => {
     await client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(databaseName)} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${quoteIdentifier(databaseName)}`);
+    await client.query(
+      `CREATE DATABASE ${quoteIdentifier(databaseName)}${template ? ` TEMPLATE ${quoteIdentifier(template)}` : ''}`,
+    );
   });
 }
 

@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { databaseUrl, withClient } from './dataset';
+import { databaseUrl, recreateDatabase, withClient } from './dataset';
 import { buildService, CURRENT, runCli, serviceAtCommit, type ServiceBuild } from './processes';
 
 const HOUR_MS = 3_600_000;
@@ -75,9 +75,7 @@ async function main(): Promise<void> {
 
   const now = new Date(Math.floor(Date.now() / 60_000) * 60_000);
   const target = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS);
-  await withClient(adminUrl, (client) =>
-    client.query(`DROP DATABASE IF EXISTS ${LOADED}`).then(() => client.query(`CREATE DATABASE ${LOADED}`)),
-  );
+  await recreateDatabase(adminUrl, LOADED);
   const loadedUrl = databaseUrl(adminUrl, LOADED);
   await runCli(['migrate'], { DATABASE_URL: loadedUrl }, log);
   const load = ['demo-data', '--workloads', values.workloads, '--samples', values.samples, '--seed', '7'];
@@ -97,10 +95,7 @@ async function main(): Promise<void> {
   const results = new Map<string, Sealed[]>(builds.map((build) => [build.label, []]));
   for (let run = 0; run < Number(values.runs); run += 1) {
     for (const build of builds) {
-      await withClient(adminUrl, async (client) => {
-        await client.query(`DROP DATABASE IF EXISTS ${COPY}`);
-        await client.query(`CREATE DATABASE ${COPY} TEMPLATE ${LOADED}`);
-      });
+      await recreateDatabase(adminUrl, COPY, LOADED);
       const sealed = await sealWith(build, databaseUrl(adminUrl, COPY), target);
       log(
         `${build.label}: ${sealed.readings} readings, ${sealed.batches} batches, ${sealed.seconds.toFixed(2)} s`,

@@ -5,8 +5,10 @@
  */
 
 const METRICS = ['gpu_utilization', 'memory_utilization', 'temperature', 'power_usage'];
-const READING_COLUMNS = ['organization_id', 'workload_id', 'sampled_at', ...METRICS].join(', ');
-const MERGED_COLUMNS = ['organization_id', 'workload_id', 'sampled_at', ...METRICS, 'day_start'];
+const READINGS = ['organization_id', 'workload_id', 'sampled_at', ...METRICS];
+const READING_COLUMNS = READINGS.join(', ');
+/** A staged or stored reading's columns: the reading's, then its UTC day. */
+const MERGED_COLUMNS = [...READINGS, 'day_start'];
 
 /**
  * One statement that merges the readings of `source` (a relation or CTE with the columns of
