@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { partitionBoundsSql } from '../database/sample-partitions';
 import { mergeIntoDaysSql } from './sample-days';
 import { withWriterLock } from './writer-lock';
 
@@ -143,14 +144,7 @@ async function organizationsToSeal(
 async function rowPartitionsBefore(dataSource: DataSource, before: Date): Promise<RowPartition[]> {
   return dataSource.query(
     `SELECT name, range_start, range_end
-     FROM (
-       SELECT c.relname AS name,
-              substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \\(''([^'']+)''\\)')::timestamptz AS range_start,
-              substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz AS range_end
-       FROM pg_inherits i
-       JOIN pg_class c ON c.oid = i.inhrelid
-       WHERE i.inhparent = 'metric_samples'::regclass
-     ) partitions
+     FROM (${partitionBoundsSql(['metric_samples'])}) partitions
      WHERE range_start < $1
      ORDER BY range_start`,
     [before],

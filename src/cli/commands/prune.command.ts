@@ -4,10 +4,13 @@ import { helpText, parseFor } from '../command-line';
 import { parseDurationFlag } from '../duration';
 import { withDatabase } from '../with-database';
 import { withWriterLock } from '../../import/writer-lock';
+import { partitionBoundsSql, type SampleStore } from '../../database/sample-partitions';
 
 interface SamplePartition {
-  parent: 'metric_samples' | 'metric_sample_days' | 'metric_sample_hours';
+  parent: SampleStore;
   name: string;
+  /** A prune stopped between the two transactions of its detach left this one half detached. */
+  detach_pending: boolean;
   range_start: Date;
   range_end: Date;
 }
@@ -21,15 +24,8 @@ interface SamplePartition {
  */
 async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<SamplePartition[]> {
   return dataSource.query(
-    `SELECT parent, name, range_start, range_end
-     FROM (
-       SELECT i.inhparent::regclass::text AS parent, c.relname AS name,
-              substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \\(''([^'']+)''\\)')::timestamptz AS range_start,
-              substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \\(''([^'']+)''\\)')::timestamptz AS range_end
-       FROM pg_inherits i
-       JOIN pg_class c ON c.oid = i.inhrelid
-       WHERE i.inhparent IN ('metric_samples'::regclass, 'metric_sample_days'::regclass, 'metric_sample_hours'::regclass)
-     ) partitions
+    `SELECT parent, name, detach_pending, range_start, range_end
+     FROM (${partitionBoundsSql(['metric_samples', 'metric_sample_days', 'metric_sample_hours'])}) partitions
      WHERE range_end <= $1
      ORDER BY range_start, parent DESC`,
     [cutoff],
@@ -42,7 +38,8 @@ function quoteIdentifier(name: string): string {
 
 /**
  * Detaching CONCURRENTLY (outside a transaction) keeps readers of the samples running while a
- * week of samples goes; the detached table is then dropped. No trigger fires, so metric_aggregates
+ * week of samples goes; the detached table is then dropped. A detach stopped half way (the command
+ * killed while it waited for readers) is finished with FINALIZE: CONCURRENTLY refuses it. No trigger fires, so metric_aggregates
  * keeps each workload's lifetime figures (count, averages, extremes, latest) after the raw samples
  * are gone: the ranked endpoint still ranks old workloads; windows over pruned time read empty.
  */
@@ -56,7 +53,8 @@ async function dropPartition(dataSource: DataSource, partition: SamplePartition)
           'SELECT 0::float8 AS samples'
         : `SELECT count(*)::float8 AS samples FROM ${table}`,
   );
-  await dataSource.query(`ALTER TABLE ${partition.parent} DETACH PARTITION ${table} CONCURRENTLY`);
+  const detach = partition.detach_pending ? 'FINALIZE' : 'CONCURRENTLY';
+  await dataSource.query(`ALTER TABLE ${partition.parent} DETACH PARTITION ${table} ${detach}`);
   await dataSource.query(`DROP TABLE ${table}`);
   return samples as number;
 }
@@ -90,25 +88,43 @@ export interface PrunedPartition extends SamplePartition {
   samples: number;
 }
 
+/** Any fixed number: a prune holds this PostgreSQL session advisory lock while it drops partitions. */
+const PRUNE_LOCK = 7_160_420_512;
+
 /**
  * Drops every weekly sample partition that ends at or before `cutoff`, after recording the
- * retention boundary; returns what was dropped (or would be, with `dryRun`).
+ * retention boundary; returns what was dropped (or would be, with `dryRun`). Prunes queue on an
+ * advisory lock (held on a connection of its own: a detach runs outside any transaction), so a
+ * second one lists the partitions after the first has dropped them instead of detaching them twice.
  */
 export async function pruneSamples(
   dataSource: DataSource,
   cutoff: Date,
   dryRun = false,
 ): Promise<{ partitions: PrunedPartition[]; boundary: Date | null }> {
-  const partitions = await expiredPartitions(dataSource, cutoff);
-  const boundary = partitions.at(-1)?.range_end ?? null;
-  if (dryRun) return { partitions: partitions.map((p) => ({ ...p, samples: 0 })), boundary };
-  if (boundary) await recordRetentionBoundary(dataSource, boundary);
-  const pruned: PrunedPartition[] = [];
-  for (const partition of partitions) {
-    pruned.push({ ...partition, samples: await dropPartition(dataSource, partition) });
+  if (dryRun) {
+    const partitions = await expiredPartitions(dataSource, cutoff);
+    return {
+      partitions: partitions.map((p) => ({ ...p, samples: 0 })),
+      boundary: partitions.at(-1)?.range_end ?? null,
+    };
   }
-  if (pruned.length > 0) await bumpEveryDataVersion(dataSource);
-  return { partitions: pruned, boundary };
+  const lock = dataSource.createQueryRunner();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [PRUNE_LOCK]);
+    const partitions = await expiredPartitions(dataSource, cutoff);
+    const boundary = partitions.at(-1)?.range_end ?? null;
+    if (boundary) await recordRetentionBoundary(dataSource, boundary);
+    const pruned: PrunedPartition[] = [];
+    for (const partition of partitions) {
+      pruned.push({ ...partition, samples: await dropPartition(dataSource, partition) });
+    }
+    if (pruned.length > 0) await bumpEveryDataVersion(dataSource);
+    return { partitions: pruned, boundary };
+  } finally {
+    // The connection goes back to the pool: the lock must not go with it.
+    await lock.query('SELECT pg_advisory_unlock($1)', [PRUNE_LOCK]).finally(() => lock.release());
+  }
 }
 
 /** Dropping a partition fires no trigger: answers over pruned time change, so every version moves. */
