@@ -38,7 +38,8 @@ describe('docs/sql/schema.sql', () => {
     expect(committed).toContain(') PARTITION BY RANGE (sampled_at);');
     expect(committed).toContain('CREATE OR REPLACE FUNCTION public.gpucap_capacity_rollup_trigger()');
     expect(committed).toContain('EXECUTE FUNCTION gpucap_capacity_rollup_trigger();');
-    expect(committed).not.toMatch(/metric_samples_w\d{4}_\d{2}/);
+    // A weekly partition listed would make the file stale each Monday.
+    expect(committed).not.toMatch(/CREATE TABLE \w+_w\d{4}_\d{2} /);
     expect(committed).not.toContain('schema_migrations');
   });
 });
