@@ -9,26 +9,46 @@ import { partitionBoundsSql, type SampleStore } from '../../database/sample-part
 interface SamplePartition {
   parent: SampleStore;
   name: string;
-  /** A prune stopped between the two transactions of its detach left this one half detached. */
-  detach_pending: boolean;
+  /**
+   * How far a prune got with it: a stopped one may leave a week `pending` (between the two
+   * transactions of its detach) or `detached` (a table of its own, not yet dropped).
+   */
+  state: 'attached' | 'pending' | 'detached';
   range_start: Date;
   range_end: Date;
 }
+
+const STORES: SampleStore[] = ['metric_samples', 'metric_sample_days', 'metric_sample_hours'];
 
 /**
  * Weekly partitions of both sample stores (the open rows, metric_samples, and the sealed days,
  * metric_sample_days: a UTC day lies in one week) and of the days' hour summaries (metric_sample_hours,
  * dropped before their days', in the same weeks) whose whole range ends at or before the cutoff
  * (the upper bound is exclusive, so every reading in them is older). Bounds are read back from the
- * catalog.
+ * catalog. Then any week a stopped prune detached and did not drop, whatever the cutoff: nothing
+ * reads it (its week is before the boundary that prune recorded first), and its bounds are gone
+ * with the detach, so its week is read from its name (`<store>_w<ISO year>_<ISO week>`).
  */
 async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<SamplePartition[]> {
   return dataSource.query(
-    `SELECT parent, name, detach_pending, range_start, range_end
-     FROM (${partitionBoundsSql(['metric_samples', 'metric_sample_days', 'metric_sample_hours'])}) partitions
-     WHERE range_end <= $1
+    `SELECT parent, name, state, range_start, range_end
+     FROM (
+       SELECT parent, name, CASE WHEN detach_pending THEN 'pending' ELSE 'attached' END AS state,
+              range_start, range_end
+       FROM (${partitionBoundsSql(STORES)}) partitions
+       WHERE range_end <= $1
+       UNION ALL
+       SELECT week.parent, c.relname, 'detached', week.monday, week.monday + interval '7 days'
+       FROM pg_class c
+       CROSS JOIN LATERAL (
+         SELECT substring(c.relname FROM '^(.+)_w\\d{4}_\\d{2}$') AS parent,
+                to_date(substring(c.relname FROM '_w(\\d{4}_\\d{2})$'), 'IYYY_IW')::timestamp AT TIME ZONE 'UTC' AS monday
+       ) week
+       WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND NOT c.relispartition
+         AND week.parent = ANY ($2::text[])
+     ) expired
      ORDER BY range_start, parent DESC`,
-    [cutoff],
+    [cutoff, STORES],
   );
 }
 
@@ -39,7 +59,8 @@ function quoteIdentifier(name: string): string {
 /**
  * Detaching CONCURRENTLY (outside a transaction) keeps readers of the samples running while a
  * week of samples goes; the detached table is then dropped. A detach stopped half way (the command
- * killed while it waited for readers) is finished with FINALIZE: CONCURRENTLY refuses it. No trigger fires, so metric_aggregates
+ * killed while it waited for readers) is finished with FINALIZE: CONCURRENTLY refuses it; a week
+ * detached and not dropped is only dropped. No trigger fires, so metric_aggregates
  * keeps each workload's lifetime figures (count, averages, extremes, latest) after the raw samples
  * are gone: the ranked endpoint still ranks old workloads; windows over pruned time read empty.
  */
@@ -53,8 +74,10 @@ async function dropPartition(dataSource: DataSource, partition: SamplePartition)
           'SELECT 0::float8 AS samples'
         : `SELECT count(*)::float8 AS samples FROM ${table}`,
   );
-  const detach = partition.detach_pending ? 'FINALIZE' : 'CONCURRENTLY';
-  await dataSource.query(`ALTER TABLE ${partition.parent} DETACH PARTITION ${table} ${detach}`);
+  if (partition.state !== 'detached') {
+    const detach = partition.state === 'pending' ? 'FINALIZE' : 'CONCURRENTLY';
+    await dataSource.query(`ALTER TABLE ${partition.parent} DETACH PARTITION ${table} ${detach}`);
+  }
   await dataSource.query(`DROP TABLE ${table}`);
   return samples as number;
 }

@@ -99,12 +99,16 @@ describe('prune beside the seal and other prunes', () => {
     expect(dropped).toBeGreaterThanOrEqual(STORES.length);
   });
 
-  it('finishes a detach that a stopped prune left half done', async () => {
+  it('finishes what a stopped prune left: a detach half done, a week detached and not dropped', async () => {
     await createPrunedWeek();
-    const [{ name }] = await db.dataSource.query(
-      `SELECT name FROM (${partitionBoundsSql(['metric_samples'])}) partitions WHERE range_start = $1`,
-      [PRUNED_WEEK],
-    );
+    const partitionOf = async (store: SampleStore): Promise<string> => {
+      const [{ name }] = await db.dataSource.query(
+        `SELECT name FROM (${partitionBoundsSql([store])}) partitions WHERE range_start = $1`,
+        [PRUNED_WEEK],
+      );
+      return name;
+    };
+    const [rows, hours] = [await partitionOf('metric_samples'), await partitionOf('metric_sample_hours')];
     // A reader in a transaction makes the detach wait after its first transaction; a timeout stops it there.
     const reader = db.dataSource.createQueryRunner();
     const detacher = db.dataSource.createQueryRunner();
@@ -113,7 +117,7 @@ describe('prune beside the seal and other prunes', () => {
       await reader.query('SELECT count(*) FROM metric_samples WHERE sampled_at < $1', [CUTOFF]);
       await detacher.query(`SET statement_timeout = '300ms'`);
       await expect(
-        detacher.query(`ALTER TABLE metric_samples DETACH PARTITION "${name}" CONCURRENTLY`),
+        detacher.query(`ALTER TABLE metric_samples DETACH PARTITION "${rows}" CONCURRENTLY`),
       ).rejects.toThrow(/statement timeout/);
       await detacher.query('RESET statement_timeout');
       await reader.rollbackTransaction();
@@ -121,16 +125,28 @@ describe('prune beside the seal and other prunes', () => {
       await reader.release();
       await detacher.release();
     }
+    // Stopped between a detach and its drop: a table of its own, no longer a partition.
+    await db.dataSource.query(`ALTER TABLE metric_sample_hours DETACH PARTITION "${hours}"`);
     expect(
       await db.dataSource.query(
         `SELECT detach_pending FROM (${partitionBoundsSql(['metric_samples'])}) partitions WHERE name = $1`,
-        [name],
+        [rows],
       ),
     ).toEqual([{ detach_pending: true }]);
 
     const { partitions } = await pruneSamples(db.dataSource, CUTOFF);
 
-    expect(partitions.map((partition) => partition.name)).toContain(name);
+    expect(
+      partitions.map(({ name, state, range_start, range_end }) => ({ name, state, range_start, range_end })),
+    ).toEqual(
+      expect.arrayContaining([
+        { name: rows, state: 'pending', range_start: PRUNED_WEEK, range_end: CUTOFF },
+        { name: hours, state: 'detached', range_start: PRUNED_WEEK, range_end: CUTOFF },
+      ]),
+    );
     expect(await prunedWeekPartitions()).toEqual([]);
+    expect(
+      await db.dataSource.query(`SELECT relname FROM pg_class WHERE relname IN ($1, $2)`, [rows, hours]),
+    ).toEqual([]);
   });
 });
