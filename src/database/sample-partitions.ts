@@ -7,10 +7,10 @@ export type SampleStore = 'metric_samples' | 'metric_sample_days' | 'metric_samp
 
 /**
  * The partitions of `stores` with their range bounds read back from the catalog, as a subquery
- * (parent, name, detach_pending, range_start, range_end). The bound is deparsed without its relation (relid 0):
- * given one, pg_get_expr looks it up outside the statement's snapshot and answers NULL once a
- * concurrent prune has dropped it, even for a row the statement already saw. Bounds are constants,
- * so nothing in them needs the relation's columns.
+ * (parent, name, detach_pending, range_start, range_end). The bound is deparsed without its
+ * relation (relid 0): given one, pg_get_expr looks it up outside the statement's snapshot and
+ * answers NULL once a concurrent prune has dropped it, even for a row the statement already saw.
+ * Bounds are constants, so nothing in them needs the relation's columns.
  */
 export function partitionBoundsSql(stores: readonly SampleStore[]): string {
   return `

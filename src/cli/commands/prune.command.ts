@@ -60,9 +60,9 @@ function quoteIdentifier(name: string): string {
  * Detaching CONCURRENTLY (outside a transaction) keeps readers of the samples running while a
  * week of samples goes; the detached table is then dropped. A detach stopped half way (the command
  * killed while it waited for readers) is finished with FINALIZE: CONCURRENTLY refuses it; a week
- * detached and not dropped is only dropped. No trigger fires, so metric_aggregates
- * keeps each workload's lifetime figures (count, averages, extremes, latest) after the raw samples
- * are gone: the ranked endpoint still ranks old workloads; windows over pruned time read empty.
+ * detached and not dropped is only dropped. No trigger fires, so metric_aggregates keeps each
+ * workload's lifetime figures (count, averages, extremes, latest) after the raw samples are gone:
+ * the ranked endpoint still ranks old workloads; windows over pruned time read empty.
  */
 async function dropPartition(dataSource: DataSource, partition: SamplePartition): Promise<number> {
   const table = quoteIdentifier(partition.name);
