@@ -25,9 +25,10 @@ const STORES: SampleStore[] = ['metric_samples', 'metric_sample_days', 'metric_s
  * metric_sample_days: a UTC day lies in one week) and of the days' hour summaries (metric_sample_hours,
  * dropped before their days', in the same weeks) whose whole range ends at or before the cutoff
  * (the upper bound is exclusive, so every reading in them is older). Bounds are read back from the
- * catalog. Then any week a stopped prune detached and did not drop, whatever the cutoff: nothing
- * reads it (its week is before the boundary that prune recorded first), and its bounds are gone
- * with the detach, so its week is read from its name (`<store>_w<ISO year>_<ISO week>`).
+ * catalog. Then the weeks a stopped prune detached and did not drop, by the same cutoff: nothing
+ * reads them (their week is before the boundary that prune recorded first), and their bounds went
+ * with the detach, so the week is read from the name (`<store>_w<ISO year>_<ISO week>`). A week an
+ * operator detaches to keep must be renamed or moved to another schema (docs/configuration.md).
  */
 async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<SamplePartition[]> {
   return dataSource.query(
@@ -45,7 +46,7 @@ async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<
                 to_date(substring(c.relname FROM '_w(\\d{4}_\\d{2})$'), 'IYYY_IW')::timestamp AT TIME ZONE 'UTC' AS monday
        ) week
        WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND NOT c.relispartition
-         AND week.parent = ANY ($2::text[])
+         AND week.parent = ANY ($2::text[]) AND week.monday + interval '7 days' <= $1
      ) expired
      ORDER BY range_start, parent DESC`,
     [cutoff, STORES],

@@ -127,6 +127,13 @@ describe('prune beside the seal and other prunes', () => {
     }
     // Stopped between a detach and its drop: a table of its own, no longer a partition.
     await db.dataSource.query(`ALTER TABLE metric_sample_hours DETACH PARTITION "${hours}"`);
+    // A later week detached the same way: newer than the cutoff, so it stays.
+    await db.dataSource.query('SELECT gpucap_ensure_sample_hour_partitions($1, $1)', [CUTOFF]);
+    const [{ name: later }] = await db.dataSource.query(
+      `SELECT name FROM (${partitionBoundsSql(['metric_sample_hours'])}) partitions WHERE range_start = $1`,
+      [CUTOFF],
+    );
+    await db.dataSource.query(`ALTER TABLE metric_sample_hours DETACH PARTITION "${later}"`);
     expect(
       await db.dataSource.query(
         `SELECT detach_pending FROM (${partitionBoundsSql(['metric_samples'])}) partitions WHERE name = $1`,
@@ -146,7 +153,12 @@ describe('prune beside the seal and other prunes', () => {
     );
     expect(await prunedWeekPartitions()).toEqual([]);
     expect(
-      await db.dataSource.query(`SELECT relname FROM pg_class WHERE relname IN ($1, $2)`, [rows, hours]),
-    ).toEqual([]);
+      await db.dataSource.query(`SELECT relname FROM pg_class WHERE relname IN ($1, $2, $3)`, [
+        rows,
+        hours,
+        later,
+      ]),
+    ).toEqual([{ relname: later }]);
+    await db.dataSource.query(`DROP TABLE "${later}"`);
   });
 });
