@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { parseArgs } from 'node:util';
-import { databaseUrl, withClient } from './dataset';
+import { databaseUrl, recreateDatabase, withClient } from './dataset';
 import { ROOT, runCli } from './processes';
 
 const DATABASE = 'gpucap_bench_import_rss';
@@ -275,10 +275,7 @@ async function measure(format: Format, options: Options, url: string): Promise<v
     await generate(file, format, options);
     const megabytes = statSync(file).size / 1e6;
     log(`${format}: generated ${megabytes.toFixed(0)} MB in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    await withClient(options.adminUrl, async (client) => {
-      await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
-      await client.query(`CREATE DATABASE ${DATABASE}`);
-    });
+    await recreateDatabase(options.adminUrl, DATABASE);
     await runCli(['migrate'], { DATABASE_URL: url }, log);
     started = Date.now();
     const { code, peakRss } = await importWithPeakRss(file, url);

@@ -15,7 +15,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres); the databases are dropped at the end.
  */
 import { parseArgs } from 'node:util';
-import { databaseUrl, withClient } from './dataset';
+import { databaseUrl, recreateDatabase, withClient } from './dataset';
 import { ROOT, runCli, serviceAtCommit } from './processes';
 
 const DATABASE_PREFIX = 'gpucap_storage_';
@@ -74,10 +74,7 @@ interface Load {
 
 /** Loads the demo organization into a fresh database with `build`'s CLI and measures it after VACUUM. */
 async function load(opts: Options, build: Build, name: string, samples: number, now: string): Promise<Load> {
-  await withClient(opts.adminUrl, async (client) => {
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${name}`);
-  });
+  await recreateDatabase(opts.adminUrl, name);
   const url = databaseUrl(opts.adminUrl, name);
   await runCli(['migrate'], { DATABASE_URL: url }, log, undefined, build.root);
   let applying = false;

@@ -2,8 +2,9 @@ import type { DataSource } from 'typeorm';
 
 const DAY_MS = 86_400_000;
 
-/** The partitioned tables of the sample stores: rows, day blocks and the days' hour summaries. */
-export type SampleStore = 'metric_samples' | 'metric_sample_days' | 'metric_sample_hours';
+/** The partitioned tables of the sample stores, weekly each: rows, day blocks and the days' hour summaries. */
+export const SAMPLE_STORES = ['metric_samples', 'metric_sample_days', 'metric_sample_hours'] as const;
+export type SampleStore = (typeof SAMPLE_STORES)[number];
 
 /**
  * The partitions of `stores` with their range bounds read back from the catalog, as a subquery
@@ -31,13 +32,23 @@ export async function ensureUpcomingSamplePartitions(
   dataSource: DataSource,
   now = new Date(),
 ): Promise<number> {
-  const range = [new Date(now.getTime() - 91 * DAY_MS), new Date(now.getTime() + 14 * DAY_MS)];
+  return ensureSamplePartitions(
+    dataSource,
+    new Date(now.getTime() - 91 * DAY_MS),
+    new Date(now.getTime() + 14 * DAY_MS),
+  );
+}
+
+/**
+ * Creates the weeks of [from, to] missing in every sample store; returns the rows' weeks created.
+ * Each store in a statement of its own (sample-store.definitions.ts says why).
+ */
+export async function ensureSamplePartitions(dataSource: DataSource, from: Date, to: Date): Promise<number> {
   const [row] = await dataSource.query<{ created: number }[]>(
     'SELECT gpucap_ensure_sample_partitions($1, $2) AS created',
-    range,
+    [from, to],
   );
-  // The day blocks' weeks and their hours' each in a statement of their own (sample-store.definitions.ts says why).
-  await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $2)', range);
-  await dataSource.query('SELECT gpucap_ensure_sample_hour_partitions($1, $2)', range);
+  await dataSource.query('SELECT gpucap_ensure_sample_day_partitions($1, $2)', [from, to]);
+  await dataSource.query('SELECT gpucap_ensure_sample_hour_partitions($1, $2)', [from, to]);
   return row?.created ?? 0;
 }

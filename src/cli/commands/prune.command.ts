@@ -4,7 +4,7 @@ import { helpText, parseFor } from '../command-line';
 import { parseDurationFlag } from '../duration';
 import { withDatabase } from '../with-database';
 import { withWriterLock } from '../../import/writer-lock';
-import { partitionBoundsSql, type SampleStore } from '../../database/sample-partitions';
+import { partitionBoundsSql, SAMPLE_STORES, type SampleStore } from '../../database/sample-partitions';
 
 interface SamplePartition {
   parent: SampleStore;
@@ -17,8 +17,6 @@ interface SamplePartition {
   range_start: Date;
   range_end: Date;
 }
-
-const STORES: SampleStore[] = ['metric_samples', 'metric_sample_days', 'metric_sample_hours'];
 
 /**
  * Weekly partitions of both sample stores (the open rows, metric_samples, and the sealed days,
@@ -36,7 +34,7 @@ async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<
      FROM (
        SELECT parent, name, CASE WHEN detach_pending THEN 'pending' ELSE 'attached' END AS state,
               range_start, range_end
-       FROM (${partitionBoundsSql(STORES)}) partitions
+       FROM (${partitionBoundsSql(SAMPLE_STORES)}) partitions
        WHERE range_end <= $1
        UNION ALL
        SELECT week.parent, c.relname, 'detached', week.monday, week.monday + interval '7 days'
@@ -49,7 +47,7 @@ async function expiredPartitions(dataSource: DataSource, cutoff: Date): Promise<
          AND week.parent = ANY ($2::text[]) AND week.monday + interval '7 days' <= $1
      ) expired
      ORDER BY range_start, parent DESC`,
-    [cutoff, STORES],
+    [cutoff, SAMPLE_STORES],
   );
 }
 

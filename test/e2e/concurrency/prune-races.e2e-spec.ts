@@ -1,5 +1,10 @@
 import { pruneSamples } from '../../../src/cli/commands/prune.command';
-import { partitionBoundsSql, type SampleStore } from '../../../src/database/sample-partitions';
+import {
+  ensureSamplePartitions,
+  partitionBoundsSql,
+  SAMPLE_STORES,
+  type SampleStore,
+} from '../../../src/database/sample-partitions';
 import { createOwnDatabase, type OwnDatabase } from '../../support/own-database';
 
 /**
@@ -9,7 +14,6 @@ import { createOwnDatabase, type OwnDatabase } from '../../support/own-database'
 
 const ROUNDS = 150;
 const WEEK = 7 * 86_400_000;
-const STORES: SampleStore[] = ['metric_samples', 'metric_sample_days', 'metric_sample_hours'];
 /** A Monday long before any sample the suite writes: each round creates and prunes its week. */
 const PRUNED_WEEK = new Date('2001-01-01T00:00:00Z');
 const CUTOFF = new Date(PRUNED_WEEK.getTime() + WEEK);
@@ -26,20 +30,14 @@ describe('prune beside the seal and other prunes', () => {
   });
 
   async function createPrunedWeek(): Promise<void> {
-    for (const ensure of [
-      'gpucap_ensure_sample_partitions',
-      'gpucap_ensure_sample_day_partitions',
-      'gpucap_ensure_sample_hour_partitions',
-    ]) {
-      await db.dataSource.query(`SELECT ${ensure}($1, $1)`, [PRUNED_WEEK]);
-    }
+    await ensureSamplePartitions(db.dataSource, PRUNED_WEEK, PRUNED_WEEK);
   }
 
   async function prunedWeekPartitions(): Promise<
     { name: string; range_start: Date | null; range_end: Date | null }[]
   > {
     return db.dataSource.query(
-      `SELECT name, range_start, range_end FROM (${partitionBoundsSql(STORES)}) partitions
+      `SELECT name, range_start, range_end FROM (${partitionBoundsSql(SAMPLE_STORES)}) partitions
        WHERE range_start < $1 ORDER BY range_start`,
       [CUTOFF],
     );
@@ -77,7 +75,7 @@ describe('prune beside the seal and other prunes', () => {
     await prune;
 
     expect(incomplete).toEqual([]);
-    expect(prunedPartitions).toBe(STORES.length * ROUNDS);
+    expect(prunedPartitions).toBe(SAMPLE_STORES.length * ROUNDS);
     expect(listings).toBeGreaterThan(ROUNDS);
     expect(listed).toBeGreaterThan(0);
   });
@@ -96,7 +94,7 @@ describe('prune beside the seal and other prunes', () => {
 
     expect(await prunedWeekPartitions()).toEqual([]);
     // Creations and prunes interleave, so a prune may drop part of a week another loop is still creating.
-    expect(dropped).toBeGreaterThanOrEqual(STORES.length);
+    expect(dropped).toBeGreaterThanOrEqual(SAMPLE_STORES.length);
   });
 
   it('finishes what a stopped prune left: a detach half done, a week detached and not dropped', async () => {
